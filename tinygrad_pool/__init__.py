@@ -1,0 +1,12 @@
+"""tinygrad_pool: a small, readable autograd engine on NumPy, made to show how backpropagation
+flows through a CNN — convolution, max pooling (with the argmax it stores) and ReLU.
+
+    from tinygrad_pool import Tensor
+    import tinygrad_pool.nn.functional as F
+"""
+from .gradcheck import GradcheckError, gradcheck
+from .tensor import Function, Tensor, is_grad_enabled, no_grad
+from . import nn  # noqa: E402  (after Tensor: nn builds on it)
+
+__version__ = "0.1.0"
+__all__ = ["Tensor", "Function", "no_grad", "is_grad_enabled", "gradcheck", "GradcheckError", "nn"]

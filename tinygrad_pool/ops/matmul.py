@@ -1,0 +1,48 @@
+"""Matrix product with NumPy's rules: batched over leading axes, 1-D operands promoted."""
+import numpy as np
+
+from ..tensor import Function, unbroadcast
+
+
+def check_matmul(a: np.ndarray, b: np.ndarray) -> None:
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: both operands need at least 1 dimension, got shapes "
+                         f"{a.shape} and {b.shape} (use * for scalars)")
+    inner_a, inner_b = a.shape[-1], b.shape[-2 if b.ndim > 1 else 0]
+    if inner_a != inner_b:
+        raise ValueError(f"matmul: inner dimensions differ: a has shape {a.shape} (last dim "
+                         f"{inner_a}) but b has shape {b.shape} "
+                         f"({'dim -2' if b.ndim > 1 else 'length'} {inner_b})")
+    try:
+        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: batch dimensions of shapes {a.shape} and {b.shape} do not "
+                         f"broadcast") from None
+
+
+class MatMul(Function):
+    """d(A B) = dA B + A dB, so  ∂L/∂A = G Bᵀ  and  ∂L/∂B = Aᵀ G
+
+    A 1-D operand is treated as a row (a) or column (b) matrix, and the added axis is removed
+    from its gradient again; batch axes that were broadcast are summed by ``unbroadcast``.
+    """
+
+    def forward(ctx, a, b):
+        check_matmul(a, b)
+        ctx.a, ctx.b = a, b
+        return a @ b
+
+    def backward(ctx, grad):
+        a, b = ctx.a, ctx.b
+        a2 = a[None, :] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        if a.ndim == 1:
+            grad = np.expand_dims(grad, -2)
+        if b.ndim == 1:
+            grad = np.expand_dims(grad, -1)
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = unbroadcast(grad @ b2.swapaxes(-1, -2), a2.shape).reshape(a.shape)
+        if ctx.needs_input_grad[1]:
+            grad_b = unbroadcast(a2.swapaxes(-1, -2) @ grad, b2.shape).reshape(b.shape)
+        return grad_a, grad_b

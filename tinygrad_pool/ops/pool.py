@@ -1,0 +1,142 @@
+"""Max and average pooling over k×k windows of NCHW arrays.
+
+Max pooling's derivative is a routing table: each output is a copy of one input pixel (the
+window's argmax), so backward sends each output gradient to that pixel. Forward stores the
+argmax; backward only reads it. Where windows overlap (stride < kernel) one pixel can be the
+argmax of several windows and collects the sum of their gradients.
+"""
+import numpy as np
+
+from ..tensor import Function
+from .window import pad_hw, tap
+
+
+def padded_for(x, kernel, stride, padding, dilation, out_hw, value):
+    """Pad by ``padding`` on every side, plus whatever ceil_mode's last window reaches past it."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    h, w = x.shape[2:]
+    extra_h = max(0, (out_hw[0] - 1) * sh + dh * (kh - 1) + 1 - (h + 2 * ph))
+    extra_w = max(0, (out_hw[1] - 1) * sw + dw * (kw - 1) + 1 - (w + 2 * pw))
+    return pad_hw(x, ph, ph + extra_h, pw, pw + extra_w, value)
+
+
+def window_origins(kernel, stride, padding, dilation, out_hw, input_hw):
+    """Flat index, into each H×W plane, of every window's tap (0, 0) and of each tap's offset."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo), (h, w) = (
+        kernel, stride, padding, dilation, out_hw, input_hw)
+    rows, columns = np.arange(ho) * sh - ph, np.arange(wo) * sw - pw
+    origin = rows[:, None] * w + columns[None, :]
+    offsets = (np.arange(kh)[:, None] * dh * w + np.arange(kw)[None, :] * dw).ravel()
+    return origin, offsets, rows, columns
+
+
+class MaxPool2d(Function):
+    """out = max over each window;  ∂L/∂x[argmax] += ∂L/∂out, zero elsewhere
+
+    ``ties`` decides who receives the gradient when a window holds several equal maxima:
+    "first" (PyTorch), "split" (an equal share each) or "all" (the full gradient each, as the
+    seed article's mask does — not a subgradient, see docs/).
+    """
+
+    def forward(ctx, x, *, kernel_size, stride, padding, dilation, ceil_mode, ties, out_hw):
+        kernel = kernel_size
+        n, c, h, w = x.shape
+        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        padded = padded_for(x, kernel, stride, padding, dilation, out_hw, fill)
+        # Compare-and-select over the k·k taps. A strict ">" keeps the first maximum in window
+        # order, as PyTorch does; a NaN wins and propagates (PyTorch's "val > max || isnan(val)").
+        has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
+        out = tap(padded, 0, 0, stride, dilation, out_hw).copy()
+        best_tap = np.zeros(out.shape, dtype=np.int32)
+        for t in range(1, kernel[0] * kernel[1]):
+            values = tap(padded, *divmod(t, kernel[1]), stride, dilation, out_hw)
+            better = values > out
+            if has_nan:
+                better |= np.isnan(values)
+            np.copyto(out, values, where=better)
+            np.copyto(best_tap, t, where=better)
+
+        origin, offsets, rows, columns = window_origins(kernel, stride, padding, dilation, out_hw, (h, w))
+        argmax = origin + offsets[best_tap]
+        if fill == -np.inf and any(padding) and np.isneginf(out).any():
+            # A window whose real pixels are all -inf ties with its padding: point at its first
+            # real pixel, as PyTorch (which never looks at padding) does.
+            argmax = np.where(out == -np.inf, _first_real_pixel(rows, columns, dilation, w), argmax)
+        ctx.argmax = argmax  # flat index into each H×W plane: PyTorch's return_indices
+        ctx.input_shape = x.shape
+        if ties != "first":
+            ctx.padded, ctx.out = padded, out
+        return out
+
+    def backward(ctx, grad):
+        if ctx.attrs["ties"] != "first":
+            return _tied_backward(ctx, grad)
+        n, c, h, w = ctx.input_shape
+        # Scatter-add: bincount sums the gradients of all windows that chose the same pixel.
+        plane_start = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
+        flat = (ctx.argmax + plane_start).ravel()
+        grad_x = np.bincount(flat, weights=grad.ravel(), minlength=n * c * h * w)
+        return grad_x.reshape(ctx.input_shape).astype(grad.dtype, copy=False)
+
+
+def _first_real_pixel(rows, columns, dilation, width):
+    """For windows starting in the padding, the first tap that lands inside the input."""
+    first_row = np.where(rows < 0, rows + (-rows + dilation[0] - 1) // dilation[0] * dilation[0], rows)
+    first_col = np.where(columns < 0, columns + (-columns + dilation[1] - 1) // dilation[1] * dilation[1], columns)
+    return first_row[:, None] * width + first_col[None, :]
+
+
+def _tied_backward(ctx, grad):
+    """Ties "split" / "all": every tap equal to its window's max takes a share / the whole."""
+    a = ctx.attrs
+    kernel, stride, dilation, (ph, pw) = a["kernel_size"], a["stride"], a["dilation"], a["padding"]
+    out_hw = grad.shape[2:]
+    taps = [(i, j) for i in range(kernel[0]) for j in range(kernel[1])]
+    is_max = [tap(ctx.padded, i, j, stride, dilation, out_hw) == ctx.out for i, j in taps]
+    share = grad / sum(m.astype(grad.dtype) for m in is_max) if a["ties"] == "split" else grad
+    grad_padded = np.zeros(ctx.padded.shape, dtype=grad.dtype)
+    for (i, j), chosen in zip(taps, is_max):
+        tap(grad_padded, i, j, stride, dilation, out_hw)[...] += share * chosen
+    h, w = ctx.input_shape[2:]
+    return grad_padded[:, :, ph: ph + h, pw: pw + w]
+
+
+class AvgPool2d(Function):
+    """out = Σ window / divisor;  ∂L/∂x = each output's gradient / divisor, spread over its window"""
+
+    def forward(ctx, x, *, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override, out_hw):
+        kernel, dilation = kernel_size, (1, 1)
+        padded = padded_for(x, kernel, stride, padding, dilation, out_hw, 0)
+        total = tap(padded, 0, 0, stride, dilation, out_hw).copy()
+        for t in range(1, kernel[0] * kernel[1]):
+            total += tap(padded, *divmod(t, kernel[1]), stride, dilation, out_hw)
+        ctx.divisor = _avg_divisor(x.shape[2:], kernel, stride, padding, out_hw,
+                                   count_include_pad, divisor_override).astype(x.dtype)
+        ctx.padded_shape, ctx.input_shape = padded.shape, x.shape
+        return total / ctx.divisor
+
+    def backward(ctx, grad):
+        a = ctx.attrs
+        kernel, stride, (ph, pw), out_hw = a["kernel_size"], a["stride"], a["padding"], a["out_hw"]
+        share = grad / ctx.divisor
+        grad_padded = np.zeros(ctx.padded_shape, dtype=grad.dtype)
+        for t in range(kernel[0] * kernel[1]):
+            tap(grad_padded, *divmod(t, kernel[1]), stride, (1, 1), out_hw)[...] += share
+        h, w = ctx.input_shape[2:]
+        return grad_padded[:, :, ph: ph + h, pw: pw + w]
+
+
+def _avg_divisor(input_hw, kernel, stride, padding, out_hw, count_include_pad, divisor_override):
+    """PyTorch's divisor per output: the window clipped to the padded input (count_include_pad)
+    or to the real input (otherwise); ceil_mode's overhang past the padding never counts."""
+    if divisor_override:
+        return np.full(out_hw, divisor_override, dtype=np.float64)
+    extents = []
+    for size, k, s, p, n in zip(input_hw, kernel, stride, padding, out_hw):
+        start = np.arange(n) * s - p
+        end = np.minimum(start + k, size + p)
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, size)
+        extents.append((end - start).astype(np.float64))
+    return extents[0][:, None] * extents[1][None, :]

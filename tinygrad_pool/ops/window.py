@@ -1,0 +1,69 @@
+"""Sliding windows over the two spatial axes of NCHW arrays, shared by conv and pooling.
+
+A k×k window at stride s touches, for its tap (i, j), the input pixels
+``(ho·s + i·d, wo·s + j·d)`` over all outputs (ho, wo). For a fixed tap those pixels form one
+strided slice of the (padded) input, so a loop over the k·k taps — never over pixels — visits
+every window at once: forward reads the slices, backward adds gradients into them.
+"""
+import numpy as np
+
+
+def pair(op: str, name: str, value, minimum: int = 1) -> tuple:
+    """An int or a pair of ints, checked, as (height, width)."""
+    values = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(values) != 2 or not all(isinstance(v, (int, np.integer)) for v in values):
+        raise TypeError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
+    if any(v < minimum for v in values):
+        raise ValueError(f"{op}: {name} must be at least {minimum}, got {value!r}")
+    return int(values[0]), int(values[1])
+
+
+def check_4d(op: str, name: str, x: np.ndarray) -> None:
+    if x.ndim != 4:
+        raise ValueError(f"{op}: {name} must be 4-D (N, C, H, W), got shape {x.shape}"
+                         + (" — add a batch axis with x.reshape(1, *x.shape)" if x.ndim == 3 else ""))
+
+
+def tap(padded: np.ndarray, i: int, j: int, stride: tuple, dilation: tuple, out_hw: tuple):
+    """The strided view of ``padded`` that tap (i, j) of every window reads."""
+    (sh, sw), (dh, dw), (ho, wo) = stride, dilation, out_hw
+    return padded[:, :, i * dh: i * dh + sh * (ho - 1) + 1: sh, j * dw: j * dw + sw * (wo - 1) + 1: sw]
+
+
+def pad_hw(x: np.ndarray, top: int, bottom: int, left: int, right: int, value=0) -> np.ndarray:
+    if not (top or bottom or left or right):
+        return x
+    n, c, h, w = x.shape
+    padded = np.full((n, c, h + top + bottom, w + left + right), value, dtype=x.dtype)
+    padded[:, :, top: top + h, left: left + w] = x
+    return padded
+
+
+def window_extent(kernel: int, dilation: int) -> int:
+    return dilation * (kernel - 1) + 1
+
+
+def pool_output_size(op, size, kernel, stride, pad, dilation, ceil_mode, axis) -> int:
+    """PyTorch's rule: floor (or ceil) of the window count, and in ceil mode the last window must
+    start inside the input or its left padding, never entirely in the right padding."""
+    span = size + 2 * pad - window_extent(kernel, dilation)
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    if out < 1:
+        raise ValueError(f"{op}: the {axis} window ({window_extent(kernel, dilation)} with "
+                         f"kernel_size={kernel}, dilation={dilation}) is larger than the padded "
+                         f"input ({size} + 2×{pad} = {size + 2 * pad})")
+    return out
+
+
+def check_windows_reach_input(op, size, kernel, stride, pad, dilation, out, axis) -> None:
+    """With dilation, a window can hop over the whole input and see only padding; PyTorch then
+    returns -inf and an index outside the input. We refuse such a geometry instead."""
+    starts = np.arange(out) * stride - pad
+    taps = starts[:, None] + np.arange(kernel)[None, :] * dilation
+    inside = ((taps >= 0) & (taps < size)).any(axis=1)
+    if not inside.all():
+        raise ValueError(f"{op}: along the {axis}, output {int(np.argmin(inside))}'s window "
+                         f"(kernel_size={kernel}, dilation={dilation}, padding={pad}) covers only "
+                         f"padding and no pixel of the input of size {size}; reduce padding or dilation")
