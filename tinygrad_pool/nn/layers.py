@@ -1,0 +1,172 @@
+"""The layers of a small CNN — Conv2d, MaxPool2d, AvgPool2d, ReLU, Flatten, Linear — as Modules.
+
+Each layer holds its settings and Parameters and calls one function of ``nn.functional`` in
+``forward``; the math lives there and in ``ops/``. Weights start as PyTorch's do:
+``kaiming_uniform_(a=sqrt(5))``, i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and the bias from the
+same range, drawn from ``generator`` or the package's default generator (``manual_seed``).
+"""
+import math
+
+import numpy as np
+
+from . import functional as F
+from . import init
+from .module import Module, Parameter
+
+
+def _pair(name: str, layer: str, value) -> tuple:
+    """An int or a pair of ints as a pair, like torch's ``_pair`` (strings pass through)."""
+    if isinstance(value, str):
+        return value
+    values = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(values) != 2 or not all(isinstance(v, (int, np.integer)) for v in values):
+        raise TypeError(f"{layer}: {name} must be an int or a pair of ints, got {value!r}")
+    return int(values[0]), int(values[1])
+
+
+def _reset_weight_and_bias(weight: Parameter, bias, generator) -> None:
+    """PyTorch's ``reset_parameters`` for Linear and Conv2d."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5), generator=generator)
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound, generator=generator)
+
+
+class Linear(Module):
+    """y = x Wᵀ + b, with W of shape (out_features, in_features)."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=np.float32,
+                 generator=None):
+        super().__init__()
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        if self.in_features < 0 or self.out_features < 0:
+            raise ValueError(f"Linear: in_features and out_features must be non-negative, got "
+                             f"{in_features} and {out_features}")
+        self.weight = Parameter(np.empty((self.out_features, self.in_features), dtype=dtype))
+        if bias:
+            self.bias = Parameter(np.empty((self.out_features,), dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters(generator)
+
+    def reset_parameters(self, generator=None) -> None:
+        _reset_weight_and_bias(self.weight, self.bias, generator)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Conv2d(Module):
+    """2-D cross-correlation over NCHW input; weight (out_channels, in_channels/groups, kh, kw).
+
+    ``padding`` is an int, a pair, "valid" or "same" (zero padding only).
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, dtype=np.float32, generator=None):
+        super().__init__()
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise ValueError(f"Conv2d: in_channels ({in_channels}) and out_channels "
+                             f"({out_channels}) must both be divisible by groups ({groups})")
+        if isinstance(padding, str) and padding not in ("valid", "same"):
+            raise ValueError(f"Conv2d: padding must be an int, a pair, 'valid' or 'same', got "
+                             f"{padding!r}")
+        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
+        self.kernel_size = _pair("kernel_size", "Conv2d", kernel_size)
+        self.stride = _pair("stride", "Conv2d", stride)
+        self.padding = _pair("padding", "Conv2d", padding)
+        self.dilation = _pair("dilation", "Conv2d", dilation)
+        self.groups = int(groups)
+        shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
+        self.weight = Parameter(np.empty(shape, dtype=dtype))
+        if bias:
+            self.bias = Parameter(np.empty((self.out_channels,), dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters(generator)
+
+    def reset_parameters(self, generator=None) -> None:
+        _reset_weight_and_bias(self.weight, self.bias, generator)
+
+    def forward(self, input):
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+    def extra_repr(self) -> str:
+        # Only settings that differ from the defaults, exactly as PyTorch prints them.
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding != (0, 0):
+            text += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class MaxPool2d(Module):
+    """Max over windows (the argmax is stored for backward); stride defaults to kernel_size."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = bool(return_indices), bool(ceil_mode)
+
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool2d(Module):
+    """Mean over windows; stride defaults to kernel_size."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.ceil_mode = padding, bool(ceil_mode)
+        self.count_include_pad, self.divisor_override = bool(count_include_pad), divisor_override
+
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class ReLU(Module):
+    """max(x, 0), elementwise."""
+
+    def forward(self, input):
+        return F.relu(input)
+
+
+class Flatten(Module):
+    """Merge dimensions start_dim..end_dim into one (by default all but the batch axis)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
