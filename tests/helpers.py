@@ -1,0 +1,53 @@
+"""The two checks every op test file shares.
+
+``check_grad``     backward() against central finite differences (float64), via
+                   ``tinygrad_pool.gradcheck``.
+``torch_parity``   the same function run in tinygrad_pool and in PyTorch: forward values and the
+                   gradient of every input compared, for one random output weighting.
+
+torch is never imported here: parity tests receive it from the ``torch`` fixture, which skips
+when PyTorch is absent.
+"""
+import numpy as np
+
+import tinygrad_pool
+from tinygrad_pool import Tensor
+
+
+def leaf(array) -> Tensor:
+    """A float64 leaf that requires grad (a copy: gradcheck perturbs its data in place)."""
+    return Tensor(np.array(array, dtype=np.float64), requires_grad=True)
+
+
+def check_grad(fn, *arrays, eps=1e-6, atol=1e-5, rtol=1e-3):
+    """Assert that fn's gradient with respect to every array matches finite differences.
+
+    Each array becomes a float64 Tensor with requires_grad=True; constants (labels, targets)
+    belong in fn's closure.
+    """
+    inputs = [leaf(a) for a in arrays]
+    assert tinygrad_pool.gradcheck(fn, inputs, eps=eps, atol=atol, rtol=rtol) is True
+
+
+def torch_parity(torch, fn, *arrays, torch_fn=None, seed=0, rtol=1e-7, atol=1e-10):
+    """Run ``fn`` on tinygrad_pool leaves and ``torch_fn`` (default: the same fn) on torch
+    leaves made from the same float64 arrays; compare outputs, then backpropagate the same random
+    weighting through both and compare every input's gradient. Returns (ours, theirs, leaves,
+    torch_leaves) for further checks."""
+    ours = [leaf(a) for a in arrays]
+    theirs = [torch.tensor(np.array(a, dtype=np.float64), requires_grad=True) for a in arrays]
+    out = fn(*ours)
+    tout = (torch_fn or fn)(*theirs)
+    assert out.shape == tuple(tout.shape), (out.shape, tuple(tout.shape))
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=rtol, atol=atol,
+                               err_msg="forward differs from PyTorch")
+    weights = np.random.default_rng(seed).standard_normal(out.shape)
+    out.backward(weights)
+    tout.backward(torch.tensor(weights))
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        expected = np.zeros(a.shape) if b.grad is None else b.grad.numpy()
+        got = np.zeros(a.shape) if a.grad is None else a.grad.data
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol,
+                                   err_msg=f"gradient of input {k} differs from PyTorch")
+    return out, tout, ours, theirs
