@@ -22,6 +22,7 @@ import numpy as np
 
 from tinygrad_pool import Tensor
 import tinygrad_pool.nn.functional as F
+from tinygrad_pool.optim import SGD
 
 # The article's two 6×6 training images. Rows repeat, so identical 3×3 patches give identical
 # conv outputs — which is why max-pool windows can hold tied maxima.
@@ -131,6 +132,7 @@ def tied_windows(pool_input: np.ndarray, activation: bool) -> int:
 def train(example: Example, ties: str = "all", log=None) -> dict:
     """Per-image SGD exactly as the article: for each epoch, x1 then x2, update after each."""
     net = ArticleNetwork(*example.initial_weights(), example.activation, ties)
+    optimizer = SGD(net.parameters(), lr=example.learning_rate)
     targets = example.targets()
     before = [net.predict(image) for image in IMAGES]
     costs, steps_with_ties = [], 0
@@ -141,11 +143,9 @@ def train(example: Example, ties: str = "all", log=None) -> dict:
             cost = net.cost(image, target, layers)
             pool_input = layers.get("L1A", layers["L1"]).data
             steps_with_ties += tied_windows(pool_input, example.activation) > 0
-            for p in net.parameters():
-                p.grad = None
+            optimizer.zero_grad()
             cost.backward()
-            for p in net.parameters():
-                p.data -= example.learning_rate * p.grad.data
+            optimizer.step()  # plain SGD: W ← W − learning_rate · ∂cost/∂W, as the article
             epoch_cost += cost.item()
         costs.append(epoch_cost)
         if log and (epoch % max(1, example.epochs // 10) == 0 or epoch == example.epochs - 1):
