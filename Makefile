@@ -29,5 +29,9 @@ test: deps
 bench: deps
 	$(PY) benchmarks/run.py
 
+# Regenerate the pictures embedded in docs/article.md from a real run.
+docs-pictures: deps
+	$(PY) examples/article_pictures.py docs/images
+
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache $(OUT)
