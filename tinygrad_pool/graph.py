@@ -1,0 +1,457 @@
+"""Draw the graph the engine recorded, as Graphviz DOT: a layer above the engine.
+
+    from tinygrad_pool import draw_graph, save_graph
+    draw_graph(loss, show_values=True)              # a graphviz.Digraph; Jupyter shows it inline
+    save_graph(loss, "graph.png", show_saved=True)  # through Graphviz's `dot` program
+
+The walk follows ``tensor.grad_fn.parents``, the same links backward() follows, with an explicit
+queue instead of recursion, so a chain of 100,000 ops draws without a RecursionError. The engine
+never imports this module.
+"""
+from __future__ import annotations
+
+import html
+import shutil
+from collections import Counter, deque
+from pathlib import Path
+
+import graphviz
+import numpy as np
+
+from .tensor import Tensor, no_grad
+
+# What each fill colour means; the legend is drawn from this table, and tests read it too.
+STYLE = {
+    "parameter": "#b9e3a5",     # leaf that requires grad: what the optimiser updates
+    "constant": "#e4e4e4",      # leaf without grad: input image, target, literal numbers
+    "intermediate": "#ffffff",  # computed by an op
+    "output": "#ffd083",        # the tensor draw_graph was called on
+    "op": "#ddd5f3",            # a Function node
+    "saved": "#fbe3cc",         # what an op saved for backward
+    "argmax": "#7fb0ff",        # the article's "blue circles": each pooling window's max
+    "argmax_border": "#1747b5",
+    "tie": "#d5e5ff",           # another cell equal to its window's max
+    "elided": "#f5f5f5",
+}
+SMALL = '<FONT POINT-SIZE="9">{}</FONT>'
+
+
+class GraphvizNotFound(graphviz.ExecutableNotFound):
+    """The `dot` program is missing: the DOT text exists, but nothing can render it.
+
+    A subclass of graphviz's own ExecutableNotFound (itself a RuntimeError), so code that
+    already catches that keeps working.
+    """
+
+    def __init__(self, program: str = "dot"):
+        RuntimeError.__init__(self, (
+            f"Graphviz's `{program}` program was not found on PATH, so the graph cannot be "
+            f"rendered (the Python package `graphviz` only writes DOT text). Install Graphviz: "
+            f"`sudo apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` (macOS), "
+            f"`conda install -c conda-forge graphviz`, or https://graphviz.org/download/ "
+            f"(Windows: add its bin folder to PATH). The DOT text is still available as "
+            f"draw_graph(...).source."))
+
+
+class GraphDigraph(graphviz.Digraph):
+    """A graphviz.Digraph whose rendering fails with GraphvizNotFound, saying how to install it."""
+
+    def _check(self):
+        if shutil.which(self.engine) is None:
+            raise GraphvizNotFound(self.engine)
+
+    def pipe(self, *args, **kwargs):
+        self._check()
+        try:
+            return super().pipe(*args, **kwargs)
+        except graphviz.ExecutableNotFound as error:
+            raise GraphvizNotFound(self.engine) from error
+
+    def render(self, *args, **kwargs):
+        self._check()
+        try:
+            return super().render(*args, **kwargs)
+        except graphviz.ExecutableNotFound as error:
+            raise GraphvizNotFound(self.engine) from error
+
+    def _repr_mimebundle_(self, *args, **kwargs):
+        # In Jupyter, print the installation hint instead of a traceback from deep in graphviz.
+        try:
+            return super()._repr_mimebundle_(*args, **kwargs)
+        except GraphvizNotFound as error:
+            return {"text/plain": str(error)}
+
+
+def save_graph(tensor: Tensor, path, **kwargs) -> Path:
+    """Draw ``tensor``'s graph and write it through `dot`; the format comes from the suffix
+    (.png, .svg, .pdf, ...; no suffix means .png). Returns the path written."""
+    path = Path(path)
+    if not path.suffix:
+        path = path.with_suffix(".png")
+    fmt = path.suffix[1:].lower()
+    if fmt not in graphviz.FORMATS:
+        raise ValueError(f"save_graph: cannot render to {path.suffix!r}; use a Graphviz output "
+                         f"format such as .png, .svg or .pdf")
+    path.write_bytes(draw_graph(tensor, **kwargs).pipe(format=fmt))
+    return path
+
+
+def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = False,
+               max_depth: int | None = None, collapse: int | None = 8, rankdir: str = "TB",
+               precision: int | str = 3, max_elements: int = 64, edge_labels: bool = False,
+               legend: bool = True) -> GraphDigraph:
+    """The graph that produced ``tensor``, data flowing from inputs through ops to it.
+
+    show_values   values and ``.grad`` as small matrices (argmax cells of max pooling in blue)
+    show_saved    what each op saved for backward, with its size in bytes
+    max_depth     draw only the last ``max_depth`` ops before ``tensor``; one node stands for the rest
+    collapse      chains of at least this many identical ops become one node ("Mul ×37");
+                  None or 0 turns it off
+    rankdir       "TB" (inputs on top), "BT", "LR" or "RL"
+    precision     significant digits (int) or a format spec such as ".2f" for matrix entries
+    max_elements  a 2-D slice larger than this is summarised (min/mean/max) instead of listed
+    edge_labels   write each tensor's shape on its edges
+    legend        add a small cluster explaining the styles
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"draw_graph: expected a Tensor, got {type(tensor).__name__}")
+    if max_depth is not None and max_depth < 0:
+        raise ValueError(f"draw_graph: max_depth must be >= 0 or None, got {max_depth}")
+    walk = _walk(tensor, max_depth)
+    groups, hidden = _chains(walk, collapse) if collapse else ({}, set())
+    fmt = (lambda v: f"{v:.{precision}g}") if isinstance(precision, int) else (
+        lambda v: format(v, precision))
+    marks = _all_pool_marks(walk["ops"]) if show_values else {}
+
+    dot = GraphDigraph(name="tinygrad_pool", graph_attr=dict(
+        rankdir=rankdir, nodesep="0.3", ranksep="0.35", fontname="Helvetica"),
+        node_attr=dict(fontname="Helvetica", fontsize="11", margin="0.08,0.04"),
+        edge_attr=dict(fontname="Helvetica", fontsize="9", color="#555555"))
+    names = {}  # id(tensor or op) -> DOT node name
+
+    def node_name(obj, prefix):
+        return names.setdefault(id(obj), f"{prefix}{len(names)}")
+
+    # Unnamed constants feeding a collapsed chain (the 1.0001 in y * 1.0001, 100,000 times)
+    # are counted in the chain's label instead of being drawn one by one.
+    uses = walk["uses"]
+    folded = {id(p) for run in groups.values() for fn, _ in run for p in fn.parents
+              if p.grad_fn is None and not p.requires_grad and p.name is None and uses[id(p)] == 1}
+
+    for t in walk["tensors"].values():
+        if id(t) in hidden or id(t) in folded:
+            continue
+        kind = ("output" if t is tensor else "intermediate" if t.grad_fn is not None
+                else "parameter" if t.requires_grad else "constant")
+        label = _tensor_label(t, kind, show_values, fmt, max_elements, marks.get(id(t)))
+        dot.node(node_name(t, "t"), f"<{label}>", shape="box", style="rounded,filled",
+                 fillcolor=STYLE[kind], penwidth="2" if kind == "output" else "1")
+
+    in_group = {id(fn) for run in groups.values() for fn, _ in run[1:]}
+    for fn, out in walk["ops"]:
+        if id(fn) in in_group:
+            continue  # drawn as part of its chain's head
+        run = groups.get(id(fn), [(fn, out)])
+        op = node_name(fn, "op")
+        dot.node(op, f"<{_op_label(run, show_saved, folded)}>", shape="box", style="filled",
+                 fillcolor=STYLE["op"], color="#6a5aa8")
+        drawn_inputs = []
+        for f, _ in run:
+            drawn_inputs += [p for p in f.parents if id(p) not in hidden and id(p) not in folded]
+        seen = set()
+        for p in drawn_inputs:
+            if len(run) > 1 and id(p) in seen:
+                continue  # one parameter used by every op of a chain gets one edge
+            seen.add(id(p))
+            dot.edge(names[id(p)], op, label=_shape(p.shape) if edge_labels else None)
+        dot.edge(op, names[id(out)], label=_shape(out.shape) if edge_labels else None)
+
+    if walk["frontier"]:
+        more = walk["elided"]
+        dot.node("elided", f"… {more:,} more op{'s' if more != 1 else ''}", shape="box",
+                 style="dashed,filled", fillcolor=STYLE["elided"], color="#888888")
+        for t in walk["frontier"]:
+            dot.edge("elided", names[id(t)], style="dashed")
+    if legend:
+        _legend(dot, show_values, show_saved)
+    return dot
+
+
+# ---- the walk --------------------------------------------------------------------------------
+def _walk(root: Tensor, max_depth: int | None) -> dict:
+    """Breadth-first from the output, so each op is reached at its distance (in ops) from it.
+
+    Returns the tensors and ops to draw, how many drawn ops use each tensor, the tensors whose
+    producing op lies beyond max_depth (the frontier) and how many ops are elided behind it.
+    """
+    tensors, ops, uses, frontier = {id(root): root}, [], Counter(), []
+    seen_ops = set()
+    queue = deque([(root, 0)])
+    while queue:
+        t, depth = queue.popleft()
+        fn = t.grad_fn
+        if fn is None or id(fn) in seen_ops:
+            continue
+        if max_depth is not None and depth >= max_depth:
+            frontier.append(t)
+            continue
+        seen_ops.add(id(fn))
+        ops.append((fn, t))  # an op does not know its output; remember the tensor that led here
+        for p in fn.parents:
+            uses[id(p)] += 1
+            if id(p) not in tensors:
+                tensors[id(p)] = p
+                queue.append((p, depth + 1))
+    # Count what max_depth hides (cheap: no labels), so the picture says how much is missing.
+    stack = [t.grad_fn for t in frontier]
+    elided = 0
+    while stack:
+        fn = stack.pop()
+        if id(fn) in seen_ops:
+            continue
+        seen_ops.add(id(fn))
+        elided += 1
+        stack.extend(p.grad_fn for p in fn.parents if p.grad_fn is not None)
+    return dict(tensors=tensors, ops=ops, uses=uses, frontier=frontier, elided=elided)
+
+
+def _chains(walk: dict, min_length: int):
+    """Runs of identical ops (same name, same attributes), each feeding only the next.
+
+    Returns {id(head op): [(op, output), ...] from the output backwards} for runs of at least
+    ``min_length`` ops, and the ids of the tensors inside them (not drawn). A tensor with a name
+    or retain_grad() stays visible, so it ends a run.
+    """
+    drawn = {id(fn): (fn, out) for fn, out in walk["ops"]}
+    key = {i: (fn.name, _attr_rows(fn)) for i, (fn, _) in drawn.items()}
+    previous = {}  # id(op) -> the identical op whose output is its input
+    for i, (fn, _) in drawn.items():
+        for p in fn.parents:
+            g = p.grad_fn
+            if (g is not None and id(g) in drawn and key[id(g)] == key[i] and p.name is None
+                    and not p.retains_grad and walk["uses"][id(p)] == 1):
+                previous[i] = id(g)
+                break
+    not_heads = set(previous.values())
+    groups, hidden = {}, set()
+    for i in drawn:
+        if i in not_heads or i not in previous:
+            continue
+        run, j = [drawn[i]], i
+        while j in previous:
+            j = previous[j]
+            run.append(drawn[j])
+        if len(run) >= min_length:
+            groups[i] = run
+            hidden.update(id(out) for _, out in run[1:])
+    return groups, hidden
+
+
+# ---- labels (Graphviz HTML-like labels: every piece of text goes through html.escape) ------
+def _shape(shape: tuple) -> str:
+    return "×".join(map(str, shape)) if shape else "scalar"
+
+
+def _attr_value(v) -> str:
+    if isinstance(v, tuple) and v and all(isinstance(x, (int, np.integer)) for x in v) \
+            and len(set(v)) == 1:
+        return str(v[0])  # kernel_size=(2, 2) reads as 2
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_attr_value(x) for x in v) + ")"
+    if isinstance(v, slice):
+        return ":".join("" if x is None else str(x) for x in (v.start, v.stop, v.step)).rstrip(":") or ":"
+    if isinstance(v, np.ndarray):
+        return f"array {_shape(v.shape)}"
+    if isinstance(v, float):
+        return f"{v:g}"
+    text = repr(v)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+# Pooling and convolution attributes in the order PyTorch's signatures list them.
+_ORDER = ("kernel_size", "stride", "padding", "dilation", "groups", "ceil_mode", "ties")
+
+
+def _attr_rows(fn) -> tuple:
+    # out_hw is bookkeeping the output tensor's shape already shows.
+    keys = sorted((k for k in fn.attrs if k != "out_hw"),
+                  key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))
+    return tuple(f"{k}={_attr_value(fn.attrs[k])}" for k in keys)
+
+
+def _op_label(run: list, show_saved: bool, folded: set) -> str:
+    fn = run[0][0]
+    title = fn.name if len(run) == 1 else f"{fn.name} ×{len(run):,}"
+    rows = [f"<TR><TD><B>{html.escape(title)}</B></TD></TR>"]
+    rows += [f'<TR><TD ALIGN="LEFT">{html.escape(a)}</TD></TR>' for a in _attr_rows(fn)]
+    constants = sum(id(p) in folded for f, _ in run for p in f.parents)
+    if constants:
+        rows.append(f"<TR><TD>{SMALL.format(f'+ {constants:,} constant inputs')}</TD></TR>")
+    if show_saved:
+        rows += _saved_rows(run)
+    return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">{"".join(rows)}</TABLE>'
+
+
+def _saved_rows(run: list) -> list:
+    """What forward saved for backward (ndarray sizes in bytes), or that backward freed it."""
+    cell = '<TR><TD ALIGN="LEFT" BGCOLOR="{}">{}</TD></TR>'.format
+    head = cell(STYLE["saved"], "<I>saved for backward</I>")
+    if all(fn.released for fn, _ in run):
+        return [head, cell(STYLE["saved"], "(freed by backward)")]
+    if len(run) > 1:  # a chain: one total, not 100,000 rows
+        arrays = [v for fn, _ in run for v in fn.saved_for_backward().values()
+                  if isinstance(v, np.ndarray)]
+        total = sum(a.nbytes for a in arrays)
+        return [head, cell(STYLE["saved"], html.escape(f"{len(arrays):,} arrays, {total:,} B"))]
+    fn = run[0][0]
+    rows = [head]
+    for name, value in fn.saved_for_backward().items():
+        if isinstance(value, np.ndarray):
+            text = f"{name}: {_shape(value.shape)} {value.dtype}, {value.nbytes:,} B"
+            # Many ops save their input itself (a reference, not a copy): say so.
+            same = [p.name or f"input {k}" for k, p in enumerate(fn.parents)
+                    if value is p.data or np.may_share_memory(value, p.data)]
+            if same:
+                text += f" (= {same[0]}, no copy)"
+        else:
+            text = f"{name}: {value!r}"[:60]
+        rows.append(cell(STYLE["saved"], html.escape(text)))
+    if len(rows) == 1:
+        rows.append(cell(STYLE["saved"], "(nothing)"))
+    return rows
+
+
+def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: int, marks) -> str:
+    title = t.name or ({"output": "output", "parameter": "parameter"}.get(kind, ""))
+    if not title and kind == "constant" and t.data.size == 1:
+        # A literal number: shown in full (a 1.0001 rounded to "1" would mislead).
+        title = f"{t.data.item():.6g}" if t.dtype.kind in "fc" else str(t.data.item())
+    rows = [f"<TR><TD COLSPAN=\"2\"><B>{html.escape(title)}</B></TD></TR>"] if title else []
+    rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(f"{_shape(t.shape)} {t.dtype}"))}</TD></TR>')
+    if show_values:
+        chosen, tied, note = marks if marks else (None, None, None)
+        blocks = [_matrices("value", t.data, fmt, max_elements, chosen, tied)]
+        if t.grad is not None:
+            blocks.append(_matrices("grad", t.grad.data, fmt, max_elements, chosen, tied))
+        rows.append("<TR>" + "".join(f'<TD VALIGN="TOP">{b}</TD>' for b in blocks) + "</TR>")
+        if note:
+            rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(note))}</TD></TR>')
+    return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1">{"".join(rows)}</TABLE>'
+
+
+def _slices(shape: tuple) -> list:
+    """(caption, index) of each 2-D slice to show; leading length-1 axes (N, C) are squeezed,
+    so a 1×1×4×4 tensor is one 4×4 grid, and at most 4 slices are listed."""
+    if len(shape) <= 2:
+        return [("", ...)]
+    lead = shape[:-2]
+    out = []
+    for index in np.ndindex(*lead):
+        caption = ", ".join(str(i) for i, n in zip(index, lead) if n > 1)
+        out.append((f" [{caption}]" if caption else "", index))
+    return out
+
+
+def _matrices(caption: str, array: np.ndarray, fmt, max_elements: int, chosen, tied) -> str:
+    """One HTML table per 2-D slice; cells of ``chosen`` (argmax) and ``tied`` masks highlighted."""
+    as_2d = lambda a: a.reshape(1, 1) if a.ndim == 0 else a.reshape(1, -1) if a.ndim == 1 else a
+    slices = _slices(array.shape)
+    tables = []
+    for label, index in slices[:4]:
+        values = as_2d(array[index])
+        head = SMALL.format(html.escape(caption + label))
+        if values.size > max_elements or values.size == 0:
+            stats = (f"min {fmt(values.min())}  mean {fmt(values.mean())}  max {fmt(values.max())}"
+                     if values.size and values.dtype.kind in "biuf" else "")
+            tables.append(f'<TABLE BORDER="0" CELLSPACING="0"><TR><TD>{head}</TD></TR>'
+                          f'<TR><TD>{SMALL.format(html.escape(stats))}</TD></TR></TABLE>')
+            continue
+        picked = as_2d(chosen[index]) if chosen is not None else None
+        tie = as_2d(tied[index]) if tied is not None else None
+        rows = [f'<TR><TD COLSPAN="{values.shape[1]}" BORDER="0">{head}</TD></TR>']
+        for r, row in enumerate(values):
+            cells = []
+            for c, v in enumerate(row):
+                text = html.escape(fmt(v) if values.dtype.kind in "fc" else str(v))
+                if picked is not None and picked[r, c]:
+                    cells.append(f'<TD BGCOLOR="{STYLE["argmax"]}" BORDER="2" '
+                                 f'COLOR="{STYLE["argmax_border"]}"><B>{text}</B></TD>')
+                elif tie is not None and tie[r, c]:
+                    cells.append(f'<TD BGCOLOR="{STYLE["tie"]}">{text}</TD>')
+                else:
+                    cells.append(f"<TD>{text}</TD>")
+            rows.append("<TR>" + "".join(cells) + "</TR>")
+        tables.append('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3" '
+                      f'COLOR="#aaaaaa">{"".join(rows)}</TABLE>')
+    if len(slices) > 4:
+        tables.append(SMALL.format(f"… {len(slices) - 4} more slices"))
+    return '<TABLE BORDER="0" CELLSPACING="2">' + "".join(
+        f"<TR><TD>{t}</TD></TR>" for t in tables) + "</TABLE>"
+
+
+# ---- max pooling's "blue circles" -----------------------------------------------------------
+def _all_pool_marks(ops: list) -> dict:
+    """{id(input tensor): (chosen mask, tied mask, note)} for every MaxPool2d drawn."""
+    marks = {}
+    for fn, _ in ops:
+        if fn.name != "MaxPool2d":
+            continue
+        x = fn.parents[0]
+        chosen, tied, recomputed = _pool_marks(fn)
+        if id(x) in marks:  # pooled twice: show both poolings' choices
+            chosen, tied = chosen | marks[id(x)][0], tied | marks[id(x)][1]
+        tied &= ~chosen
+        how = "recomputed: backward freed the saved one" if recomputed else "as saved by MaxPool2d"
+        ties = "; light blue = tied max" if tied.any() else ""
+        marks[id(x)] = (chosen, tied, f"blue = window max (argmax, {how}){ties}")
+    return marks
+
+
+def _pool_marks(fn):
+    """Boolean masks over the pool's (N, C, H, W) input: each window's argmax, and every cell
+    equal to the max of a window containing it (the ties that ties="all"/"split" also pay)."""
+    x = fn.parents[0].data
+    argmax = fn.saved_for_backward().get("argmax")
+    recomputed = argmax is None
+    if recomputed:
+        # Run the op's own forward again: the very same first-max rule, with nothing to keep.
+        with no_grad():
+            _, fresh = type(fn).apply_with_ctx(fn.parents[0], **fn.attrs)
+        argmax = fresh.argmax
+    n, c, h, w = x.shape
+    planes = x.reshape(n, c, h * w)
+    chosen = np.zeros((n, c, h * w), dtype=bool)
+    np.put_along_axis(chosen, argmax.reshape(n, c, -1), True, axis=2)
+    window_max = np.take_along_axis(planes, argmax.reshape(n, c, -1), axis=2).reshape(argmax.shape)
+
+    a = fn.attrs
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = a["kernel_size"], a["stride"], a["padding"], a["dilation"]
+    ho, wo = argmax.shape[2:]
+    tied = np.zeros((n, c, h, w), dtype=bool)
+    for i in range(kh):
+        for j in range(kw):  # one tap of every window at once, as the op itself loops
+            rows, cols = np.arange(ho) * sh - ph + i * dh, np.arange(wo) * sw - pw + j * dw
+            r_in, c_in = (rows >= 0) & (rows < h), (cols >= 0) & (cols < w)
+            r, cc = rows[r_in][:, None], cols[c_in][None, :]
+            equal = x[:, :, r, cc] == window_max[:, :, r_in][:, :, :, c_in]
+            tied[:, :, r, cc] |= equal
+    return chosen.reshape(n, c, h, w), tied, recomputed
+
+
+def _legend(dot: graphviz.Digraph, show_values: bool, show_saved: bool) -> None:
+    entries = [("parameter", "parameter: leaf, requires grad"),
+               ("constant", "input / constant: no grad"),
+               ("intermediate", "intermediate (computed)"),
+               ("output", "output (the tensor drawn)"),
+               ("op", "op (Function node)")]
+    if show_saved:
+        entries.append(("saved", "saved for backward"))
+    if show_values:
+        entries += [("argmax", "argmax of a max-pool window: receives its gradient"),
+                    ("tie", "tied max: gets gradient only if ties='all'/'split'")]
+    rows = "".join(f'<TR><TD BGCOLOR="{STYLE[k]}" BORDER="1" WIDTH="18"> </TD>'
+                   f'<TD ALIGN="LEFT">{html.escape(text)}</TD></TR>' for k, text in entries)
+    with dot.subgraph(name="cluster_legend") as legend:
+        legend.attr(label="legend", fontsize="10", style="dashed", color="#999999")
+        legend.node("legend", f'<<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="2">{rows}</TABLE>>',
+                    shape="plaintext", fontsize="9")
