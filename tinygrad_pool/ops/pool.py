@@ -43,21 +43,12 @@ class MaxPool2d(Function):
         n, c, h, w = x.shape
         fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         padded = padded_for(x, kernel, stride, padding, dilation, out_hw, fill)
-        # Compare-and-select over the k·k taps. A strict ">" keeps the first maximum in window
-        # order, as PyTorch does; a NaN wins and propagates (PyTorch's "val > max || isnan(val)").
-        has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
-        out = tap(padded, 0, 0, stride, dilation, out_hw).copy()
-        best_tap = np.zeros(out.shape, dtype=np.int32)
-        for t in range(1, kernel[0] * kernel[1]):
-            values = tap(padded, *divmod(t, kernel[1]), stride, dilation, out_hw)
-            better = values > out
-            if has_nan:
-                better |= np.isnan(values)
-            np.copyto(out, values, where=better)
-            np.copyto(best_tap, t, where=better)
-
+        taps = phase_split_taps(padded, kernel, stride, dilation, out_hw)
+        if taps is None:  # the general path: strided views straight into the padded input
+            taps = [tap(padded, i, j, stride, dilation, out_hw) for i in range(kernel[0]) for j in range(kernel[1])]
         origin, offsets, rows, columns = window_origins(kernel, stride, padding, dilation, out_hw, (h, w))
-        argmax = origin + offsets[best_tap]
+        out, argmax = max_and_first_argmax(taps, offsets)
+        argmax += origin
         if fill == -np.inf and any(padding) and np.isneginf(out).any():
             # A window whose real pixels are all -inf ties with its padding: point at its first
             # real pixel, as PyTorch (which never looks at padding) does.
@@ -72,11 +63,57 @@ class MaxPool2d(Function):
         if ctx.attrs["ties"] != "first":
             return _tied_backward(ctx, grad)
         n, c, h, w = ctx.input_shape
-        # Scatter-add: bincount sums the gradients of all windows that chose the same pixel.
+        # Scatter-add: np.add.at sums the gradients of all windows that chose the same pixel
+        # (overlapping windows), in the gradient's own dtype (bincount would go through float64).
         plane_start = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
-        flat = (ctx.argmax + plane_start).ravel()
-        grad_x = np.bincount(flat, weights=grad.ravel(), minlength=n * c * h * w)
-        return grad_x.reshape(ctx.input_shape).astype(grad.dtype, copy=False)
+        grad_x = np.zeros(n * c * h * w, dtype=grad.dtype)
+        np.add.at(grad_x, (ctx.argmax + plane_start).ravel(), grad.ravel())
+        return grad_x.reshape(ctx.input_shape)
+
+
+def max_and_first_argmax(taps, offsets):
+    """Compare-and-select over the k·k taps: each window's max and the offset of its first
+    maximum from the window's tap (0, 0).
+
+    A strict ">" keeps the first maximum in window order, as PyTorch does; a NaN wins and
+    propagates (PyTorch's "val > max || isnan(val)"), and np.maximum returns the NaN too. The
+    value is taken with np.maximum rather than a masked copy, which is several times slower.
+    """
+    out = taps[0].copy()
+    offset = np.zeros(out.shape, dtype=np.int64)
+    better = np.empty(out.shape, dtype=bool)
+    maybe_nan = out.dtype.kind == "f"
+    for t in range(1, len(taps)):
+        values = taps[t]
+        np.greater(values, out, out=better)
+        if maybe_nan:
+            better |= values != values  # isnan without a temporary per tap
+        np.maximum(out, values, out=out)
+        np.copyto(offset, offsets[t], where=better)
+    return out, offset
+
+
+def phase_split_taps(padded, kernel, stride, dilation, out_hw):
+    """Fast path for strided windows: the taps as contiguous slices of a phase-split copy.
+
+    With stride s > 1 every tap is a view that steps s elements along its last axis, and NumPy's
+    ufuncs run several times slower on such views than on contiguous rows. One transposing copy
+    groups the input by phase, (N, C, sh, sw, H/sh, W/sw): pixel (y, x) goes to phase
+    (y % sh, x % sw), position (y // sh, x // sw). Tap (i, j) then reads phase (i % sh, j % sw)
+    from (i // sh, j // sw) on, with unit strides. Returns None where this does not apply
+    (stride 1, dilation, or a padded size not divisible by the stride): the general path then
+    reads ``tap`` views directly. Tests compare both paths.
+    """
+    (sh, sw), (ho, wo) = stride, out_hw
+    n, c, hp, wp = padded.shape
+    if dilation != (1, 1) or (sh == 1 and sw == 1) or hp % sh or wp % sw:
+        return None
+    if any((k - 1) // s + o > size // s for k, s, o, size in zip(kernel, stride, out_hw, (hp, wp))):
+        return None
+    phases = np.empty((n, c, sh, sw, hp // sh, wp // sw), dtype=padded.dtype)
+    np.copyto(phases, padded.reshape(n, c, hp // sh, sh, wp // sw, sw).transpose(0, 1, 3, 5, 2, 4))
+    return [phases[:, :, i % sh, j % sw, i // sh: i // sh + ho, j // sw: j // sw + wo]
+            for i in range(kernel[0]) for j in range(kernel[1])]
 
 
 def _first_real_pixel(rows, columns, dilation, width):
