@@ -311,6 +311,8 @@ def test_max_pool2d_window_that_sees_only_padding_is_refused():
 def test_max_pool2d_bad_ties():
     with pytest.raises(ValueError, match="max_pool2d: ties must be one of .*'last'"):
         F.max_pool2d(leaf(np.ones((1, 1, 4, 4))), 2, ties="last")
+    with pytest.raises(TypeError):  # ties is keyword-only, after torch's own arguments
+        F.max_pool2d(leaf(np.ones((1, 1, 4, 4))), 2, None, 0, 1, False, False, "split")
 
 
 @pytest.mark.parametrize("op", sorted(POOLS))

@@ -219,7 +219,7 @@ def test_non_scalar_output_needs_a_gradient():
 
 def test_gradient_argument_may_be_a_tensor():
     x = Tensor([1.0, 2.0], requires_grad=True)
-    (x * 2).backward(Tensor([3.0, 4.0]))
+    (x * 2).backward(gradient=Tensor([3.0, 4.0]))
     np.testing.assert_allclose(x.grad.data, [6.0, 8.0])
 
 
@@ -271,6 +271,16 @@ def test_non_leaf_keeps_grad_only_after_retain_grad():
     assert h1.grad is None
     np.testing.assert_allclose(h2.grad.data, [2.0, 4.0])
     np.testing.assert_allclose(x.grad.data, [12.0, 24.0])  # 12x
+
+
+def test_retained_non_leaf_grad_accumulates_like_a_leaf():
+    a = Tensor([1.0, 2.0], requires_grad=True)
+    h = (a * 2).retain_grad()
+    y = (h * h).sum()  # ∂y/∂h = 2h = 4a, ∂y/∂a = 8a
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(h.grad.data, 2 * np.array([4.0, 8.0]))
+    np.testing.assert_allclose(a.grad.data, 2 * np.array([8.0, 16.0]))
 
 
 def test_leaf_without_requires_grad_gets_no_grad():
