@@ -8,17 +8,40 @@ becomes ``W (F × C·k·k) @ cols (C·k·k × N·Ho·Wo)``. Backward is two more
 ``∂L/∂W = G @ colsᵀ`` and ``∂L/∂cols = Wᵀ @ G``; col2im then adds each column back onto the
 pixels it was copied from (pixels shared by overlapping windows collect several terms).
 """
+import threading
+
 import numpy as np
 
 from ..tensor import Function
 from .window import pad_hw, tap
+
+# Scratch buffers for the two large arrays of a step, the im2col columns and their gradient,
+# kept per (shape, dtype) between steps. Writing into fresh memory costs a page fault per 4 KiB,
+# which here was as slow as the matrix products themselves; a training loop allocates the same
+# shapes every step, so handing buffers back and taking them again avoids that. A buffer is
+# only ever in one node's hands: taken by forward/backward, given back once nothing reads it.
+# Per thread, so that two threads never share one; at most two kept per shape.
+_scratch = threading.local()
+
+
+def take_buffer(shape, dtype) -> np.ndarray:
+    free = getattr(_scratch, "free", None)
+    stack = free.get((shape, dtype)) if free else None
+    return stack.pop() if stack else np.empty(shape, dtype=dtype)
+
+
+def give_buffer(array: np.ndarray) -> None:
+    free = _scratch.__dict__.setdefault("free", {})
+    stack = free.setdefault((array.shape, array.dtype), [])
+    if len(stack) < 2:
+        stack.append(array)
 
 
 def im2col(padded, kernel, stride, dilation, out_hw) -> np.ndarray:
     """Columns laid out channel-major, (C, kh, kw, N, Ho, Wo), filled one tap at a time."""
     n, c = padded.shape[:2]
     kh, kw = kernel
-    cols = np.empty((c, kh, kw, n) + out_hw, dtype=padded.dtype)
+    cols = take_buffer((c, kh, kw, n) + out_hw, padded.dtype)
     for i in range(kh):
         for j in range(kw):
             cols[:, i, j] = tap(padded, i, j, stride, dilation, out_hw).transpose(1, 0, 2, 3)
@@ -26,13 +49,19 @@ def im2col(padded, kernel, stride, dilation, out_hw) -> np.ndarray:
 
 
 def col2im(cols, padded_shape, kernel, stride, dilation, out_hw) -> np.ndarray:
-    """The adjoint of im2col: add each tap's column back onto the pixels it was read from."""
-    padded = np.zeros(padded_shape, dtype=cols.dtype)
+    """The adjoint of im2col: add each tap's column back onto the pixels it was read from.
+
+    The sums run in the columns' own channel-major order, (C, N, H, W), so that each tap adds a
+    contiguous block (adding a transposed view was about twice as slow); the result is handed
+    back as an (N, C, H, W) view of that array.
+    """
+    n, c, hp, wp = padded_shape
+    padded = np.zeros((c, n, hp, wp), dtype=cols.dtype)
     kh, kw = kernel
     for i in range(kh):
         for j in range(kw):
-            tap(padded, i, j, stride, dilation, out_hw)[...] += cols[:, i, j].transpose(1, 0, 2, 3)
-    return padded
+            tap(padded, i, j, stride, dilation, out_hw)[...] += cols[:, i, j]
+    return padded.transpose(1, 0, 2, 3)
 
 
 class Conv2d(Function):
@@ -52,7 +81,9 @@ class Conv2d(Function):
             out = out + bias.reshape(1, f, 1, 1)
         ctx.padded_shape, ctx.input_hw = padded.shape, (h, w)
         if ctx.needs_input_grad[1]:
-            ctx.cols = cols
+            ctx.cols = cols  # handed back by release(), after backward
+        else:
+            give_buffer(cols.base)
         if ctx.needs_input_grad[0]:
             ctx.weight = weight
         return out
@@ -68,8 +99,11 @@ class Conv2d(Function):
             weight = ctx.weight
             kh, kw = weight.shape[2:]
             kernels = weight.reshape(groups, f // groups, -1)
-            grad_cols = (kernels.swapaxes(1, 2) @ grad_mat).reshape(-1, kh, kw, grad.shape[0], *out_hw)
-            grad_padded = col2im(grad_cols, ctx.padded_shape, (kh, kw), a["stride"], a["dilation"], out_hw)
+            grad_cols = take_buffer((groups, kernels.shape[2], grad_mat.shape[2]), grad.dtype)
+            np.matmul(kernels.swapaxes(1, 2), grad_mat, out=grad_cols)
+            grad_padded = col2im(grad_cols.reshape(-1, kh, kw, grad.shape[0], *out_hw),
+                                 ctx.padded_shape, (kh, kw), a["stride"], a["dilation"], out_hw)
+            give_buffer(grad_cols)  # a temporary: col2im has summed it into a new array
             top, _, left, _ = a["padding"]
             h, w = ctx.input_hw
             grad_x = grad_padded[:, :, top: top + h, left: left + w]
@@ -78,3 +112,10 @@ class Conv2d(Function):
         if len(ctx.parents) > 2 and ctx.needs_input_grad[2]:
             grad_b = grad.sum(axis=(0, 2, 3))
         return grad_x, grad_w, grad_b
+
+    def release(self) -> None:
+        """Free the saved buffers, handing the im2col columns back for the next forward."""
+        cols = self.__dict__.get("cols")
+        super().release()
+        if cols is not None:
+            give_buffer(cols.base if cols.base is not None else cols)
