@@ -115,55 +115,60 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
     """
     if not isinstance(tensor, Tensor):
         raise TypeError(f"draw_graph: expected a Tensor, got {type(tensor).__name__}")
+    if rankdir not in ("TB", "BT", "LR", "RL"):
+        raise ValueError(f"draw_graph: rankdir must be 'TB', 'BT', 'LR' or 'RL', got {rankdir!r}")
     if max_depth is not None and max_depth < 0:
         raise ValueError(f"draw_graph: max_depth must be >= 0 or None, got {max_depth}")
     walk = _walk(tensor, max_depth)
-    groups, hidden = _chains(walk, collapse) if collapse else ({}, set())
+    ops, uses = walk["ops"], walk["uses"]
+    groups, hidden, inside = _chains(ops, uses, collapse) if collapse else ({}, set(), set())
     fmt = (lambda v: f"{v:.{precision}g}") if isinstance(precision, int) else (
         lambda v: format(v, precision))
-    marks = _all_pool_marks(walk["ops"]) if show_values else {}
+    marks = _all_pool_marks(ops.values()) if show_values else {}
+
+    # Each op node with the inputs it gets edges from. Unnamed constants feeding a collapsed
+    # chain (the 1.0001 of y * 1.0001, 100,000 times) are counted in its label, not drawn.
+    op_nodes, folded = [], set()
+    for key, (fn, out) in ops.items():
+        if key in inside:
+            continue  # drawn as part of its chain's head
+        if key not in groups:
+            op_nodes.append(([(fn, out)], fn.parents, 0))
+            continue
+        inputs, n_folded = {}, 0
+        for f, _ in groups[key]:
+            for p in f.parents:
+                if id(p) in hidden:
+                    continue
+                if p.grad_fn is None and not p.requires_grad and p.name is None and uses[id(p)] == 1:
+                    folded.add(id(p))
+                    n_folded += 1
+                else:  # one edge per input, however often the chain uses it
+                    inputs.setdefault(id(p), p)
+        op_nodes.append((groups[key], list(inputs.values()), n_folded))
 
     dot = GraphDigraph(name="tinygrad_pool", graph_attr=dict(
         rankdir=rankdir, nodesep="0.3", ranksep="0.35", fontname="Helvetica"),
         node_attr=dict(fontname="Helvetica", fontsize="11", margin="0.08,0.04"),
         edge_attr=dict(fontname="Helvetica", fontsize="9", color="#555555"))
-    names = {}  # id(tensor or op) -> DOT node name
-
-    def node_name(obj, prefix):
-        return names.setdefault(id(obj), f"{prefix}{len(names)}")
-
-    # Unnamed constants feeding a collapsed chain (the 1.0001 in y * 1.0001, 100,000 times)
-    # are counted in the chain's label instead of being drawn one by one.
-    uses = walk["uses"]
-    folded = {id(p) for run in groups.values() for fn, _ in run for p in fn.parents
-              if p.grad_fn is None and not p.requires_grad and p.name is None and uses[id(p)] == 1}
-
+    names = {}  # id(tensor) -> DOT node name
     for t in walk["tensors"].values():
         if id(t) in hidden or id(t) in folded:
             continue
         kind = ("output" if t is tensor else "intermediate" if t.grad_fn is not None
                 else "parameter" if t.requires_grad else "constant")
         label = _tensor_label(t, kind, show_values, fmt, max_elements, marks.get(id(t)))
-        dot.node(node_name(t, "t"), f"<{label}>", shape="box", style="rounded,filled",
+        names[id(t)] = name = f"t{len(names)}"
+        dot.node(name, f"<{label}>", shape="box", style="rounded,filled",
                  fillcolor=STYLE[kind], penwidth="2" if kind == "output" else "1")
 
-    in_group = {id(fn) for run in groups.values() for fn, _ in run[1:]}
-    for fn, out in walk["ops"]:
-        if id(fn) in in_group:
-            continue  # drawn as part of its chain's head
-        run = groups.get(id(fn), [(fn, out)])
-        op = node_name(fn, "op")
-        dot.node(op, f"<{_op_label(run, show_saved, folded)}>", shape="box", style="filled",
+    for number, (run, inputs, n_folded) in enumerate(op_nodes):
+        op = f"op{number}"
+        dot.node(op, f"<{_op_label(run, show_saved, n_folded)}>", shape="box", style="filled",
                  fillcolor=STYLE["op"], color="#6a5aa8")
-        drawn_inputs = []
-        for f, _ in run:
-            drawn_inputs += [p for p in f.parents if id(p) not in hidden and id(p) not in folded]
-        seen = set()
-        for p in drawn_inputs:
-            if len(run) > 1 and id(p) in seen:
-                continue  # one parameter used by every op of a chain gets one edge
-            seen.add(id(p))
+        for p in inputs:
             dot.edge(names[id(p)], op, label=_shape(p.shape) if edge_labels else None)
+        out = run[0][1]
         dot.edge(op, names[id(out)], label=_shape(out.shape) if edge_labels else None)
 
     if walk["frontier"]:
@@ -184,27 +189,24 @@ def _walk(root: Tensor, max_depth: int | None) -> dict:
     Returns the tensors and ops to draw, how many drawn ops use each tensor, the tensors whose
     producing op lies beyond max_depth (the frontier) and how many ops are elided behind it.
     """
-    tensors, ops, uses, frontier = {id(root): root}, [], Counter(), []
-    seen_ops = set()
+    tensors, ops, uses, frontier = {id(root): root}, {}, Counter(), []
     queue = deque([(root, 0)])
     while queue:
         t, depth = queue.popleft()
         fn = t.grad_fn
-        if fn is None or id(fn) in seen_ops:
+        if fn is None or id(fn) in ops:
             continue
         if max_depth is not None and depth >= max_depth:
             frontier.append(t)
             continue
-        seen_ops.add(id(fn))
-        ops.append((fn, t))  # an op does not know its output; remember the tensor that led here
+        ops[id(fn)] = (fn, t)  # an op does not know its output; remember the tensor that led here
         for p in fn.parents:
             uses[id(p)] += 1
             if id(p) not in tensors:
                 tensors[id(p)] = p
                 queue.append((p, depth + 1))
     # Count what max_depth hides (cheap: no labels), so the picture says how much is missing.
-    stack = [t.grad_fn for t in frontier]
-    elided = 0
+    stack, seen_ops, elided = [t.grad_fn for t in frontier], set(ops), 0
     while stack:
         fn = stack.pop()
         if id(fn) in seen_ops:
@@ -215,36 +217,35 @@ def _walk(root: Tensor, max_depth: int | None) -> dict:
     return dict(tensors=tensors, ops=ops, uses=uses, frontier=frontier, elided=elided)
 
 
-def _chains(walk: dict, min_length: int):
+def _chains(ops: dict, uses: Counter, min_length: int):
     """Runs of identical ops (same name, same attributes), each feeding only the next.
 
     Returns {id(head op): [(op, output), ...] from the output backwards} for runs of at least
-    ``min_length`` ops, and the ids of the tensors inside them (not drawn). A tensor with a name
-    or retain_grad() stays visible, so it ends a run.
+    ``min_length`` ops, the ids of the tensors inside them and of their ops other than the head
+    (neither is drawn). A tensor with a name or retain_grad() stays visible: it ends a run.
     """
-    drawn = {id(fn): (fn, out) for fn, out in walk["ops"]}
-    key = {i: (fn.name, _attr_rows(fn)) for i, (fn, _) in drawn.items()}
     previous = {}  # id(op) -> the identical op whose output is its input
-    for i, (fn, _) in drawn.items():
+    for key, (fn, _) in ops.items():
         for p in fn.parents:
             g = p.grad_fn
-            if (g is not None and id(g) in drawn and key[id(g)] == key[i] and p.name is None
-                    and not p.retains_grad and walk["uses"][id(p)] == 1):
-                previous[i] = id(g)
+            if (g is not None and g.name == fn.name and id(g) in ops and uses[id(p)] == 1
+                    and p.name is None and not p.retains_grad and _attr_rows(g) == _attr_rows(fn)):
+                previous[key] = id(g)
                 break
     not_heads = set(previous.values())
-    groups, hidden = {}, set()
-    for i in drawn:
-        if i in not_heads or i not in previous:
+    groups, hidden, inside = {}, set(), set()
+    for key in previous:
+        if key in not_heads:
             continue
-        run, j = [drawn[i]], i
+        run, j = [ops[key]], key
         while j in previous:
             j = previous[j]
-            run.append(drawn[j])
+            run.append(ops[j])
         if len(run) >= min_length:
-            groups[i] = run
+            groups[key] = run
             hidden.update(id(out) for _, out in run[1:])
-    return groups, hidden
+            inside.update(id(fn) for fn, _ in run[1:])
+    return groups, hidden, inside
 
 
 # ---- labels (Graphviz HTML-like labels: every piece of text goes through html.escape) ------
@@ -262,6 +263,8 @@ def _attr_value(v) -> str:
         return ":".join("" if x is None else str(x) for x in (v.start, v.stop, v.step)).rstrip(":") or ":"
     if isinstance(v, np.ndarray):
         return f"array {_shape(v.shape)}"
+    if isinstance(v, (np.integer, np.floating, np.bool_)):
+        v = v.item()  # NumPy 2 would write np.int64(3)
     if isinstance(v, float):
         return f"{v:g}"
     text = repr(v)
@@ -273,18 +276,19 @@ _ORDER = ("kernel_size", "stride", "padding", "dilation", "groups", "ceil_mode",
 
 
 def _attr_rows(fn) -> tuple:
+    if not fn.attrs:
+        return ()
     # out_hw is bookkeeping the output tensor's shape already shows.
     keys = sorted((k for k in fn.attrs if k != "out_hw"),
                   key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))
     return tuple(f"{k}={_attr_value(fn.attrs[k])}" for k in keys)
 
 
-def _op_label(run: list, show_saved: bool, folded: set) -> str:
+def _op_label(run: list, show_saved: bool, constants: int) -> str:
     fn = run[0][0]
     title = fn.name if len(run) == 1 else f"{fn.name} ×{len(run):,}"
     rows = [f"<TR><TD><B>{html.escape(title)}</B></TD></TR>"]
     rows += [f'<TR><TD ALIGN="LEFT">{html.escape(a)}</TD></TR>' for a in _attr_rows(fn)]
-    constants = sum(id(p) in folded for f, _ in run for p in f.parents)
     if constants:
         rows.append(f"<TR><TD>{SMALL.format(f'+ {constants:,} constant inputs')}</TD></TR>")
     if show_saved:
@@ -369,17 +373,20 @@ def _matrices(caption: str, array: np.ndarray, fmt, max_elements: int, chosen, t
         picked = as_2d(chosen[index]) if chosen is not None else None
         tie = as_2d(tied[index]) if tied is not None else None
         rows = [f'<TR><TD COLSPAN="{values.shape[1]}" BORDER="0">{head}</TD></TR>']
-        for r, row in enumerate(values):
+        texts = [[fmt(v) if values.dtype.kind in "fc" else str(v) for v in row] for row in values]
+        # Equal column widths (in points, about 6.5 per character) so the grid reads as a matrix.
+        width = 7 * max(len(t) for row in texts for t in row) + 6
+        for r, row in enumerate(texts):
             cells = []
-            for c, v in enumerate(row):
-                text = html.escape(fmt(v) if values.dtype.kind in "fc" else str(v))
+            for c, text in enumerate(row):
+                text = html.escape(text)
                 if picked is not None and picked[r, c]:
-                    cells.append(f'<TD BGCOLOR="{STYLE["argmax"]}" BORDER="2" '
+                    cells.append(f'<TD WIDTH="{width}" BGCOLOR="{STYLE["argmax"]}" BORDER="2" '
                                  f'COLOR="{STYLE["argmax_border"]}"><B>{text}</B></TD>')
                 elif tie is not None and tie[r, c]:
-                    cells.append(f'<TD BGCOLOR="{STYLE["tie"]}">{text}</TD>')
+                    cells.append(f'<TD WIDTH="{width}" BGCOLOR="{STYLE["tie"]}">{text}</TD>')
                 else:
-                    cells.append(f"<TD>{text}</TD>")
+                    cells.append(f'<TD WIDTH="{width}">{text}</TD>')
             rows.append("<TR>" + "".join(cells) + "</TR>")
         tables.append('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3" '
                       f'COLOR="#aaaaaa">{"".join(rows)}</TABLE>')
@@ -390,7 +397,7 @@ def _matrices(caption: str, array: np.ndarray, fmt, max_elements: int, chosen, t
 
 
 # ---- max pooling's "blue circles" -----------------------------------------------------------
-def _all_pool_marks(ops: list) -> dict:
+def _all_pool_marks(ops) -> dict:
     """{id(input tensor): (chosen mask, tied mask, note)} for every MaxPool2d drawn."""
     marks = {}
     for fn, _ in ops:
