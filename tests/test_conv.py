@@ -105,6 +105,41 @@ def test_same_padding_keeps_the_spatial_size(rng, kernel):
     assert out.shape == (1, 2, 5, 6)
 
 
+def test_conv2d_graphs_alive_at_once_keep_their_own_saved_buffers(rng):
+    # several forward graphs of the same shapes, some freed in between: each backward must use
+    # the columns its own forward saved (checked against one conv computed alone, per input)
+    w_data = rng.standard_normal((2, 2, 3, 3))
+    inputs = [rng.standard_normal((1, 2, 5, 5)) for _ in range(4)]
+    weights_grad = rng.standard_normal((1, 2, 3, 3))
+
+    def alone(x):
+        w = leaf(w_data)
+        F.conv2d(Tensor(x), w).backward(weights_grad)
+        return w.grad.data
+
+    expected = [alone(x) for x in inputs]
+    ws = [leaf(w_data) for _ in inputs]
+    ys = [F.conv2d(Tensor(x), w) for x, w in zip(inputs[:2], ws[:2])]
+    ys[1].backward(weights_grad)  # frees graph 1 while graph 0 is still alive
+    ys += [F.conv2d(Tensor(x), w) for x, w in zip(inputs[2:], ws[2:])]
+    F.conv2d(Tensor(inputs[0]), Tensor(w_data))  # a forward that saves nothing
+    for k in (3, 0, 2):
+        ys[k].backward(weights_grad)
+    for k in range(4):
+        np.testing.assert_allclose(ws[k].grad.data, expected[k], rtol=1e-12, err_msg=f"graph {k}")
+
+
+def test_conv2d_retain_graph_twice_doubles_the_gradient(rng):
+    x, w = leaf(rng.standard_normal((1, 1, 4, 4))), leaf(rng.standard_normal((1, 1, 2, 2)))
+    y = F.conv2d(x, w).sum()
+    y.backward(retain_graph=True)
+    first = w.grad.data.copy(), x.grad.data.copy()
+    F.conv2d(Tensor(rng.standard_normal((1, 1, 4, 4))), leaf(rng.standard_normal((1, 1, 2, 2)))).sum().backward()
+    y.backward()
+    np.testing.assert_allclose(w.grad.data, 2 * first[0])
+    np.testing.assert_allclose(x.grad.data, 2 * first[1])
+
+
 def test_float32_conv_stays_float32(rng):
     x = Tensor(rng.standard_normal((1, 1, 4, 4)).astype(np.float32), requires_grad=True)
     w = Tensor(rng.standard_normal((1, 1, 3, 3)).astype(np.float32), requires_grad=True)
