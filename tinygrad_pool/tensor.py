@@ -46,10 +46,21 @@ class Function:
     # Attributes every node has; anything else on a node was saved by forward for backward.
     _STRUCTURE = frozenset(("parents", "attrs", "needs_input_grad", "released"))
 
+    released = False  # set on the node by release(); a class default saves a store per op
+
     @classmethod
     def apply(cls, *inputs: "Tensor", **attrs) -> "Tensor":
         """Run forward on the inputs' arrays; record this node if any input needs a gradient."""
-        return cls.apply_with_ctx(*inputs, **attrs)[0]
+        # The body of apply_with_ctx, inlined: this runs once per op, and on tiny tensors the
+        # Python around the NumPy call is most of an op's cost.
+        ctx = cls.__new__(cls)
+        ctx.parents = inputs
+        ctx.attrs = attrs
+        ctx.needs_input_grad = needs = tuple([t.requires_grad for t in inputs])
+        out = ctx.forward(*[t.data for t in inputs], **attrs)
+        if type(out) is not np.ndarray:  # NumPy turns 0-d results into scalars
+            out = np.asarray(out)
+        return Tensor._make(out, ctx if _grad_enabled and True in needs else None)
 
     @classmethod
     def apply_with_ctx(cls, *inputs: "Tensor", **attrs) -> tuple:
@@ -57,14 +68,11 @@ class Function:
         ctx = cls.__new__(cls)
         ctx.parents = inputs
         ctx.attrs = attrs
-        ctx.needs_input_grad = tuple([t.requires_grad for t in inputs])
-        ctx.released = False
+        ctx.needs_input_grad = needs = tuple([t.requires_grad for t in inputs])
         out = ctx.forward(*[t.data for t in inputs], **attrs)
         if type(out) is not np.ndarray:  # NumPy turns 0-d results into scalars
             out = np.asarray(out)
-        if _grad_enabled and True in ctx.needs_input_grad:
-            return Tensor._make(out, ctx), ctx
-        return Tensor._make(out, None), ctx
+        return Tensor._make(out, ctx if _grad_enabled and True in needs else None), ctx
 
     @property
     def name(self) -> str:
@@ -75,8 +83,9 @@ class Function:
         return {k: v for k, v in vars(self).items() if k not in self._STRUCTURE}
 
     def release(self) -> None:
-        for key in self.saved_for_backward():
-            delattr(self, key)
+        saved = self.__dict__
+        for key in [k for k in saved if k not in self._STRUCTURE]:
+            del saved[key]
         self.released = True
 
     def forward(ctx, *arrays, **attrs):  # pragma: no cover - every op defines it
@@ -230,8 +239,9 @@ class Tensor:
                 )
 
         grads = {id(self): seed}  # keyed by identity: equal values are still different nodes
+        pop = grads.pop
         for tensor in reversed(order):  # outputs before the inputs they were computed from
-            grad = grads.pop(id(tensor), None)
+            grad = pop(id(tensor), None)
             if grad is None:
                 continue
             fn = tensor.grad_fn
@@ -240,15 +250,19 @@ class Tensor:
             if fn is None:
                 continue
             input_grads = fn.backward(grad)
-            if not isinstance(input_grads, tuple):
+            if type(input_grads) is not tuple:
                 input_grads = (input_grads,)
             for parent, parent_grad in zip(fn.parents, input_grads):
                 if parent_grad is None or not parent.requires_grad:
                     continue
-                if parent_grad.dtype != parent.data.dtype:
-                    parent_grad = parent_grad.astype(parent.data.dtype)
+                dtype = parent.data.dtype
+                if parent_grad.dtype != dtype:
+                    parent_grad = parent_grad.astype(dtype)
                 key = id(parent)
-                grads[key] = grads[key] + parent_grad if key in grads else parent_grad
+                if key in grads:
+                    grads[key] = grads[key] + parent_grad
+                else:
+                    grads[key] = parent_grad
             if not retain_graph:
                 fn.release()
 
@@ -264,24 +278,29 @@ class Tensor:
         """Every tensor that requires grad and leads to self, each after all its inputs.
 
         Iterative depth-first search: a chain of 100,000 ops would overflow Python's recursion
-        limit. A tensor is emitted only when the marker pushed before its inputs comes back off
-        the stack, i.e. after all of them have been emitted.
+        limit. A tensor seen for the first time is expanded: pushed back, with its inputs above
+        it; when it comes off the stack again all of them have been emitted, so it is emitted.
+        (The stack holds tensors only, no (tensor, flag) tuples: allocating one per visit was a
+        noticeable share of backward on long chains.)
         """
-        order, visited = [], set()
-        stack = [(self, False)]
+        order, expanded, emitted = [], set(), set()
+        stack = [self]
+        push, pop = stack.append, stack.pop
         while stack:
-            tensor, inputs_done = stack.pop()
-            if inputs_done:
-                order.append(tensor)
+            tensor = pop()
+            key = id(tensor)
+            if key in expanded:
+                if key not in emitted:  # else a duplicate pushed before it was emitted
+                    emitted.add(key)
+                    order.append(tensor)
                 continue
-            if id(tensor) in visited:
-                continue
-            visited.add(id(tensor))
-            stack.append((tensor, True))
-            if tensor.grad_fn is not None:
-                for parent in tensor.grad_fn.parents:
-                    if parent.requires_grad and id(parent) not in visited:
-                        stack.append((parent, False))
+            expanded.add(key)
+            push(tensor)
+            fn = tensor.grad_fn
+            if fn is not None:
+                for parent in fn.parents:
+                    if parent.requires_grad and id(parent) not in expanded:
+                        push(parent)
         return order
 
     # ---- ops, as methods and operators (each one a Function in ops/) -------------------------
