@@ -36,10 +36,10 @@ class MatMul(Function):
         a, b = ctx.a, ctx.b
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b
-        if a.ndim == 1:
-            grad = np.expand_dims(grad, -2)
-        if b.ndim == 1:
-            grad = np.expand_dims(grad, -1)
+        if b.ndim == 1:  # put back the column axis that b's promotion removed from the output
+            grad = grad[..., None]
+        if a.ndim == 1:  # and the row axis that a's removed
+            grad = grad[..., None, :]
         grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
             grad_a = unbroadcast(grad @ b2.swapaxes(-1, -2), a2.shape).reshape(a.shape)
