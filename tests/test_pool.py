@@ -285,7 +285,8 @@ def test_pool_input_must_be_4d(op, shape):
 
 @pytest.mark.parametrize("op", sorted(POOLS))
 def test_pool_padding_more_than_half_the_kernel(op):
-    with pytest.raises(ValueError, match=rf"{op}: padding \(2, 2\) must be at most half of kernel_size=\(3, 3\)"):
+    message = rf"{op}: padding \(2, 2\) must be at most half of kernel_size=\(3, 3\)"
+    with pytest.raises(ValueError, match=message):
         POOLS[op](leaf(np.ones((1, 1, 6, 6))), 3, padding=2)
     with pytest.raises(ValueError, match=rf"{op}: padding"):
         POOLS[op](leaf(np.ones((1, 1, 6, 6))), (4, 2), padding=(1, 2))
@@ -293,12 +294,14 @@ def test_pool_padding_more_than_half_the_kernel(op):
 
 @pytest.mark.parametrize("op", sorted(POOLS))
 def test_pool_kernel_larger_than_padded_input(op):
-    with pytest.raises(ValueError, match=rf"{op}: the width window .*larger than the padded input \(4 \+ 2×0 = 4\)"):
+    message = rf"{op}: the width window .*larger than the padded input \(4 \+ 2×0 = 4\)"
+    with pytest.raises(ValueError, match=message):
         POOLS[op](leaf(np.ones((1, 1, 6, 4))), (2, 5))
 
 
 def test_max_pool2d_dilated_window_larger_than_padded_input():
-    with pytest.raises(ValueError, match=r"max_pool2d: the height window \(7 .*dilation=3.*\(5 \+ 2×0 = 5\)"):
+    message = r"max_pool2d: the height window \(7 .*dilation=3.*\(5 \+ 2×0 = 5\)"
+    with pytest.raises(ValueError, match=message):
         F.max_pool2d(leaf(np.ones((1, 1, 5, 9))), 3, dilation=3)
 
 
