@@ -62,13 +62,18 @@ class MaxPool2d(Function):
     def backward(ctx, grad):
         if ctx.attrs["ties"] != "first":
             return _tied_backward(ctx, grad)
-        n, c, h, w = ctx.input_shape
-        # Scatter-add: np.add.at sums the gradients of all windows that chose the same pixel
-        # (overlapping windows), in the gradient's own dtype (bincount would go through float64).
-        plane_start = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
-        grad_x = np.zeros(n * c * h * w, dtype=grad.dtype)
-        np.add.at(grad_x, (ctx.argmax + plane_start).ravel(), grad.ravel())
-        return grad_x.reshape(ctx.input_shape)
+        return route_to_argmax(ctx.argmax, grad, ctx.input_shape)
+
+
+def route_to_argmax(argmax, grad, input_shape):
+    """Send each output's gradient to the pixel its window chose."""
+    n, c, h, w = input_shape
+    # Scatter-add: np.add.at sums the gradients of all windows that chose the same pixel
+    # (overlapping windows), in the gradient's own dtype (bincount would go through float64).
+    plane_start = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
+    grad_x = np.zeros(n * c * h * w, dtype=grad.dtype)
+    np.add.at(grad_x, (argmax + plane_start).ravel(), grad.ravel())
+    return grad_x.reshape(input_shape)
 
 
 def max_and_first_argmax(taps, offsets):
@@ -124,18 +129,30 @@ def _first_real_pixel(rows, columns, dilation, width):
 
 
 def _tied_backward(ctx, grad):
-    """Ties "split" / "all": every tap equal to its window's max takes a share / the whole."""
+    """Ties "split" / "all": every real pixel equal to its window's max takes a share / the whole.
+
+    Padding never ties (it is -inf only to lose comparisons). A NaN window has no pixel equal to
+    its max (NaN ≠ NaN), so its gradient follows the stored argmax, as under "first".
+    """
     a = ctx.attrs
     kernel, stride, dilation, (ph, pw) = a["kernel_size"], a["stride"], a["dilation"], a["padding"]
     out_hw = grad.shape[2:]
+    h, w = ctx.input_shape[2:]
+    real = np.zeros((1, 1) + ctx.padded.shape[2:], dtype=bool)
+    real[:, :, ph: ph + h, pw: pw + w] = True
     taps = [(i, j) for i in range(kernel[0]) for j in range(kernel[1])]
-    is_max = [tap(ctx.padded, i, j, stride, dilation, out_hw) == ctx.out for i, j in taps]
-    share = grad / sum(m.astype(grad.dtype) for m in is_max) if a["ties"] == "split" else grad
+    is_max = [(tap(ctx.padded, i, j, stride, dilation, out_hw) == ctx.out)
+              & tap(real, i, j, stride, dilation, out_hw) for i, j in taps]
+    count = sum(m.astype(grad.dtype) for m in is_max)
+    unmatched = count == 0
+    share = grad / np.maximum(count, 1) if a["ties"] == "split" else grad
     grad_padded = np.zeros(ctx.padded.shape, dtype=grad.dtype)
     for (i, j), chosen in zip(taps, is_max):
         tap(grad_padded, i, j, stride, dilation, out_hw)[...] += share * chosen
-    h, w = ctx.input_shape[2:]
-    return grad_padded[:, :, ph: ph + h, pw: pw + w]
+    grad_x = grad_padded[:, :, ph: ph + h, pw: pw + w]
+    if unmatched.any():
+        grad_x = grad_x + route_to_argmax(ctx.argmax, grad * unmatched, ctx.input_shape)
+    return grad_x
 
 
 class AvgPool2d(Function):
