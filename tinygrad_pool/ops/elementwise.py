@@ -20,7 +20,8 @@ class Add(Function):
     """d(a + b) = da + db"""
 
     def forward(ctx, a, b):
-        check_broadcast("add", a, b)
+        if a.shape != b.shape:  # the check costs a call; equal shapes need none
+            check_broadcast("add", a, b)
         ctx.a_shape, ctx.b_shape = a.shape, b.shape
         return a + b
 
@@ -32,7 +33,8 @@ class Sub(Function):
     """d(a - b) = da - db"""
 
     def forward(ctx, a, b):
-        check_broadcast("sub", a, b)
+        if a.shape != b.shape:  # the check costs a call; equal shapes need none
+            check_broadcast("sub", a, b)
         ctx.a_shape, ctx.b_shape = a.shape, b.shape
         return a - b
 
@@ -45,7 +47,8 @@ class Mul(Function):
     """d(a * b) = b da + a db"""
 
     def forward(ctx, a, b):
-        check_broadcast("mul", a, b)
+        if a.shape != b.shape:  # the check costs a call; equal shapes need none
+            check_broadcast("mul", a, b)
         ctx.a, ctx.b = a, b
         return a * b
 
@@ -60,7 +63,8 @@ class Div(Function):
     """d(a / b) = da / b - a db / b²"""
 
     def forward(ctx, a, b):
-        check_broadcast("div", a, b)
+        if a.shape != b.shape:  # the check costs a call; equal shapes need none
+            check_broadcast("div", a, b)
         ctx.a, ctx.b = a, b
         return a / b
 
