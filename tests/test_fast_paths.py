@@ -1,0 +1,226 @@
+"""The performance fast paths against the general paths they shortcut, and against PyTorch and
+finite differences: a fast path may change how fast, never what."""
+import numpy as np
+import pytest
+
+import tinygrad_pool.nn.functional as F
+from tinygrad_pool import Tensor, gradcheck
+from tinygrad_pool.ops import conv, pool
+from tinygrad_pool.ops.window import tap
+
+
+def _general_taps(padded, kernel, stride, dilation, out_hw):
+    return [tap(padded, i, j, stride, dilation, out_hw) for i in range(kernel[0]) for j in range(kernel[1])]
+
+
+def _window_argmax_by_loop(x, kernel, stride, out_hw):
+    """The definition, one window at a time: value and flat index of the first maximum."""
+    n, c, h, w = x.shape
+    out = np.empty((n, c) + out_hw, x.dtype)
+    idx = np.empty((n, c) + out_hw, np.int64)
+    for a in range(out_hw[0]):
+        for b in range(out_hw[1]):
+            r, s = a * stride[0], b * stride[1]
+            window = x[:, :, r: r + kernel[0], s: s + kernel[1]].reshape(n, c, -1)
+            first = window.argmax(axis=2)  # NumPy's argmax also keeps the first maximum
+            out[:, :, a, b] = window.max(axis=2)
+            idx[:, :, a, b] = (r + first // kernel[1]) * w + s + first % kernel[1]
+    return out, idx
+
+
+GEOMETRIES = [  # kernel, stride, input H×W: non-overlapping, overlapping, uneven, rectangular
+    ((2, 2), (2, 2), (8, 8)), ((3, 3), (2, 2), (12, 12)), ((3, 2), (3, 2), (9, 6)),
+    ((2, 3), (2, 3), (7, 10)), ((4, 4), (2, 2), (10, 10)), ((3, 3), (3, 1), (9, 5)),
+]
+
+
+@pytest.mark.parametrize("kernel,stride,hw", GEOMETRIES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_phase_split_taps_equal_the_general_tap_views(rng, kernel, stride, hw, dtype):
+    x = rng.integers(-2, 3, (2, 3) + hw).astype(dtype)  # small integers: many ties
+    out_hw = tuple((s - k) // st + 1 for s, k, st in zip(hw, kernel, stride))
+    fast = pool.phase_split_taps(x, kernel, stride, (1, 1), out_hw)
+    if hw[0] % stride[0] or hw[1] % stride[1]:
+        assert fast is None
+        return
+    assert fast is not None
+    general = _general_taps(x, kernel, stride, (1, 1), out_hw)
+    for a, b in zip(fast, general):
+        np.testing.assert_array_equal(a, b)
+    origin, offsets, _, _ = pool.window_origins(kernel, stride, (0, 0), (1, 1), out_hw, hw)
+    out_fast, arg_fast = pool.max_and_first_argmax(fast, offsets)
+    out_gen, arg_gen = pool.max_and_first_argmax(general, offsets)
+    np.testing.assert_array_equal(out_fast, out_gen)
+    np.testing.assert_array_equal(arg_fast, arg_gen)
+    expected_out, expected_idx = _window_argmax_by_loop(x, kernel, stride, out_hw)
+    np.testing.assert_array_equal(out_fast, expected_out)
+    np.testing.assert_array_equal(arg_fast + origin, expected_idx)
+    assert out_fast.dtype == dtype
+
+
+def test_phase_split_stays_out_of_geometries_it_does_not_cover():
+    x = np.zeros((1, 1, 8, 8))
+    assert pool.phase_split_taps(x, (3, 3), (1, 1), (1, 1), (6, 6)) is None  # stride 1
+    assert pool.phase_split_taps(x, (2, 2), (2, 2), (2, 2), (3, 3)) is None  # dilation
+    assert pool.phase_split_taps(x, (2, 2), (3, 3), (1, 1), (3, 3)) is None  # 8 % 3
+
+
+@pytest.mark.parametrize("kernel,stride,hw", GEOMETRIES)
+def test_max_pool_fast_path_matches_torch_values_indices_and_grads(torch, rng, kernel, stride, hw):
+    for dtype in (np.float32, np.float64):
+        x = rng.integers(-2, 3, (2, 3) + hw).astype(dtype)
+        x[0, 0, 0, 0] = np.nan
+        x[1, 1, :2, :2] = -np.inf
+        xt = Tensor(x, requires_grad=True)
+        out, idx = F.max_pool2d(xt, kernel, stride, return_indices=True)
+        grad = rng.standard_normal(out.shape).astype(dtype)
+        out.backward(grad)
+        tx = torch.tensor(x, requires_grad=True)
+        t_out, t_idx = torch.nn.functional.max_pool2d(tx, kernel, stride, return_indices=True)
+        t_out.backward(torch.from_numpy(grad))
+        np.testing.assert_array_equal(out.data, t_out.detach().numpy())
+        np.testing.assert_array_equal(idx.data, t_idx.numpy())
+        np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+        assert out.dtype == dtype and xt.grad.dtype == dtype
+
+
+def test_max_pool_random_geometries_match_torch(torch, rng):
+    """Padding, dilation, ceil_mode, ties and NaN, through whichever path each geometry takes."""
+    checked = 0
+    for trial in range(150):
+        k = tuple(int(v) for v in rng.integers(1, 5, 2))
+        s = tuple(int(v) for v in rng.integers(1, 4, 2))
+        d = tuple(int(v) for v in rng.integers(1, 3, 2))
+        p = tuple(int(rng.integers(0, kk // 2 + 1)) for kk in k)
+        ceil = bool(trial % 2)
+        h, w = (int(rng.integers(k[i] * d[i], 13)) for i in range(2))
+        dtype = (np.float32, np.float64)[trial % 2]
+        x = rng.integers(-2, 3, (2, 2, h, w)).astype(dtype)
+        if trial % 3 == 0:
+            x[rng.random(x.shape) < 0.05] = np.nan
+        xt = Tensor(x, requires_grad=True)
+        try:
+            out, idx = F.max_pool2d(xt, k, s, p, d, ceil, return_indices=True)
+        except ValueError:  # a geometry we refuse (windows of padding only)
+            continue
+        grad = rng.standard_normal(out.shape).astype(dtype)
+        out.backward(grad)
+        tx = torch.tensor(x, requires_grad=True)
+        t_out, t_idx = torch.nn.functional.max_pool2d(tx, k, s, p, d, ceil, return_indices=True)
+        t_out.backward(torch.from_numpy(grad))
+        np.testing.assert_array_equal(out.data, t_out.detach().numpy())
+        np.testing.assert_array_equal(idx.data, t_idx.numpy())
+        np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+        assert xt.grad.dtype == dtype
+        checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("kernel,stride,hw", GEOMETRIES[:3])
+def test_max_pool_fast_path_gradcheck(rng, kernel, stride, hw):
+    x = Tensor(rng.permutation(2 * 2 * hw[0] * hw[1]).reshape((2, 2) + hw) / 7.0, requires_grad=True)
+    assert gradcheck(lambda t: F.max_pool2d(t, kernel, stride), [x])
+
+
+def test_max_pool_backward_scatter_keeps_float32_and_sums_overlaps():
+    x = np.zeros((1, 1, 5, 5), np.float32)
+    x[0, 0, 2, 2] = 1  # the max of all four overlapping 3×3 windows
+    xt = Tensor(x, requires_grad=True)
+    F.max_pool2d(xt, 3, stride=2).sum().backward()
+    assert xt.grad.dtype == np.float32
+    assert xt.grad.data[0, 0, 2, 2] == 4 and xt.grad.data.sum() == 4
+
+
+def test_col2im_is_the_adjoint_of_im2col(rng):
+    """<im2col(x), y> = <x, col2im(y)>: the identity conv's backward rests on."""
+    for stride, dilation in (((1, 1), (1, 1)), ((2, 1), (1, 2))):
+        x = rng.standard_normal((2, 3, 9, 8))
+        kernel = (3, 2)
+        out_hw = tuple((s - dd * (k - 1) - 1) // st + 1
+                       for s, k, st, dd in zip(x.shape[2:], kernel, stride, dilation))
+        cols = conv.im2col(x, kernel, stride, dilation, out_hw).copy()
+        y = rng.standard_normal(cols.shape)
+        back = conv.col2im(y, x.shape, kernel, stride, dilation, out_hw)
+        assert back.shape == x.shape
+        np.testing.assert_allclose(np.vdot(cols, y), np.vdot(x, back), rtol=1e-10)
+        # and col2im agrees with the plain per-tap sum in (N, C, H, W) order
+        plain = np.zeros(x.shape)
+        for i in range(kernel[0]):
+            for j in range(kernel[1]):
+                tap(plain, i, j, stride, dilation, out_hw)[...] += y[:, i, j].transpose(1, 0, 2, 3)
+        np.testing.assert_allclose(back, plain, rtol=1e-12)
+
+
+def _conv_grads(x, w, b, **kw):
+    xt, wt, bt = (Tensor(a, requires_grad=True) for a in (x, w, b))
+    out = F.conv2d(xt, wt, bt, **kw)
+    (out * out).sum().backward()
+    return out.data, xt.grad.data, wt.grad.data, bt.grad.data
+
+
+def test_conv_scratch_buffers_are_never_shared_between_live_nodes(torch, rng):
+    """Two convs of the same shape alive in one graph, twice in a row (the second time from
+    recycled buffers), give the gradients of the same computation done one conv at a time."""
+    x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    w1, w2 = (rng.standard_normal((3, 3, 3, 3)).astype(np.float32) for _ in range(2))
+    for _ in range(2):
+        xt, a, b = Tensor(x, requires_grad=True), Tensor(w1, requires_grad=True), Tensor(w2, requires_grad=True)
+        (F.conv2d(xt, a, padding=1) * F.conv2d(xt, b, padding=1)).sum().backward()
+        grads = (xt.grad.data, a.grad.data, b.grad.data)
+    tx, ta, tb = (torch.tensor(v, requires_grad=True) for v in (x, w1, w2))
+    (torch.nn.functional.conv2d(tx, ta, padding=1) * torch.nn.functional.conv2d(tx, tb, padding=1)).sum().backward()
+    for ours, theirs in zip(grads, (tx.grad, ta.grad, tb.grad)):
+        np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-4, atol=1e-4)
+        assert ours.dtype == np.float32
+
+
+def test_conv_release_recycles_columns_and_retain_graph_keeps_them(rng):
+    x = rng.standard_normal((2, 2, 5, 5))
+    w = rng.standard_normal((4, 2, 3, 3))
+    b = rng.standard_normal(4)
+    first = _conv_grads(x, w, b, padding=1)
+    again = _conv_grads(x, w, b, padding=1)  # columns from the recycled buffer
+    for u, v in zip(first, again):
+        np.testing.assert_array_equal(u, v)
+    wt = Tensor(w, requires_grad=True)
+    out = F.conv2d(Tensor(x), wt, padding=1).sum()
+    out.backward(retain_graph=True)
+    once = wt.grad.data.copy()
+    _conv_grads(x, w, b, padding=1)  # another conv of the same shape in between
+    out.backward()
+    np.testing.assert_allclose(wt.grad.data, 2 * once, rtol=1e-12)
+    node = out.grad_fn.parents[0].grad_fn
+    assert node.released and node.saved_for_backward() == {}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv_keeps_its_dtype(rng, dtype):
+    x, w, b = (rng.standard_normal(s).astype(dtype) for s in ((2, 3, 7, 7), (4, 3, 3, 3), (4,)))
+    for value in _conv_grads(x, w, b, padding=1, stride=2):
+        assert value.dtype == dtype
+
+
+def test_conv_gradcheck_after_changes(rng):
+    x = Tensor(rng.standard_normal((2, 2, 5, 6)), requires_grad=True)
+    w = Tensor(rng.standard_normal((4, 1, 3, 2)), requires_grad=True)
+    assert gradcheck(lambda a, b: F.conv2d(a, b, stride=(2, 1), padding=1, dilation=(1, 2), groups=2), [x, w])
+
+
+def test_engine_walk_orders_a_diamond_and_a_long_chain():
+    """The tuple-free topological walk: shared inputs are summed once, long chains don't recurse."""
+    x = Tensor(np.array([0.5, -1.0]), requires_grad=True)
+    y = x * x
+    z = (y + x) * (y - x)  # y and x each reach z along two paths
+    z.sum().backward()
+    np.testing.assert_allclose(x.grad.data, 4 * x.data ** 3 - 2 * x.data)
+    order = z._topological_order()
+    assert len(order) == len({id(t) for t in order})
+    position = {id(t): k for k, t in enumerate(order)}
+    for t in order:
+        if t.grad_fn is not None:
+            assert all(position[id(p)] < position[id(t)] for p in t.grad_fn.parents if p.requires_grad)
+    chain = x
+    for _ in range(5000):
+        chain = chain * 1.0
+    chain.sum().backward()
+    np.testing.assert_allclose(x.grad.data, 4 * x.data ** 3 - 2 * x.data + 1)
