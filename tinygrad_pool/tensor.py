@@ -308,7 +308,7 @@ class Tensor:
         """A Python number or array as a tensor that adopts our floating dtype (float32 stays so)."""
         if isinstance(other, Tensor):
             return other
-        if isinstance(other, (int, float)) and self.data.dtype.kind == "f":
+        if isinstance(other, (int, float, np.number)) and self.data.dtype.kind == "f":
             return Tensor._make(np.asarray(other, dtype=self.data.dtype), None)
         return Tensor._make(_as_array(other, None), None)
 
