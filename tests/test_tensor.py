@@ -336,3 +336,13 @@ def test_no_grad_nested_restores_previous_state():
             pass
         assert not tinygrad_pool.is_grad_enabled()
     assert tinygrad_pool.is_grad_enabled()
+
+
+def test_numpy_scalars_keep_float32():
+    import numpy as np
+    from tinygrad_pool import Tensor
+    x = Tensor(np.ones(3, dtype=np.float32), requires_grad=True)
+    for y in (x * np.int64(3), x + np.float64(0.5), np.float64(2.0) * x):
+        assert y.dtype == np.float32
+    (x * np.float64(2.0)).sum().backward()
+    assert x.grad.dtype == np.float32
