@@ -65,11 +65,11 @@ class Module:
                 or name in self.__dict__.get("_modules", ()) or name in self.__dict__.get("_buffers", ()):
             parameters, buffers, modules = self._registries()
             if isinstance(value, Parameter):
-                self._forget(name)
+                self._forget(name, keep=parameters)  # keep: a replaced weight keeps its place
                 parameters[name] = value
                 return
             if isinstance(value, Module):
-                self._forget(name)
+                self._forget(name, keep=modules)
                 modules[name] = value
                 return
             # Reassigning a registered name: None keeps the slot (a layer with bias=False has
@@ -88,10 +88,11 @@ class Module:
                             f"{kind} {name!r}; expected a Parameter, Module, Tensor or None")
         object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
-        """Drop ``name`` from every registry and from the plain attributes."""
+    def _forget(self, name: str, keep=None) -> None:
+        """Drop ``name`` from every registry but ``keep`` and from the plain attributes."""
         for registry in self._registries():
-            registry.pop(name, None)
+            if registry is not keep:
+                registry.pop(name, None)
         self.__dict__.pop(name, None)
 
     def __getattr__(self, name: str):
