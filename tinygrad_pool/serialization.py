@@ -5,8 +5,10 @@ Unlike ``torch.load`` (a pickle), loading never executes code: arrays are read w
 object array — is refused with a ValueError instead of being run.
 """
 import os
+import struct
 import tempfile
 import zipfile
+import zlib
 
 import numpy as np
 from numpy.lib.npyio import NpzFile
@@ -60,9 +62,16 @@ def load(path) -> dict:
         if not isinstance(archive, NpzFile):
             raise ValueError("it holds a single .npy array, not an .npz archive of named arrays")
         with archive:
-            return {name: archive[name] for name in archive.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as error:
-        # np.load refuses pickles (and object arrays) with ValueError, and reports text or
-        # truncated files as ValueError, OSError, EOFError or BadZipFile: one message for all.
+            arrays = {name: archive[name] for name in archive.files}
+        for name, array in arrays.items():
+            # NpzFile hands back raw bytes for a member that is not an .npy array.
+            if not isinstance(array, np.ndarray) or array.dtype.kind not in "biufc":
+                raise ValueError(f"member {name!r} is not a numeric .npy array")
+        return arrays
+    except (ValueError, OSError, EOFError, KeyError, OverflowError, struct.error, zlib.error,
+            zipfile.BadZipFile, NotImplementedError, RuntimeError) as error:
+        # np.load refuses pickles (and object arrays) with ValueError; damaged archives surface
+        # as whichever error zipfile, zlib or the .npy header parser hits first (found by
+        # flipping and truncating bytes of real checkpoints): one message for all of them.
         raise ValueError(f"load: {path!r} is not a valid tinygrad_pool checkpoint (.npz of numeric "
                          f"arrays, no pickle): {error}") from error
