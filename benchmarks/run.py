@@ -252,15 +252,24 @@ WORKLOADS = {
 }
 
 
-def time_median(step, warmup, repeat):
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times
+def time_medians(steps, warmup, repeat, rounds=3):
+    """Median seconds per step of each callable, timed in alternating blocks (ours, torch, ours,
+    torch, …) so that load from other processes on a shared machine hits both sides alike. Each
+    block starts with an untimed run, so that neither side pays for the other's thread pool
+    still spinning down (OpenBLAS and OpenMP workers busy-wait for a while after a call)."""
+    for step in steps:
+        for _ in range(warmup):
+            step()
+    times = [[] for _ in steps]
+    per_round = -(-repeat // rounds)
+    for _ in range(rounds):
+        for step, samples in zip(steps, times):
+            step()
+            for _ in range(per_round):
+                start = time.perf_counter()
+                step()
+                samples.append(time.perf_counter() - start)
+    return [statistics.median(samples) for samples in times], times
 
 
 # ---- memory (f) -------------------------------------------------------------------------------
@@ -340,12 +349,11 @@ def main(argv=None):
     for key, (title, ours, theirs, warmup, scale, target) in WORKLOADS.items():
         if key not in args.only:
             continue
-        repeat = max(3, round(args.repeat * scale))
-        ours_s, ours_all = time_median(ours(), warmup, repeat)
-        torch_s = torch_all = ratio = None
-        if torch is not None:
-            torch_s, torch_all = time_median(theirs(), warmup, repeat)
-            ratio = ours_s / torch_s
+        repeat = max(3, round(args.repeat * scale))  # timed runs per side
+        steps = [ours()] + ([theirs()] if torch is not None else [])
+        medians, samples = time_medians(steps, warmup, repeat)
+        (ours_s, torch_s), (ours_all, torch_all) = (medians + [None])[:2], (samples + [None])[:2]
+        ratio = ours_s / torch_s if torch_s else None
         results["workloads"][key] = {
             "title": title, "ours_s": ours_s, "torch_s": torch_s, "ratio": ratio, "target": target,
             "met": None if ratio is None else ratio <= target, "repeat": repeat,

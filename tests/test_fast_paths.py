@@ -48,14 +48,26 @@ def test_phase_split_taps_equal_the_general_tap_views(rng, kernel, stride, hw, d
     for a, b in zip(fast, general):
         np.testing.assert_array_equal(a, b)
     origin, offsets, _, _ = pool.window_origins(kernel, stride, (0, 0), (1, 1), out_hw, hw)
-    out_fast, arg_fast = pool.max_and_first_argmax(fast, offsets)
-    out_gen, arg_gen = pool.max_and_first_argmax(general, offsets)
+    out_fast, tap_fast = pool.max_and_first_tap(fast)
+    out_gen, tap_gen = pool.max_and_first_tap(general)
     np.testing.assert_array_equal(out_fast, out_gen)
-    np.testing.assert_array_equal(arg_fast, arg_gen)
+    np.testing.assert_array_equal(tap_fast, tap_gen)
     expected_out, expected_idx = _window_argmax_by_loop(x, kernel, stride, out_hw)
     np.testing.assert_array_equal(out_fast, expected_out)
-    np.testing.assert_array_equal(arg_fast + origin, expected_idx)
+    np.testing.assert_array_equal(offsets[tap_fast] + origin, expected_idx)
     assert out_fast.dtype == dtype
+
+
+def test_nan_wins_only_changes_windows_that_hold_a_nan(rng):
+    x = rng.integers(-2, 3, (2, 2, 6, 6)).astype(np.float64)
+    x[0, 0, 1, 1] = x[1, 1, 4, 3] = np.nan
+    taps = _general_taps(x, (2, 2), (2, 2), (1, 1), (3, 3))
+    out, best = pool.max_and_first_tap(taps)
+    out_nan, best_nan = pool.max_and_first_tap(taps, nan_wins=True)
+    has_nan = np.isnan(out_nan)
+    assert has_nan.sum() == 2 and best_nan[0, 0, 0, 0] == 3 and best_nan[1, 1, 2, 1] == 1
+    np.testing.assert_array_equal(out[~has_nan], out_nan[~has_nan])
+    np.testing.assert_array_equal(best[~has_nan], best_nan[~has_nan])
 
 
 def test_phase_split_stays_out_of_geometries_it_does_not_cover():

@@ -46,8 +46,14 @@ class MaxPool2d(Function):
         taps = phase_split_taps(padded, kernel, stride, dilation, out_hw)
         if taps is None:  # the general path: strided views straight into the padded input
             taps = [tap(padded, i, j, stride, dilation, out_hw) for i in range(kernel[0]) for j in range(kernel[1])]
-        origin, offsets, rows, columns = window_origins(kernel, stride, padding, dilation, out_hw, (h, w))
-        out, argmax = max_and_first_argmax(taps, offsets)
+        out, best = max_and_first_tap(taps)
+        if out.dtype.kind == "f" and np.isnan(out.ravel()).any():
+            out, best = max_and_first_tap(taps, nan_wins=True)
+        origin, _, rows, columns = window_origins(kernel, stride, padding, dilation, out_hw, (h, w))
+        # Tap t of a window sits (t // kw) rows and (t % kw) columns, dilated, from its origin.
+        row, column = np.divmod(best, kernel[1])
+        argmax = row.astype(np.int64) * (dilation[0] * w)
+        argmax += column * dilation[1]
         argmax += origin
         if fill == -np.inf and any(padding) and np.isneginf(out).any():
             # A window whose real pixels are all -inf ties with its padding: point at its first
@@ -76,26 +82,30 @@ def route_to_argmax(argmax, grad, input_shape):
     return grad_x.reshape(input_shape)
 
 
-def max_and_first_argmax(taps, offsets):
-    """Compare-and-select over the k·k taps: each window's max and the offset of its first
-    maximum from the window's tap (0, 0).
+def max_and_first_tap(taps, nan_wins=False):
+    """Compare-and-select over the k·k taps: each window's max and which tap held its first
+    maximum (0 … k·k-1, in window order).
 
-    A strict ">" keeps the first maximum in window order, as PyTorch does; a NaN wins and
-    propagates (PyTorch's "val > max || isnan(val)"), and np.maximum returns the NaN too. The
-    value is taken with np.maximum rather than a masked copy, which is several times slower.
+    A strict ">" keeps the first maximum, as PyTorch does. Branch-free, because masked writes
+    (np.copyto with where=) were the slowest part of the loop: the value is taken with
+    np.maximum, and since t only grows, the last tap that beat the running max — the winner —
+    is simply the largest t·[tap t was better]. With ``nan_wins`` (for inputs whose output
+    holds a NaN) a NaN also counts as better, PyTorch's "val > max || isnan(val)"; np.maximum
+    returns the NaN as well.
     """
     out = taps[0].copy()
-    offset = np.zeros(out.shape, dtype=np.int64)
+    best = np.zeros(out.shape, dtype=np.uint8 if len(taps) <= 256 else np.int32)
     better = np.empty(out.shape, dtype=bool)
-    maybe_nan = out.dtype.kind == "f"
+    chosen = np.empty(out.shape, dtype=best.dtype)
     for t in range(1, len(taps)):
         values = taps[t]
         np.greater(values, out, out=better)
-        if maybe_nan:
-            better |= values != values  # isnan without a temporary per tap
+        if nan_wins:
+            better |= np.isnan(values)
         np.maximum(out, values, out=out)
-        np.copyto(offset, offsets[t], where=better)
-    return out, offset
+        np.multiply(better, t, out=chosen, dtype=best.dtype)
+        np.maximum(best, chosen, out=best)
+    return out, best
 
 
 def phase_split_taps(padded, kernel, stride, dilation, out_hw):
