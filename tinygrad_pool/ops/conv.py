@@ -8,34 +8,10 @@ becomes ``W (F × C·k·k) @ cols (C·k·k × N·Ho·Wo)``. Backward is two more
 ``∂L/∂W = G @ colsᵀ`` and ``∂L/∂cols = Wᵀ @ G``; col2im then adds each column back onto the
 pixels it was copied from (pixels shared by overlapping windows collect several terms).
 """
-import threading
-
 import numpy as np
 
 from ..tensor import Function
-from .window import pad_hw, tap
-
-# Scratch buffers for the two large arrays of a step, the im2col columns and their gradient,
-# kept per (shape, dtype) between steps. Writing into fresh memory costs a page fault per 4 KiB,
-# which here was as slow as the matrix products themselves; a training loop allocates the same
-# shapes every step, so handing buffers back and taking them again avoids that. A buffer is
-# only ever in one node's hands: taken by forward/backward, given back once nothing reads it.
-# Per thread, so that two threads never share one; at most two kept per shape.
-_scratch = threading.local()
-
-
-def take_buffer(shape, dtype) -> np.ndarray:
-    free = getattr(_scratch, "free", None)
-    stack = free.get((shape, dtype)) if free else None
-    return stack.pop() if stack else np.empty(shape, dtype=dtype)
-
-
-def give_buffer(array: np.ndarray) -> None:
-    free = _scratch.__dict__.setdefault("free", {})
-    stack = free.setdefault((array.shape, array.dtype), [])
-    if len(stack) < 2:
-        stack.append(array)
-
+from .window import give_buffer, pad_hw, tap, take_buffer
 
 def im2col(padded, kernel, stride, dilation, out_hw) -> np.ndarray:
     """Columns laid out channel-major, (C, kh, kw, N, Ho, Wo), filled one tap at a time."""

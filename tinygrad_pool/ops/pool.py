@@ -8,7 +8,7 @@ argmax of several windows and collects the sum of their gradients.
 import numpy as np
 
 from ..tensor import Function
-from .window import pad_hw, tap
+from .window import give_buffer, pad_hw, tap, take_buffer
 
 
 def padded_for(x, kernel, stride, padding, dilation, out_hw, value):
@@ -43,12 +43,17 @@ class MaxPool2d(Function):
         n, c, h, w = x.shape
         fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         padded = padded_for(x, kernel, stride, padding, dilation, out_hw, fill)
-        taps = phase_split_taps(padded, kernel, stride, dilation, out_hw)
-        if taps is None:  # the general path: strided views straight into the padded input
+        phases = phase_split(padded, kernel, stride, dilation, out_hw)
+        if phases is not None:
+            taps = phase_taps(phases, kernel, stride, out_hw)
+        else:  # the general path: strided views straight into the padded input
             taps = [tap(padded, i, j, stride, dilation, out_hw) for i in range(kernel[0]) for j in range(kernel[1])]
         out, best = max_and_first_tap(taps)
         if out.dtype.kind == "f" and np.isnan(out.ravel()).any():
             out, best = max_and_first_tap(taps, nan_wins=True)
+        if phases is not None:
+            del taps
+            give_buffer(phases)  # no view of the phase-split copy outlives forward
         origin, _, rows, columns = window_origins(kernel, stride, padding, dilation, out_hw, (h, w))
         # Tap t of a window sits (t // kw) rows and (t % kw) columns, dilated, from its origin.
         row, column = np.divmod(best, kernel[1])
@@ -108,25 +113,31 @@ def max_and_first_tap(taps, nan_wins=False):
     return out, best
 
 
-def phase_split_taps(padded, kernel, stride, dilation, out_hw):
-    """Fast path for strided windows: the taps as contiguous slices of a phase-split copy.
+def phase_split(padded, kernel, stride, dilation, out_hw):
+    """Fast path for strided windows: a copy of the input grouped by phase, or None.
 
     With stride s > 1 every tap is a view that steps s elements along its last axis, and NumPy's
     ufuncs run several times slower on such views than on contiguous rows. One transposing copy
     groups the input by phase, (N, C, sh, sw, H/sh, W/sw): pixel (y, x) goes to phase
-    (y % sh, x % sw), position (y // sh, x // sw). Tap (i, j) then reads phase (i % sh, j % sw)
-    from (i // sh, j // sw) on, with unit strides. Returns None where this does not apply
-    (stride 1, dilation, or a padded size not divisible by the stride): the general path then
-    reads ``tap`` views directly. Tests compare both paths.
+    (y % sh, x % sw), position (y // sh, x // sw); ``phase_taps`` then reads every tap with unit
+    strides. Non-overlapping pooling (stride = kernel) is the case k = s. Returns None where
+    this does not apply (stride 1, dilation, a padded size not divisible by the stride): the
+    general path then reads ``tap`` views directly. Tests compare both paths.
     """
-    (sh, sw), (ho, wo) = stride, out_hw
+    (sh, sw) = stride
     n, c, hp, wp = padded.shape
     if dilation != (1, 1) or (sh == 1 and sw == 1) or hp % sh or wp % sw:
         return None
     if any((k - 1) // s + o > size // s for k, s, o, size in zip(kernel, stride, out_hw, (hp, wp))):
         return None
-    phases = np.empty((n, c, sh, sw, hp // sh, wp // sw), dtype=padded.dtype)
+    phases = take_buffer((n, c, sh, sw, hp // sh, wp // sw), padded.dtype)
     np.copyto(phases, padded.reshape(n, c, hp // sh, sh, wp // sw, sw).transpose(0, 1, 3, 5, 2, 4))
+    return phases
+
+
+def phase_taps(phases, kernel, stride, out_hw):
+    """Tap (i, j) of every window: phase (i % sh, j % sw), from (i // sh, j // sw) on."""
+    (sh, sw), (ho, wo) = stride, out_hw
     return [phases[:, :, i % sh, j % sw, i // sh: i // sh + ho, j // sw: j // sw + wo]
             for i in range(kernel[0]) for j in range(kernel[1])]
 

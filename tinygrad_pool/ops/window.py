@@ -5,6 +5,8 @@ A k×k window at stride s touches, for its tap (i, j), the input pixels
 strided slice of the (padded) input, so a loop over the k·k taps — never over pixels — visits
 every window at once: forward reads the slices, backward adds gradients into them.
 """
+import threading
+
 import numpy as np
 
 
@@ -67,3 +69,26 @@ def check_windows_reach_input(op, size, kernel, stride, pad, dilation, out, axis
         raise ValueError(f"{op}: along the {axis}, output {int(np.argmin(inside))}'s window "
                          f"(kernel_size={kernel}, dilation={dilation}, padding={pad}) covers only "
                          f"padding and no pixel of the input of size {size}; reduce padding or dilation")
+
+
+# Scratch buffers for the large temporaries of conv and pooling (the im2col columns and their
+# gradient, the phase-split copy), kept per (shape, dtype) between steps. Writing into fresh
+# memory costs a page fault per 4 KiB, which here was as slow as the arithmetic itself; a
+# training loop allocates the same shapes every step, so handing buffers back and taking them
+# again avoids that. A buffer is only ever in one node's hands: taken by forward or backward,
+# given back once nothing reads it. Per thread, so two threads never share one; at most two
+# kept per shape. Nothing here changes malloc or any process-wide setting.
+_scratch = threading.local()
+
+
+def take_buffer(shape, dtype) -> np.ndarray:
+    free = getattr(_scratch, "free", None)
+    stack = free.get((shape, dtype)) if free else None
+    return stack.pop() if stack else np.empty(shape, dtype=dtype)
+
+
+def give_buffer(array: np.ndarray) -> None:
+    free = _scratch.__dict__.setdefault("free", {})
+    stack = free.setdefault((array.shape, array.dtype), [])
+    if len(stack) < 2:
+        stack.append(array)
