@@ -156,3 +156,11 @@ def test_damaged_checkpoints_only_ever_raise_value_error(tmp_path, compressed):
         except ValueError:
             refused += 1
     assert refused > 250
+
+
+def test_saved_file_gets_ordinary_permissions(tmp_path):
+    path = tmp_path / "shared.npz"
+    tinygrad_pool.save({"a": np.zeros(1)}, path)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask

@@ -40,6 +40,10 @@ def save(state_dict, path) -> None:
     try:
         with os.fdopen(handle, "wb") as file:
             np.savez(file, **arrays)  # a file object: np.savez would append .npz to a name
+        # mkstemp creates the file private (0600); give it the permissions open() would have.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
