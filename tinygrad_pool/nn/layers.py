@@ -11,17 +11,13 @@ import numpy as np
 
 from . import functional as F
 from . import init
+from ..ops.window import pair
 from .module import Module, Parameter
 
 
 def _pair(name: str, layer: str, value) -> tuple:
     """An int or a pair of ints as a pair, like torch's ``_pair`` (strings pass through)."""
-    if isinstance(value, str):
-        return value
-    values = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
-    if len(values) != 2 or not all(isinstance(v, (int, np.integer)) for v in values):
-        raise TypeError(f"{layer}: {name} must be an int or a pair of ints, got {value!r}")
-    return int(values[0]), int(values[1])
+    return value if isinstance(value, str) else pair(layer, name, value, minimum=0)
 
 
 def _reset_weight_and_bias(weight: Parameter, bias, generator) -> None:
