@@ -56,6 +56,8 @@ class Conv2d(Function):
         if bias is not None:
             out = out + bias.reshape(1, f, 1, 1)
         ctx.padded_shape, ctx.input_hw = padded.shape, (h, w)
+        if padded is not x:
+            give_buffer(padded)  # im2col has copied what it needs
         if ctx.needs_input_grad[1]:
             ctx.cols = cols  # handed back by release(), after backward
         else:
@@ -68,8 +70,11 @@ class Conv2d(Function):
         a = ctx.attrs
         groups, out_hw = a["groups"], a["out_hw"]
         f = grad.shape[1]
-        # G as (groups, F/groups, N·Ho·Wo): the same column order im2col used.
-        grad_mat = grad.transpose(1, 0, 2, 3).reshape(groups, f // groups, -1)
+        # G as (groups, F/groups, N·Ho·Wo): the same column order im2col used (a temporary,
+        # so it lives in a reused buffer).
+        grad_mat = take_buffer((f,) + grad.shape[:1] + grad.shape[2:], grad.dtype)
+        np.copyto(grad_mat, grad.transpose(1, 0, 2, 3))
+        grad_mat = grad_mat.reshape(groups, f // groups, -1)
         grad_x = grad_w = grad_b = None
         if ctx.needs_input_grad[0]:
             weight = ctx.weight
@@ -87,6 +92,7 @@ class Conv2d(Function):
             grad_w = (grad_mat @ ctx.cols.swapaxes(1, 2)).reshape(ctx.parents[1].shape)
         if len(ctx.parents) > 2 and ctx.needs_input_grad[2]:
             grad_b = grad.sum(axis=(0, 2, 3))
+        give_buffer(grad_mat.base)
         return grad_x, grad_w, grad_b
 
     def release(self) -> None:

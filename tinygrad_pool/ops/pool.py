@@ -51,14 +51,16 @@ class MaxPool2d(Function):
         out, best = max_and_first_tap(taps)
         if out.dtype.kind == "f" and np.isnan(out.ravel()).any():
             out, best = max_and_first_tap(taps, nan_wins=True)
+        del taps  # no view of the phase-split copy or of the padding outlives forward
         if phases is not None:
-            del taps
-            give_buffer(phases)  # no view of the phase-split copy outlives forward
+            give_buffer(phases)
+        if padded is not x and ties == "first":
+            give_buffer(padded)
         origin, _, rows, columns = window_origins(kernel, stride, padding, dilation, out_hw, (h, w))
         # Tap t of a window sits (t // kw) rows and (t % kw) columns, dilated, from its origin.
         row, column = np.divmod(best, kernel[1])
-        argmax = row.astype(np.int64) * (dilation[0] * w)
-        argmax += column * dilation[1]
+        argmax = np.multiply(row, dilation[0] * w, dtype=np.int64)
+        argmax += column * dilation[1] if dilation[1] != 1 else column
         argmax += origin
         if fill == -np.inf and any(padding) and np.isneginf(out).any():
             # A window whose real pixels are all -inf ties with its padding: point at its first
@@ -82,8 +84,11 @@ def route_to_argmax(argmax, grad, input_shape):
     # Scatter-add: np.add.at sums the gradients of all windows that chose the same pixel
     # (overlapping windows), in the gradient's own dtype (bincount would go through float64).
     plane_start = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
+    flat = take_buffer(argmax.shape, argmax.dtype)  # a temporary: reused, no page faults
+    np.add(argmax, plane_start, out=flat)
     grad_x = np.zeros(n * c * h * w, dtype=grad.dtype)
-    np.add.at(grad_x, (argmax + plane_start).ravel(), grad.ravel())
+    np.add.at(grad_x, flat.ravel(), grad.ravel())
+    give_buffer(flat)
     return grad_x.reshape(input_shape)
 
 

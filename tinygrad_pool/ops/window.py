@@ -36,7 +36,8 @@ def pad_hw(x: np.ndarray, top: int, bottom: int, left: int, right: int, value=0)
     if not (top or bottom or left or right):
         return x
     n, c, h, w = x.shape
-    padded = np.full((n, c, h + top + bottom, w + left + right), value, dtype=x.dtype)
+    padded = take_buffer((n, c, h + top + bottom, w + left + right), x.dtype)  # see below
+    padded.fill(value)
     padded[:, :, top: top + h, left: left + w] = x
     return padded
 
