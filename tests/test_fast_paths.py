@@ -236,3 +236,22 @@ def test_engine_walk_orders_a_diamond_and_a_long_chain():
         chain = chain * 1.0
     chain.sum().backward()
     np.testing.assert_allclose(x.grad.data, 4 * x.data ** 3 - 2 * x.data + 1)
+
+
+@pytest.mark.parametrize("groups,stride,dilation", [(1, (1, 1), (1, 1)), (2, (2, 1), (1, 2)), (3, (1, 2), (2, 1))])
+def test_col2im_product_equals_col2im_of_the_full_product(rng, groups, stride, dilation):
+    n, c, f, kh, kw = 2, 6, 6, 3, 2
+    padded_shape = (n, c, 11, 10)
+    out_hw = tuple((s - d * (k - 1) - 1) // st + 1
+                   for s, k, st, d in zip(padded_shape[2:], (kh, kw), stride, dilation))
+    for dtype in (np.float32, np.float64):
+        weight = rng.standard_normal((f, c // groups, kh, kw)).astype(dtype)
+        grad_mat = rng.standard_normal((groups, f // groups, n * out_hw[0] * out_hw[1])).astype(dtype)
+        kernels = weight.reshape(groups, f // groups, -1)
+        full = (kernels.swapaxes(1, 2) @ grad_mat).reshape(c, kh, kw, n, *out_hw)
+        expected = conv.col2im(full, padded_shape, (kh, kw), stride, dilation, out_hw)
+        fused = conv.col2im_product(kernels.reshape(groups, f // groups, -1, kh, kw), grad_mat,
+                                    padded_shape, stride, dilation, out_hw)
+        np.testing.assert_allclose(fused, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                                   atol=1e-5 if dtype == np.float32 else 1e-12)
+        assert fused.dtype == dtype and fused.shape == padded_shape

@@ -40,6 +40,27 @@ def col2im(cols, padded_shape, kernel, stride, dilation, out_hw) -> np.ndarray:
     return padded.transpose(1, 0, 2, 3)
 
 
+def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) -> np.ndarray:
+    """``col2im(Wᵀ @ G)`` one tap at a time: the same sums, without the k·k-times-larger matrix.
+
+    ``kernels`` is (groups, F/groups, C/groups, kh, kw) and ``grad_mat`` (groups, F/groups,
+    N·Ho·Wo). Tap (i, j)'s block of Wᵀ @ G is ``W[..., i, j]ᵀ @ G``, which is added onto the
+    pixels that tap read, as col2im does; only one tap's block (C × N·Ho·Wo) exists at a time,
+    in a reused buffer. Measured as fast as the single product plus col2im, with a ninth of the
+    memory. Tests compare it with ``col2im`` of the full product.
+    """
+    groups, _, cg, kh, kw = kernels.shape
+    n, c, hp, wp = padded_shape
+    padded = np.zeros((c, n, hp, wp), dtype=grad_mat.dtype)
+    block = take_buffer((groups, cg, grad_mat.shape[2]), grad_mat.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            np.matmul(kernels[:, :, :, i, j].swapaxes(1, 2), grad_mat, out=block)
+            tap(padded, i, j, stride, dilation, out_hw)[...] += block.reshape(c, n, *out_hw)
+    give_buffer(block)
+    return padded.transpose(1, 0, 2, 3)
+
+
 class Conv2d(Function):
     """out = W ⋆ x + b;  ∂L/∂W = G · colsᵀ,  ∂L/∂x = col2im(Wᵀ · G),  ∂L/∂b = Σ G"""
 
@@ -80,11 +101,8 @@ class Conv2d(Function):
             weight = ctx.weight
             kh, kw = weight.shape[2:]
             kernels = weight.reshape(groups, f // groups, -1)
-            grad_cols = take_buffer((groups, kernels.shape[2], grad_mat.shape[2]), grad.dtype)
-            np.matmul(kernels.swapaxes(1, 2), grad_mat, out=grad_cols)
-            grad_padded = col2im(grad_cols.reshape(-1, kh, kw, grad.shape[0], *out_hw),
-                                 ctx.padded_shape, (kh, kw), a["stride"], a["dilation"], out_hw)
-            give_buffer(grad_cols)  # a temporary: col2im has summed it into a new array
+            grad_padded = col2im_product(kernels.reshape(groups, f // groups, -1, kh, kw), grad_mat,
+                                         ctx.padded_shape, a["stride"], a["dilation"], out_hw)
             top, _, left, _ = a["padding"]
             h, w = ctx.input_hw
             grad_x = grad_padded[:, :, top: top + h, left: left + w]
