@@ -11,7 +11,7 @@ pixels it was copied from (pixels shared by overlapping windows collect several 
 import numpy as np
 
 from ..tensor import Function
-from .window import give_buffer, pad_hw, tap, take_buffer
+from .window import give_buffer, pad_hw, tap, take_buffer, zeros
 
 def im2col(padded, kernel, stride, dilation, out_hw) -> np.ndarray:
     """Columns laid out channel-major, (C, kh, kw, N, Ho, Wo), filled one tap at a time."""
@@ -32,7 +32,7 @@ def col2im(cols, padded_shape, kernel, stride, dilation, out_hw) -> np.ndarray:
     back as an (N, C, H, W) view of that array.
     """
     n, c, hp, wp = padded_shape
-    padded = np.zeros((c, n, hp, wp), dtype=cols.dtype)
+    padded = zeros((c, n, hp, wp), cols.dtype)
     kh, kw = kernel
     for i in range(kh):
         for j in range(kw):
@@ -51,7 +51,7 @@ def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) ->
     """
     groups, _, cg, kh, kw = kernels.shape
     n, c, hp, wp = padded_shape
-    padded = np.zeros((c, n, hp, wp), dtype=grad_mat.dtype)
+    padded = zeros((c, n, hp, wp), grad_mat.dtype)
     block = take_buffer((groups, cg, grad_mat.shape[2]), grad_mat.dtype)
     for i in range(kh):
         for j in range(kw):

@@ -8,7 +8,7 @@ argmax of several windows and collects the sum of their gradients.
 import numpy as np
 
 from ..tensor import Function
-from .window import give_buffer, pad_hw, tap, take_buffer
+from .window import give_buffer, pad_hw, tap, take_buffer, zeros
 
 
 def padded_for(x, kernel, stride, padding, dilation, out_hw, value):
@@ -86,7 +86,7 @@ def route_to_argmax(argmax, grad, input_shape):
     plane_start = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
     flat = take_buffer(argmax.shape, argmax.dtype)  # a temporary: reused, no page faults
     np.add(argmax, plane_start, out=flat)
-    grad_x = np.zeros(n * c * h * w, dtype=grad.dtype)
+    grad_x = zeros(n * c * h * w, grad.dtype)
     np.add.at(grad_x, flat.ravel(), grad.ravel())
     give_buffer(flat)
     return grad_x.reshape(input_shape)
