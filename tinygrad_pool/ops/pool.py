@@ -50,6 +50,7 @@ class MaxPool2d(Function):
             taps = [tap(padded, i, j, stride, dilation, out_hw) for i in range(kernel[0]) for j in range(kernel[1])]
         out, best = max_and_first_tap(taps)
         if out.dtype.kind == "f" and np.isnan(out.ravel()).any():
+            give_buffer(best)
             out, best = max_and_first_tap(taps, nan_wins=True)
         del taps  # no view of the phase-split copy or of the padding outlives forward
         if phases is not None:
@@ -58,10 +59,13 @@ class MaxPool2d(Function):
             give_buffer(padded)
         origin, _, rows, columns = window_origins(kernel, stride, padding, dilation, out_hw, (h, w))
         # Tap t of a window sits (t // kw) rows and (t % kw) columns, dilated, from its origin.
-        row, column = np.divmod(best, kernel[1])
+        row, column = take_buffer(best.shape, best.dtype), take_buffer(best.shape, best.dtype)
+        np.divmod(best, kernel[1], out=(row, column))
         argmax = np.multiply(row, dilation[0] * w, dtype=np.int64)
         argmax += column * dilation[1] if dilation[1] != 1 else column
         argmax += origin
+        for temporary in (best, row, column):
+            give_buffer(temporary)
         if fill == -np.inf and any(padding) and np.isneginf(out).any():
             # A window whose real pixels are all -inf ties with its padding: point at its first
             # real pixel, as PyTorch (which never looks at padding) does.
@@ -102,11 +106,15 @@ def max_and_first_tap(taps, nan_wins=False):
     is simply the largest t·[tap t was better]. With ``nan_wins`` (for inputs whose output
     holds a NaN) a NaN also counts as better, PyTorch's "val > max || isnan(val)"; np.maximum
     returns the NaN as well.
+
+    The small per-window arrays are scratch buffers (see window.py); the caller hands ``best``
+    back when done with it.
     """
     out = taps[0].copy()
-    best = np.zeros(out.shape, dtype=np.uint8 if len(taps) <= 256 else np.int32)
-    better = np.empty(out.shape, dtype=bool)
-    chosen = np.empty(out.shape, dtype=best.dtype)
+    index_dtype = np.dtype(np.uint8 if len(taps) <= 256 else np.int32)
+    best, chosen = take_buffer(out.shape, index_dtype), take_buffer(out.shape, index_dtype)
+    better = take_buffer(out.shape, np.dtype(bool))
+    best.fill(0)
     for t in range(1, len(taps)):
         values = taps[t]
         np.greater(values, out, out=better)
@@ -115,6 +123,8 @@ def max_and_first_tap(taps, nan_wins=False):
         np.maximum(out, values, out=out)
         np.multiply(better, t, out=chosen, dtype=best.dtype)
         np.maximum(best, chosen, out=best)
+    give_buffer(better)
+    give_buffer(chosen)
     return out, best
 
 

@@ -77,7 +77,7 @@ def check_windows_reach_input(op, size, kernel, stride, pad, dilation, out, axis
 # memory costs a page fault per 4 KiB, which here was as slow as the arithmetic itself; a
 # training loop allocates the same shapes every step, so handing buffers back and taking them
 # again avoids that. A buffer is only ever in one node's hands: taken by forward or backward,
-# given back once nothing reads it. Per thread, so two threads never share one; at most two
+# given back once nothing reads it. Per thread, so two threads never share one; at most four
 # kept per shape. Nothing here changes malloc or any process-wide setting.
 _scratch = threading.local()
 
@@ -91,7 +91,7 @@ def take_buffer(shape, dtype) -> np.ndarray:
 def give_buffer(array: np.ndarray) -> None:
     free = _scratch.__dict__.setdefault("free", {})
     stack = free.setdefault((array.shape, array.dtype), [])
-    if len(stack) < 2:
+    if len(stack) < 4:
         stack.append(array)
 
 
