@@ -39,12 +39,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import tinygrad_pool.nn.functional as F  # noqa: E402
 from tinygrad_pool import Tensor  # noqa: E402
 
-try:
-    import torch  # noqa: E402
-    import torch.nn.functional as TF  # noqa: E402
+torch = TF = None  # imported by load_torch(), only in the processes that time PyTorch
+
+
+def load_torch() -> bool:
+    global torch, TF
+    try:
+        import torch as _torch
+        import torch.nn.functional as _TF
+    except ImportError:  # the table then shows our times only
+        return False
+    torch, TF = _torch, _TF
     torch.set_num_threads(2)
-except ImportError:  # the table then shows our times only
-    torch = TF = None
+    return True
 
 F32 = np.float32
 
@@ -252,23 +259,57 @@ WORKLOADS = {
 }
 
 
-def time_medians(steps, warmup, repeat, rounds=3):
-    """Median seconds per step of each callable, timed in alternating blocks (ours, torch, ours,
-    torch, …) so that load from other processes on a shared machine hits both sides alike. Each
-    block starts with an untimed run, so that neither side pays for the other's thread pool
-    still spinning down (OpenBLAS and OpenMP workers busy-wait for a while after a call)."""
-    for step in steps:
+class Worker:
+    """A child process that times one framework: ``ours`` never imports torch, ``torch``
+    never builds our graphs. Each side thus runs in a process like its users' (the garbage
+    collector's full passes cost in proportion to every object alive, and importing torch
+    adds ~170,000 of them), and neither side's thread pool spins beside the other's."""
+
+    def __init__(self, framework):
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--worker", framework],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.ready = json.loads(self.process.stdout.readline())["ready"]
+
+    def run(self, key, warmup, count):
+        self.process.stdin.write(json.dumps([key, warmup, count]) + "\n")
+        return json.loads(self.process.stdout.readline())
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def worker_loop(framework):
+    """Serve ``[workload, warm-up runs, timed runs]`` requests; answer with the times."""
+    ready = framework == "ours" or load_torch()
+    print(json.dumps({"ready": ready}), flush=True)
+    steps = {}
+    for line in sys.stdin:
+        key, warmup, count = json.loads(line)
+        if key not in steps:
+            steps[key] = WORKLOADS[key][1 if framework == "ours" else 2]()
+        step = steps[key]
         for _ in range(warmup):
             step()
-    times = [[] for _ in steps]
-    per_round = -(-repeat // rounds)
-    for _ in range(rounds):
-        for step, samples in zip(steps, times):
+        times = []
+        for _ in range(count):
+            start = time.perf_counter()
             step()
-            for _ in range(per_round):
-                start = time.perf_counter()
-                step()
-                samples.append(time.perf_counter() - start)
+            times.append(time.perf_counter() - start)
+        print(json.dumps(times), flush=True)
+
+
+def time_medians(workers, key, warmup, repeat, rounds=3):
+    """Median seconds per step on each side, timed in alternating blocks (ours, torch, ours,
+    torch, …) so that load from other processes on a shared machine hits both sides alike. Each
+    block starts with an untimed run (the other side's thread pool may still be spinning down:
+    OpenBLAS and OpenMP workers busy-wait for a while after a call)."""
+    times = [[] for _ in workers]
+    per_round = -(-repeat // rounds)
+    for block in range(rounds):
+        for worker, samples in zip(workers, times):
+            samples += worker.run(key, warmup + 1 if block == 0 else 1, per_round)[-per_round:]
     return [statistics.median(samples) for samples in times], times
 
 
@@ -283,6 +324,8 @@ def _rss_kib(field):
 
 def memory_child(framework):
     """In a fresh process: build (b), run it once to warm up, then the peak RSS growth of a step."""
+    if framework == "torch":
+        load_torch()
     step = (conv_pool_ours if framework == "ours" else conv_pool_torch)()
     step()
     with open("/proc/self/clear_refs", "w") as clear:  # reset VmHWM to the current RSS
@@ -323,7 +366,7 @@ def scratch_mib():
 
 
 # ---- driver -----------------------------------------------------------------------------------
-def machine():
+def machine(torch_version):
     blas = "?"
     try:
         config = np.show_config(mode="dicts")
@@ -333,9 +376,17 @@ def machine():
         pass
     return {
         "cpus_visible": os.cpu_count(), "threads": 2, "python": platform.python_version(),
-        "numpy": np.__version__, "blas": blas, "torch": torch.__version__ if torch else None,
+        "numpy": np.__version__, "blas": blas, "torch": torch_version,
         "processor": platform.processor() or platform.machine(),
     }
+
+
+def torch_version():
+    try:
+        from importlib.metadata import version
+        return version("torch")
+    except Exception:
+        return None
 
 
 def main(argv=None):
@@ -344,11 +395,17 @@ def main(argv=None):
     parser.add_argument("--json", default=None, help="also write the results to this file")
     parser.add_argument("--only", default="abcdef", help="workload letters, e.g. 'ab' or 'a,c'")
     parser.add_argument("--memory-child", choices=("ours", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=("ours", "torch"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
         return memory_child(args.memory_child)
+    if args.worker:
+        return worker_loop(args.worker)
 
-    info = machine()
+    workers = [Worker("ours"), Worker("torch")]
+    if not workers[1].ready:  # no PyTorch: our times only
+        workers.pop().close()
+    info = machine(torch_version() if len(workers) == 2 else None)
     print(f"numpy {info['numpy']} ({info['blas']}), torch {info['torch']}, "
           f"python {info['python']}, {info['threads']} threads, {info['cpus_visible']} CPUs visible")
     results = {"machine": info, "workloads": {}}
@@ -358,8 +415,7 @@ def main(argv=None):
         if key not in args.only:
             continue
         repeat = max(3, round(args.repeat * scale))  # timed runs per side
-        steps = [ours()] + ([theirs()] if torch is not None else [])
-        medians, samples = time_medians(steps, warmup, repeat)
+        medians, samples = time_medians(workers, key, warmup, repeat)
         (ours_s, torch_s), (ours_all, torch_all) = (medians + [None])[:2], (samples + [None])[:2]
         ratio = ours_s / torch_s if torch_s else None
         results["workloads"][key] = {
@@ -370,10 +426,12 @@ def main(argv=None):
               + (f"{torch_s * 1e3:8.2f}ms {ratio:9.2f}× {target:6.1f}×" if ratio else f"{'—':>10}"),
               flush=True)
 
+    for worker in workers:
+        worker.close()
     if "f" in args.only:
         traced, scratch = tracemalloc_peak_ours()
         rss_ours = rss_delta("ours")
-        rss_torch = rss_delta("torch") if torch is not None else None
+        rss_torch = rss_delta("torch") if len(workers) == 2 else None
         results["workloads"]["f"] = {
             "title": "peak memory of (b)", "ours_tracemalloc_mib": traced,
             "ours_scratch_kept_mib": scratch,
