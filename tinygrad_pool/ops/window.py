@@ -5,6 +5,7 @@ A k×k window at stride s touches, for its tap (i, j), the input pixels
 strided slice of the (padded) input, so a loop over the k·k taps — never over pixels — visits
 every window at once: forward reads the slices, backward adds gradients into them.
 """
+import math
 import threading
 
 import numpy as np
@@ -36,7 +37,7 @@ def pad_hw(x: np.ndarray, top: int, bottom: int, left: int, right: int, value=0)
     if not (top or bottom or left or right):
         return x
     n, c, h, w = x.shape
-    padded = take_buffer((n, c, h + top + bottom, w + left + right), x.dtype)  # see below
+    padded = take_buffer((n, c, h + top + bottom, w + left + right), x.dtype)  # a scratch buffer, see below
     padded.fill(value)
     padded[:, :, top: top + h, left: left + w] = x
     return padded
@@ -82,13 +83,20 @@ def check_windows_reach_input(op, size, kernel, stride, pad, dilation, out, axis
 _scratch = threading.local()
 
 
+SCRATCH_MIN_BYTES = 1 << 16  # smaller arrays come from malloc's own free lists, fault-free
+
+
 def take_buffer(shape, dtype) -> np.ndarray:
+    if math.prod(shape) * dtype.itemsize < SCRATCH_MIN_BYTES:  # tiny: bookkeeping would dominate
+        return np.empty(shape, dtype=dtype)
     free = getattr(_scratch, "free", None)
     stack = free.get((shape, dtype)) if free else None
     return stack.pop() if stack else np.empty(shape, dtype=dtype)
 
 
 def give_buffer(array: np.ndarray) -> None:
+    if array.nbytes < SCRATCH_MIN_BYTES:
+        return
     free = _scratch.__dict__.setdefault("free", {})
     stack = free.setdefault((array.shape, array.dtype), [])
     if len(stack) < 4:
