@@ -84,8 +84,9 @@ class Function:
 
     def release(self) -> None:
         saved = self.__dict__
-        for key in [k for k in saved if k not in self._STRUCTURE]:
-            del saved[key]
+        if len(saved) > 3:  # anything beyond parents, attrs and needs_input_grad
+            for key in [k for k in saved if k not in self._STRUCTURE]:
+                del saved[key]
         self.released = True
 
     def forward(ctx, *arrays, **attrs):  # pragma: no cover - every op defines it
