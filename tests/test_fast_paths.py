@@ -28,6 +28,12 @@ def _window_argmax_by_loop(x, kernel, stride, out_hw):
     return out, idx
 
 
+@pytest.fixture(autouse=True)
+def phase_split_even_for_small_inputs(monkeypatch):
+    """The tests use small arrays; make the fast path take them as it takes large ones."""
+    monkeypatch.setattr(pool, "PHASE_SPLIT_MIN_SIZE", 0)
+
+
 GEOMETRIES = [  # kernel, stride, input H×W: non-overlapping, overlapping, uneven, rectangular
     ((2, 2), (2, 2), (8, 8)), ((3, 3), (2, 2), (12, 12)), ((3, 2), (3, 2), (9, 6)),
     ((2, 3), (2, 3), (7, 10)), ((4, 4), (2, 2), (10, 10)), ((3, 3), (3, 1), (9, 5)),
@@ -70,8 +76,11 @@ def test_nan_wins_only_changes_windows_that_hold_a_nan(rng):
     np.testing.assert_array_equal(best[~has_nan], best_nan[~has_nan])
 
 
-def test_phase_split_stays_out_of_geometries_it_does_not_cover():
+def test_phase_split_stays_out_of_geometries_it_does_not_cover(monkeypatch):
     x = np.zeros((1, 1, 8, 8))
+    monkeypatch.setattr(pool, "PHASE_SPLIT_MIN_SIZE", 1 << 14)
+    assert pool.phase_split(x, (2, 2), (2, 2), (1, 1), (4, 4)) is None  # too small to gain
+    monkeypatch.setattr(pool, "PHASE_SPLIT_MIN_SIZE", 0)
     assert pool.phase_split(x, (3, 3), (1, 1), (1, 1), (6, 6)) is None  # stride 1
     assert pool.phase_split(x, (2, 2), (2, 2), (2, 2), (3, 3)) is None  # dilation
     assert pool.phase_split(x, (2, 2), (3, 3), (1, 1), (3, 3)) is None  # 8 % 3

@@ -5,6 +5,8 @@ window's argmax), so backward sends each output gradient to that pixel. Forward 
 argmax; backward only reads it. Where windows overlap (stride < kernel) one pixel can be the
 argmax of several windows and collects the sum of their gradients.
 """
+import functools
+
 import numpy as np
 
 from ..tensor import Function
@@ -20,13 +22,20 @@ def padded_for(x, kernel, stride, padding, dilation, out_hw, value):
     return pad_hw(x, ph, ph + extra_h, pw, pw + extra_w, value)
 
 
+@functools.lru_cache(maxsize=64)
 def window_origins(kernel, stride, padding, dilation, out_hw, input_hw):
-    """Flat index, into each H×W plane, of every window's tap (0, 0) and of each tap's offset."""
+    """Flat index, into each H×W plane, of every window's tap (0, 0) and of each tap's offset.
+
+    Cached per geometry (a training loop asks for the same one every step; on tiny inputs
+    building them was a fifth of the op), so the arrays are read-only.
+    """
     (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo), (h, w) = (
         kernel, stride, padding, dilation, out_hw, input_hw)
     rows, columns = np.arange(ho) * sh - ph, np.arange(wo) * sw - pw
     origin = rows[:, None] * w + columns[None, :]
     offsets = (np.arange(kh)[:, None] * dh * w + np.arange(kw)[None, :] * dw).ravel()
+    for array in (origin, offsets, rows, columns):
+        array.setflags(write=False)
     return origin, offsets, rows, columns
 
 
@@ -128,6 +137,9 @@ def max_and_first_tap(taps, nan_wins=False):
     return out, best
 
 
+PHASE_SPLIT_MIN_SIZE = 1 << 14  # elements; below it, strided views cost less than the copy
+
+
 def phase_split(padded, kernel, stride, dilation, out_hw):
     """Fast path for strided windows: a copy of the input grouped by phase, or None.
 
@@ -136,11 +148,14 @@ def phase_split(padded, kernel, stride, dilation, out_hw):
     groups the input by phase, (N, C, sh, sw, H/sh, W/sw): pixel (y, x) goes to phase
     (y % sh, x % sw), position (y // sh, x // sw); ``phase_taps`` then reads every tap with unit
     strides. Non-overlapping pooling (stride = kernel) is the case k = s. Returns None where
-    this does not apply (stride 1, dilation, a padded size not divisible by the stride): the
-    general path then reads ``tap`` views directly. Tests compare both paths.
+    this does not apply (stride 1, dilation, a padded size not divisible by the stride, or an
+    input too small to gain): the general path then reads ``tap`` views directly. Tests compare
+    both paths.
     """
     (sh, sw) = stride
     n, c, hp, wp = padded.shape
+    if padded.size < PHASE_SPLIT_MIN_SIZE:
+        return None
     if dilation != (1, 1) or (sh == 1 and sw == 1) or hp % sh or wp % sw:
         return None
     if any((k - 1) // s + o > size // s for k, s, o, size in zip(kernel, stride, out_hw, (hp, wp))):
