@@ -16,8 +16,10 @@ Workloads (float32 unless stated):
      frameworks also the peak-RSS growth of one step in a fresh subprocess
      (/proc/self/clear_refs resets the high-water mark, then VmHWM − VmRSS before the step)
 
-The thread limits are set here, in the benchmark's own process, before NumPy is imported;
-the library itself never touches BLAS or malloc settings.
+Each framework is timed in its own worker process (ours never imports torch), in
+alternating blocks, each block after one untimed run; medians over all timed runs. The thread
+limits are set here, in the benchmark's own processes (the workers inherit them), before NumPy
+is imported; the library itself never touches BLAS, malloc or GC settings.
 """
 import os
 
@@ -391,7 +393,8 @@ def torch_version():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeat", type=int, default=7, help="timed runs per workload (scaled)")
+    parser.add_argument("--repeat", type=int, default=15,
+                        help="timed runs per side and workload (d, e: half as many)")
     parser.add_argument("--json", default=None, help="also write the results to this file")
     parser.add_argument("--only", default="abcdef", help="workload letters, e.g. 'ab' or 'a,c'")
     parser.add_argument("--memory-child", choices=("ours", "torch"), help=argparse.SUPPRESS)

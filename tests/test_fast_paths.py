@@ -185,11 +185,12 @@ def test_conv_scratch_buffers_are_never_shared_between_live_nodes(torch, rng):
     x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
     w1, w2 = (rng.standard_normal((3, 3, 3, 3)).astype(np.float32) for _ in range(2))
     for _ in range(2):
-        xt, a, b = Tensor(x, requires_grad=True), Tensor(w1, requires_grad=True), Tensor(w2, requires_grad=True)
+        xt, a, b = (Tensor(v, requires_grad=True) for v in (x, w1, w2))
         (F.conv2d(xt, a, padding=1) * F.conv2d(xt, b, padding=1)).sum().backward()
         grads = (xt.grad.data, a.grad.data, b.grad.data)
     tx, ta, tb = (torch.tensor(v, requires_grad=True) for v in (x, w1, w2))
-    (torch.nn.functional.conv2d(tx, ta, padding=1) * torch.nn.functional.conv2d(tx, tb, padding=1)).sum().backward()
+    tconv = torch.nn.functional.conv2d
+    (tconv(tx, ta, padding=1) * tconv(tx, tb, padding=1)).sum().backward()
     for ours, theirs in zip(grads, (tx.grad, ta.grad, tb.grad)):
         np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-4, atol=1e-4)
         assert ours.dtype == np.float32
@@ -247,7 +248,8 @@ def test_engine_walk_orders_a_diamond_and_a_long_chain():
     np.testing.assert_allclose(x.grad.data, 4 * x.data ** 3 - 2 * x.data + 1)
 
 
-@pytest.mark.parametrize("groups,stride,dilation", [(1, (1, 1), (1, 1)), (2, (2, 1), (1, 2)), (3, (1, 2), (2, 1))])
+@pytest.mark.parametrize("groups,stride,dilation",
+                         [(1, (1, 1), (1, 1)), (2, (2, 1), (1, 2)), (3, (1, 2), (2, 1))])
 def test_col2im_product_equals_col2im_of_the_full_product(rng, groups, stride, dilation):
     n, c, f, kh, kw = 2, 6, 6, 3, 2
     padded_shape = (n, c, 11, 10)

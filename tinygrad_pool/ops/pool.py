@@ -56,7 +56,8 @@ class MaxPool2d(Function):
         if phases is not None:
             taps = phase_taps(phases, kernel, stride, out_hw)
         else:  # the general path: strided views straight into the padded input
-            taps = [tap(padded, i, j, stride, dilation, out_hw) for i in range(kernel[0]) for j in range(kernel[1])]
+            taps = [tap(padded, i, j, stride, dilation, out_hw)
+                    for i in range(kernel[0]) for j in range(kernel[1])]
         out, best = max_and_first_tap(taps)
         if out.dtype.kind == "f" and np.isnan(out.ravel()).any():
             give_buffer(best)
