@@ -266,3 +266,39 @@ def test_col2im_product_equals_col2im_of_the_full_product(rng, groups, stride, d
         np.testing.assert_allclose(fused, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
                                    atol=1e-5 if dtype == np.float32 else 1e-12)
         assert fused.dtype == dtype and fused.shape == padded_shape
+
+
+def test_leaf_gradient_is_adopted_only_when_nothing_else_holds_it():
+    """The engine keeps a leaf's first gradient without a copy only when it is the sole owner."""
+    from tinygrad_pool import Function
+    x = Tensor(np.arange(16.0).reshape(1, 1, 4, 4), requires_grad=True)
+    F.max_pool2d(x, 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.data.ravel()[[5, 7, 13, 15]], 1)
+    assert x.grad.data.sum() == 4 and x.grad.data.flags.writeable
+
+    a, b = Tensor(np.ones(3), requires_grad=True), Tensor(np.ones(3), requires_grad=True)
+    (a + b).sum().backward()  # Add hands one array to both inputs
+    assert not np.shares_memory(a.grad.data, b.grad.data)
+    a.grad.data[0] = 7
+    assert b.grad.data[0] == 1
+
+    seed = np.ones(3)
+    c = Tensor(np.ones(3), requires_grad=True)
+    c.backward(seed)  # the caller's own array
+    seed[0] = 5
+    assert c.grad.data[0] == 1
+
+    class Saved(Function):
+        def forward(ctx, x):
+            ctx.grad_to_return = np.full(x.shape, 2.0)
+            return x.copy()
+
+        def backward(ctx, grad):
+            return ctx.grad_to_return  # also held by the node while the graph is retained
+
+    d = Tensor(np.ones(3), requires_grad=True)
+    out = Saved.apply(d)
+    out.backward(np.ones(3), retain_graph=True)
+    assert not np.shares_memory(d.grad.data, out.grad_fn.grad_to_return)
+    out.backward(np.ones(3))
+    np.testing.assert_array_equal(d.grad.data, 4.0)

@@ -7,6 +7,7 @@ and you have seen the whole engine.
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import numpy as np
 
@@ -112,6 +113,23 @@ def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
         extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1
     )
     return grad.sum(axis=axes, keepdims=True).reshape(shape)
+
+
+# PyTorch's AccumulateGrad "steals" a leaf's first gradient instead of copying it when nothing
+# else holds it. Copying a large gradient into fresh memory costs as much as the op that made it
+# (page faults), so we do the same where CPython's reference count can say so exactly (3.14
+# may leave borrowed references uncounted, so there and elsewhere we always copy).
+_CAN_COUNT_REFERENCES = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+# The references to a leaf's gradient when only backward() holds it: backward's local name,
+# _accumulate's argument, _sole_owner's argument, and getrefcount's own argument.
+_SOLE_OWNER_REFERENCES = 4
+
+
+def _sole_owner(grad, dtype) -> bool:
+    """True if ``grad`` is a writeable array owning its memory that nobody else refers to."""
+    return (_CAN_COUNT_REFERENCES and type(grad) is np.ndarray and grad.base is None
+            and grad.dtype == dtype and grad.flags.writeable
+            and sys.getrefcount(grad) <= _SOLE_OWNER_REFERENCES)
 
 
 def _as_array(data, dtype) -> np.ndarray:
@@ -246,10 +264,11 @@ class Tensor:
             if grad is None:
                 continue
             fn = tensor.grad_fn
-            if fn is None or tensor.retains_grad:
-                tensor._accumulate(grad)
-            if fn is None:
+            if fn is None:  # a leaf: grad is referenced only here and, maybe, by other nodes
+                tensor._accumulate(grad, may_adopt=True)
                 continue
+            if tensor.retains_grad:
+                tensor._accumulate(grad)
             input_grads = fn.backward(grad)
             if type(input_grads) is not tuple:
                 input_grads = (input_grads,)
@@ -266,9 +285,13 @@ class Tensor:
                     grads[key] = parent_grad
             if not retain_graph:
                 fn.release()
+            input_grads = parent_grad = None  # no stale references (see _accumulate)
 
-    def _accumulate(self, grad: np.ndarray) -> None:
+    def _accumulate(self, grad: np.ndarray, may_adopt: bool = False) -> None:
         if self.grad is None:
+            if may_adopt and _sole_owner(grad, self.data.dtype):
+                self.grad = Tensor._make(grad, None)
+                return
             # A copy: the array may be shared with other nodes (Add hands one gradient to both
             # inputs) or be a read-only broadcast view, and the user may edit .grad in place.
             self.grad = Tensor._make(np.array(grad, dtype=self.data.dtype), None)

@@ -100,10 +100,10 @@ def route_to_argmax(argmax, grad, input_shape):
     plane_start = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
     flat = take_buffer(argmax.shape, argmax.dtype)  # a temporary: reused, no page faults
     np.add(argmax, plane_start, out=flat)
-    grad_x = zeros(n * c * h * w, grad.dtype)
-    np.add.at(grad_x, flat.ravel(), grad.ravel())
+    grad_x = zeros(input_shape, grad.dtype)
+    np.add.at(grad_x.reshape(-1), flat, grad)  # grad may be a broadcast view: no copy of it
     give_buffer(flat)
-    return grad_x.reshape(input_shape)
+    return grad_x
 
 
 def max_and_first_tap(taps, nan_wins=False):
