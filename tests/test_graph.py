@@ -6,7 +6,6 @@ when `dot` is not on PATH.
 """
 import re
 import shutil
-import time
 from pathlib import Path
 
 import graphviz
@@ -226,10 +225,9 @@ def long_chain():
     return y
 
 
-def test_max_depth_keeps_a_100000_op_chain_small_and_fast(long_chain):
-    start = time.perf_counter()
+def test_max_depth_keeps_a_100000_op_chain_small(long_chain):
+    # (How fast that is belongs in a benchmark, not in a timed assertion here.)
     dot = draw_graph(long_chain, max_depth=5, collapse=None)
-    assert time.perf_counter() - start < 3
     # 5 ops, their 5 constants, 6 tensors, the elided node and the legend: nothing grows with n
     assert len(nodes(dot)) == 3 * 5 + 3
     assert "… 99,995 more ops" in dot.source
