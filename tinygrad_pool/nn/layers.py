@@ -20,6 +20,17 @@ def _pair(name: str, layer: str, value) -> tuple:
     return value if isinstance(value, str) else pair(layer, name, value, minimum=0)
 
 
+def _add_weight_and_bias(layer, weight_shape, bias: bool, dtype, generator) -> None:
+    """A ``weight`` Parameter of this shape and, if asked, a ``bias`` per output (its first
+    axis), both initialised by the layer's ``reset_parameters``."""
+    layer.weight = Parameter(np.empty(weight_shape, dtype=dtype))
+    if bias:
+        layer.bias = Parameter(np.empty(weight_shape[:1], dtype=dtype))
+    else:
+        layer.register_parameter("bias", None)
+    layer.reset_parameters(generator)
+
+
 def _reset_weight_and_bias(weight: Parameter, bias, generator) -> None:
     """PyTorch's ``reset_parameters`` for Linear and Conv2d."""
     init.kaiming_uniform_(weight, a=math.sqrt(5), generator=generator)
@@ -39,12 +50,7 @@ class Linear(Module):
         if self.in_features < 0 or self.out_features < 0:
             raise ValueError(f"Linear: in_features and out_features must be non-negative, got "
                              f"{in_features} and {out_features}")
-        self.weight = Parameter(np.empty((self.out_features, self.in_features), dtype=dtype))
-        if bias:
-            self.bias = Parameter(np.empty((self.out_features,), dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters(generator)
+        _add_weight_and_bias(self, (self.out_features, self.in_features), bias, dtype, generator)
 
     def reset_parameters(self, generator=None) -> None:
         _reset_weight_and_bias(self.weight, self.bias, generator)
@@ -79,12 +85,7 @@ class Conv2d(Module):
         self.dilation = _pair("dilation", "Conv2d", dilation)
         self.groups = int(groups)
         shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
-        self.weight = Parameter(np.empty(shape, dtype=dtype))
-        if bias:
-            self.bias = Parameter(np.empty((self.out_channels,), dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters(generator)
+        _add_weight_and_bias(self, shape, bias, dtype, generator)
 
     def reset_parameters(self, generator=None) -> None:
         _reset_weight_and_bias(self.weight, self.bias, generator)
