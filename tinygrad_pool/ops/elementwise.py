@@ -6,14 +6,14 @@ from ..tensor import Function, unbroadcast
 
 
 def check_broadcast(op: str, a: np.ndarray, b: np.ndarray) -> None:
-    if a.shape != b.shape:
-        try:
-            np.broadcast_shapes(a.shape, b.shape)
-        except ValueError:
-            raise ValueError(
-                f"{op}: cannot broadcast shapes {a.shape} and {b.shape} (trailing dimensions "
-                f"must be equal or 1)"
-            ) from None
+    """Raise a clear error if the shapes do not broadcast (callers skip equal shapes)."""
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(
+            f"{op}: cannot broadcast shapes {a.shape} and {b.shape} (trailing dimensions "
+            f"must be equal or 1)"
+        ) from None
 
 
 class Add(Function):
