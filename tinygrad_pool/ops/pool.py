@@ -200,7 +200,7 @@ def _tied_backward(ctx, grad):
     count = sum(m.astype(grad.dtype) for m in is_max)
     unmatched = count == 0
     share = grad / np.maximum(count, 1) if a["ties"] == "split" else grad
-    grad_padded = np.zeros(ctx.padded.shape, dtype=grad.dtype)
+    grad_padded = zeros(ctx.padded.shape, grad.dtype)
     for (i, j), chosen in zip(taps, is_max):
         tap(grad_padded, i, j, stride, dilation, out_hw)[...] += share * chosen
     grad_x = grad_padded[:, :, ph: ph + h, pw: pw + w]
@@ -219,6 +219,8 @@ class AvgPool2d(Function):
         total = tap(padded, 0, 0, stride, dilation, out_hw).copy()
         for t in range(1, kernel[0] * kernel[1]):
             total += tap(padded, *divmod(t, kernel[1]), stride, dilation, out_hw)
+        if padded is not x:
+            give_buffer(padded)  # the sum has read all it needs from it
         ctx.divisor = _avg_divisor(x.shape[2:], kernel, stride, padding, out_hw,
                                    count_include_pad, divisor_override).astype(x.dtype)
         ctx.padded_shape, ctx.input_shape = padded.shape, x.shape
@@ -228,7 +230,7 @@ class AvgPool2d(Function):
         a = ctx.attrs
         kernel, stride, (ph, pw), out_hw = a["kernel_size"], a["stride"], a["padding"], a["out_hw"]
         share = grad / ctx.divisor
-        grad_padded = np.zeros(ctx.padded_shape, dtype=grad.dtype)
+        grad_padded = zeros(ctx.padded_shape, grad.dtype)
         for t in range(kernel[0] * kernel[1]):
             tap(grad_padded, *divmod(t, kernel[1]), stride, (1, 1), out_hw)[...] += share
         h, w = ctx.input_shape[2:]
