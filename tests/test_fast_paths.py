@@ -49,12 +49,15 @@ def test_phase_split_taps_equal_the_general_tap_views(rng, kernel, stride, hw, d
     if hw[0] % stride[0] or hw[1] % stride[1]:
         assert phases is None
         return
-    fast = pool.phase_taps(phases, kernel, stride, out_hw)
+    runs = pool.phase_taps(phases, x.shape, kernel, stride)
+    fast = [pool.on_phase_grid(run, x.shape, stride, out_hw) for run in runs]
     general = _general_taps(x, kernel, stride, (1, 1), out_hw)
     for a, b in zip(fast, general):
         np.testing.assert_array_equal(a, b)
     origin, offsets, _, _ = pool.window_origins(kernel, stride, (0, 0), (1, 1), out_hw, hw)
-    out_fast, tap_fast = pool.max_and_first_tap(fast)
+    out_runs, tap_runs = pool.max_and_first_tap(runs)
+    out_fast = pool.on_phase_grid(out_runs, x.shape, stride, out_hw)
+    tap_fast = pool.on_phase_grid(tap_runs, x.shape, stride, out_hw)
     out_gen, tap_gen = pool.max_and_first_tap(general)
     np.testing.assert_array_equal(out_fast, out_gen)
     np.testing.assert_array_equal(tap_fast, tap_gen)
@@ -150,6 +153,29 @@ def test_max_pool_backward_scatter_keeps_float32_and_sums_overlaps():
     F.max_pool2d(xt, 3, stride=2).sum().backward()
     assert xt.grad.dtype == np.float32
     assert xt.grad.data[0, 0, 2, 2] == 4 and xt.grad.data.sum() == 4
+
+
+def test_max_pool_argmax_buffer_is_reused_only_after_backward(monkeypatch, rng):
+    """The saved argmax is a scratch buffer handed back by release(): indices returned to the
+    caller stay as they were, and two live pools of one shape never share a buffer."""
+    from tinygrad_pool.ops import window
+    monkeypatch.setattr(window, "SCRATCH_MIN_BYTES", 0)  # recycle even these small arrays
+    x1, x2 = (rng.permutation(2 * 3 * 12 * 12).reshape(2, 3, 12, 12) / 10.0 for _ in range(2))
+    for _ in range(2):  # the second round runs on recycled buffers
+        a, b = Tensor(x1, requires_grad=True), Tensor(x2, requires_grad=True)
+        out_a, idx_a = F.max_pool2d(a, 3, 2, return_indices=True)
+        out_b, idx_b = F.max_pool2d(b, 3, 2, return_indices=True)
+        (out_a * out_b).sum().backward()
+        _, expected_a = _window_argmax_by_loop(x1, (3, 3), (2, 2), (5, 5))
+        _, expected_b = _window_argmax_by_loop(x2, (3, 3), (2, 2), (5, 5))
+        F.max_pool2d(Tensor(-x1, requires_grad=True), 3, 2).sum().backward()  # reuses the buffers
+        np.testing.assert_array_equal(idx_a.data, expected_a)
+        np.testing.assert_array_equal(idx_b.data, expected_b)
+        assert idx_a.dtype == np.int64
+        for grad, idx, other in ((a.grad.data, expected_a, out_b.data), (b.grad.data, expected_b, out_a.data)):
+            routed = np.zeros(2 * 3 * 144)
+            np.add.at(routed, (idx + np.arange(6).reshape(2, 3, 1, 1) * 144).ravel(), other.ravel())
+            np.testing.assert_array_equal(grad, routed.reshape(2, 3, 12, 12))
 
 
 def test_col2im_is_the_adjoint_of_im2col(rng):

@@ -197,7 +197,7 @@ def test_show_saved_lists_buffers_and_their_bytes_then_freed():
     loss = F.max_pool2d(conv_out, 2).sum()
     src = draw_graph(loss, show_saved=True)
     pool = nodes(src)[node_of(src, "MaxPool2d")]
-    assert "argmax: 1×1×2×2 int64, 32 B" in pool  # 4 int64 indices
+    assert "argmax: 1×1×2×2 int32, 16 B" in pool  # 4 int32 indices
     conv = nodes(src)[node_of(src, "Conv2d")]
     cols = conv_out.grad_fn.saved_for_backward()["cols"]  # the im2col buffer: 9 taps × 16 windows
     assert cols.size == 9 * 16

@@ -122,7 +122,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                                         dilation, ceil_mode)
     out, ctx = MaxPool2d.apply_with_ctx(input, dilation=dilation, ties=ties, **attrs)
     if return_indices:
-        return out, Tensor(ctx.argmax)
+        return out, Tensor(ctx.argmax.astype(np.int64))  # a copy: the op reuses its buffer
     return out
 
 

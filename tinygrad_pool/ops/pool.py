@@ -32,8 +32,9 @@ def window_origins(kernel, stride, padding, dilation, out_hw, input_hw):
     (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo), (h, w) = (
         kernel, stride, padding, dilation, out_hw, input_hw)
     rows, columns = np.arange(ho) * sh - ph, np.arange(wo) * sw - pw
-    origin = rows[:, None] * w + columns[None, :]
-    offsets = (np.arange(kh)[:, None] * dh * w + np.arange(kw)[None, :] * dw).ravel()
+    index = np.int32 if h * w <= np.iinfo(np.int32).max else np.int64  # half the bytes to move
+    origin = (rows[:, None] * w + columns[None, :]).astype(index)
+    offsets = (np.arange(kh)[:, None] * dh * w + np.arange(kw)[None, :] * dw).ravel().astype(index)
     for array in (origin, offsets, rows, columns):
         array.setflags(write=False)
     return origin, offsets, rows, columns
@@ -54,32 +55,37 @@ class MaxPool2d(Function):
         padded = padded_for(x, kernel, stride, padding, dilation, out_hw, fill)
         phases = phase_split(padded, kernel, stride, dilation, out_hw)
         if phases is not None:
-            taps = phase_taps(phases, kernel, stride, out_hw)
+            taps = phase_taps(phases, padded.shape, kernel, stride)
         else:  # the general path: strided views straight into the padded input
             taps = [tap(padded, i, j, stride, dilation, out_hw)
                     for i in range(kernel[0]) for j in range(kernel[1])]
-        out, best = max_and_first_tap(taps)
-        if out.dtype.kind == "f" and np.isnan(out.ravel()).any():
+        out, best = max_and_first_tap(taps, grid_out=phases is not None)
+        # A NaN anywhere makes the sum NaN (one pass, no temporary); so can inf + -inf, a false
+        # alarm that only costs the exact pass below.
+        if out.dtype.kind == "f" and np.isnan(np.sum(out)):
             give_buffer(best)
-            out, best = max_and_first_tap(taps, nan_wins=True)
+            out, best = max_and_first_tap(taps, nan_wins=True, grid_out=phases is not None)
         del taps  # no view of the phase-split copy or of the padding outlives forward
         if phases is not None:
             give_buffer(phases)
+            grid_out, best = out, on_phase_grid(best, padded.shape, stride, out_hw)
+            out = np.ascontiguousarray(on_phase_grid(grid_out, padded.shape, stride, out_hw))
+            if out.base is None:
+                give_buffer(grid_out)
         if padded is not x and ties == "first":
             give_buffer(padded)
-        origin, _, rows, columns = window_origins(kernel, stride, padding, dilation, out_hw, (h, w))
-        # Tap t of a window sits (t // kw) rows and (t % kw) columns, dilated, from its origin.
-        row, column = take_buffer(best.shape, best.dtype), take_buffer(best.shape, best.dtype)
-        np.divmod(best, kernel[1], out=(row, column))
-        argmax = np.multiply(row, dilation[0] * w, dtype=np.int64)
-        argmax += column * dilation[1] if dilation[1] != 1 else column
+        origin, offsets, rows, columns = window_origins(kernel, stride, padding, dilation,
+                                                        out_hw, (h, w))
+        # Tap t of a window lies offsets[t] past its tap (0, 0), which lies at origin. A scratch
+        # buffer: release() hands it back once backward has routed through it.
+        argmax = take_buffer(out.shape, offsets.dtype)
+        np.take(offsets, best, out=argmax)
+        give_buffer(best.base if best.base is not None else best)
         argmax += origin
-        for temporary in (best, row, column):
-            give_buffer(temporary)
         if fill == -np.inf and any(padding) and np.isneginf(out).any():
             # A window whose real pixels are all -inf ties with its padding: point at its first
             # real pixel, as PyTorch (which never looks at padding) does.
-            argmax = np.where(out == -np.inf, _first_real_pixel(rows, columns, dilation, w), argmax)
+            np.copyto(argmax, _first_real_pixel(rows, columns, dilation, w), where=out == -np.inf)
         ctx.argmax = argmax  # flat index into each H×W plane: PyTorch's return_indices
         ctx.input_shape = x.shape
         if ties != "first":
@@ -91,24 +97,34 @@ class MaxPool2d(Function):
             return _tied_backward(ctx, grad)
         return route_to_argmax(ctx.argmax, grad, ctx.input_shape)
 
+    def release(self) -> None:
+        """Free the saved buffers, handing the argmax back for the next forward (the indices
+        max_pool2d returns to its caller are a copy, so nothing else refers to it)."""
+        argmax = self.__dict__.get("argmax")
+        super().release()
+        if argmax is not None:
+            give_buffer(argmax)
+
 
 def route_to_argmax(argmax, grad, input_shape):
     """Send each output's gradient to the pixel its window chose."""
     n, c, h, w = input_shape
     # Scatter-add: np.add.at sums the gradients of all windows that chose the same pixel
     # (overlapping windows), in the gradient's own dtype (bincount would go through float64).
-    plane_start = (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
-    flat = take_buffer(argmax.shape, argmax.dtype)  # a temporary: reused, no page faults
+    plane_start = (np.arange(n * c, dtype=np.intp) * (h * w)).reshape(n, c, 1, 1)
+    flat = take_buffer(argmax.shape, np.dtype(np.intp))  # a temporary: reused, no page faults
     np.add(argmax, plane_start, out=flat)
     grad_x = zeros(input_shape, grad.dtype)
     # Flat 1-D indices and values: NumPy's fast path for add.at (a 4-D index array takes a
-    # generic path about ten times slower).
-    np.add.at(grad_x.reshape(-1), flat.reshape(-1), grad.reshape(-1))
+    # generic path about ten times slower). A gradient broadcast from one number (the backward
+    # of x.sum()) goes in as that number: flattening it would copy it out in full.
+    values = grad.reshape(-1) if any(grad.strides) else grad.flat[0]
+    np.add.at(grad_x.reshape(-1), flat.reshape(-1), values)
     give_buffer(flat)
     return grad_x
 
 
-def max_and_first_tap(taps, nan_wins=False):
+def max_and_first_tap(taps, nan_wins=False, grid_out=False):
     """Compare-and-select over the k·k taps: each window's max and which tap held its first
     maximum (0 … k·k-1, in window order).
 
@@ -120,9 +136,11 @@ def max_and_first_tap(taps, nan_wins=False):
     returns the NaN as well.
 
     The small per-window arrays are scratch buffers (see window.py); the caller hands ``best``
-    back when done with it.
+    back when done with it, and ``out`` too if ``grid_out`` (a phase-grid result it will copy
+    the outputs out of).
     """
-    out = taps[0].copy()
+    out = take_buffer(taps[0].shape, taps[0].dtype) if grid_out else np.empty_like(taps[0])
+    np.copyto(out, taps[0])
     index_dtype = np.dtype(np.uint8 if len(taps) <= 256 else np.int32)
     best, chosen = take_buffer(out.shape, index_dtype), take_buffer(out.shape, index_dtype)
     better = take_buffer(out.shape, np.dtype(bool))
@@ -147,13 +165,14 @@ def phase_split(padded, kernel, stride, dilation, out_hw):
     """Fast path for strided windows: a copy of the input grouped by phase, or None.
 
     With stride s > 1 every tap is a view that steps s elements along its last axis, and NumPy's
-    ufuncs run several times slower on such views than on contiguous rows. One transposing copy
-    groups the input by phase, (N, C, sh, sw, H/sh, W/sw): pixel (y, x) goes to phase
-    (y % sh, x % sw), position (y // sh, x // sw); ``phase_taps`` then reads every tap with unit
-    strides. Non-overlapping pooling (stride = kernel) is the case k = s. Returns None where
-    this does not apply (stride 1, dilation, a padded size not divisible by the stride, or an
-    input too small to gain): the general path then reads ``tap`` views directly. Tests compare
-    both paths.
+    ufuncs run several times slower on such views than on contiguous memory. One transposing
+    copy groups the input by phase, (sh, sw, N, C, H/sh, W/sw): pixel (y, x) goes to phase
+    (y % sh, x % sw), position (y // sh, x // sw). Within one phase, a tap is then a single
+    contiguous run (see ``phase_taps``), so every pass of compare-and-select is one long 1-D
+    loop. Non-overlapping pooling (stride = kernel) is the case k = s. Returns None where this
+    does not apply (stride 1, dilation, a padded size not divisible by the stride, or an input
+    too small to gain): the general path then reads ``tap`` views directly. Tests compare both
+    paths.
     """
     (sh, sw) = stride
     n, c, hp, wp = padded.shape
@@ -163,16 +182,41 @@ def phase_split(padded, kernel, stride, dilation, out_hw):
         return None
     if any((k - 1) // s + o > size // s for k, s, o, size in zip(kernel, stride, out_hw, (hp, wp))):
         return None
-    phases = take_buffer((n, c, sh, sw, hp // sh, wp // sw), padded.dtype)
-    np.copyto(phases, padded.reshape(n, c, hp // sh, sh, wp // sw, sw).transpose(0, 1, 3, 5, 2, 4))
+    hq, wq = hp // sh, wp // sw
+    # The taps that start past a phase's first pixel run that far past its end (see
+    # phase_taps): a tail of padding keeps those reads inside the buffer.
+    tail = (kernel[0] - 1) // sh * wq + (kernel[1] - 1) // sw
+    phases = take_buffer((padded.size + tail,), padded.dtype)
+    grouped = phases[:padded.size].reshape(sh, sw, n, c, hq, wq)
+    np.copyto(grouped, padded.reshape(n, c, hq, sh, wq, sw).transpose(3, 5, 0, 1, 2, 4))
+    phases[padded.size:] = 0  # any value: only garbage outputs read it
     return phases
 
 
-def phase_taps(phases, kernel, stride, out_hw):
-    """Tap (i, j) of every window: phase (i % sh, j % sw), from (i // sh, j // sw) on."""
-    (sh, sw), (ho, wo) = stride, out_hw
-    return [phases[:, :, i % sh, j % sw, i // sh: i // sh + ho, j // sw: j // sw + wo]
-            for i in range(kernel[0]) for j in range(kernel[1])]
+def phase_taps(phases, padded_shape, kernel, stride):
+    """Tap (i, j) of every window, as one contiguous 1-D run over the phase grid.
+
+    Tap (i, j) reads phase (i % sh, j % sw) from position (i // sh, j // sw) on. Read as one
+    flat run of N·C·(H/sh)·(W/sw) elements from there, it holds the tap of the window at every
+    grid position (n, c, y, x); the positions past the output (y ≥ ho or x ≥ wo) wrap into the
+    next row or plane and hold garbage, which ``on_phase_grid`` cuts off. Computing those few
+    extra outputs costs far less than the short inner loops of a strided 4-D view.
+    """
+    (sh, sw) = stride
+    n, c, hp, wp = padded_shape
+    size, wq = n * c * hp * wp // (sh * sw), wp // sw
+    runs = []
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            start = ((i % sh) * sw + j % sw) * size + (i // sh) * wq + j // sw
+            runs.append(phases[start: start + size])
+    return runs
+
+
+def on_phase_grid(array, padded_shape, stride, out_hw):
+    """The (N, C, ho, wo) outputs inside a result computed over the whole phase grid (a view)."""
+    n, c, hp, wp = padded_shape
+    return array.reshape(n, c, hp // stride[0], wp // stride[1])[:, :, :out_hw[0], :out_hw[1]]
 
 
 def _first_real_pixel(rows, columns, dilation, width):
