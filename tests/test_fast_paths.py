@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor, gradcheck
+from tinygrad_pool import Tensor, gradcheck, scratch
 from tinygrad_pool.ops import conv, pool
 from tinygrad_pool.ops.window import tap
 
@@ -158,8 +158,7 @@ def test_max_pool_backward_scatter_keeps_float32_and_sums_overlaps():
 def test_max_pool_argmax_buffer_is_reused_only_after_backward(monkeypatch, rng):
     """The saved argmax is a scratch buffer handed back by release(): indices returned to the
     caller stay as they were, and two live pools of one shape never share a buffer."""
-    from tinygrad_pool.ops import window
-    monkeypatch.setattr(window, "SCRATCH_MIN_BYTES", 0)  # recycle even these small arrays
+    monkeypatch.setattr(scratch, "SCRATCH_MIN_BYTES", 0)  # recycle even these small arrays
     x1, x2 = (rng.permutation(2 * 3 * 12 * 12).reshape(2, 3, 12, 12) / 10.0 for _ in range(2))
     for _ in range(2):  # the second round runs on recycled buffers
         a, b = Tensor(x1, requires_grad=True), Tensor(x2, requires_grad=True)

@@ -11,6 +11,8 @@ import sys
 
 import numpy as np
 
+from .scratch import SCRATCH_MIN_BYTES, give_buffer
+
 _grad_enabled = True
 
 
@@ -120,16 +122,16 @@ def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
 # (page faults), so we do the same where CPython's reference count can say so exactly (3.14
 # may leave borrowed references uncounted, so there and elsewhere we always copy).
 _CAN_COUNT_REFERENCES = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
-# The references to a leaf's gradient when only backward() holds it: backward's local name,
-# _accumulate's argument, _sole_owner's argument, and getrefcount's own argument.
-_SOLE_OWNER_REFERENCES = 4
+# The references to a gradient when only backward() holds it: backward's local name,
+# _sole_owner's argument and getrefcount's own argument (+ _accumulate's argument for a leaf).
+_SOLE_OWNER_REFERENCES = 3
 
 
-def _sole_owner(grad, dtype) -> bool:
+def _sole_owner(grad, dtype, references=_SOLE_OWNER_REFERENCES) -> bool:
     """True if ``grad`` is a writeable array owning its memory that nobody else refers to."""
     return (_CAN_COUNT_REFERENCES and type(grad) is np.ndarray and grad.base is None
             and grad.dtype == dtype and grad.flags.writeable
-            and sys.getrefcount(grad) <= _SOLE_OWNER_REFERENCES)
+            and sys.getrefcount(grad) <= references)
 
 
 def _as_array(data, dtype) -> np.ndarray:
@@ -286,10 +288,12 @@ class Tensor:
             if not retain_graph:
                 fn.release()
             input_grads = parent_grad = None  # no stale references (see _accumulate)
+            if grad.nbytes >= SCRATCH_MIN_BYTES and _sole_owner(grad, grad.dtype):
+                give_buffer(grad)  # used up: the next step's ops can write into it (scratch.py)
 
     def _accumulate(self, grad: np.ndarray, may_adopt: bool = False) -> None:
         if self.grad is None:
-            if may_adopt and _sole_owner(grad, self.data.dtype):
+            if may_adopt and _sole_owner(grad, self.data.dtype, _SOLE_OWNER_REFERENCES + 1):
                 self.grad = Tensor._make(grad, None)
                 return
             # A copy: the array may be shared with other nodes (Add hands one gradient to both

@@ -8,4 +8,5 @@ conv         conv2d (im2col + one matrix product)
 pool         max_pool2d (stored argmax), avg_pool2d
 loss         sum_of_squares, log_softmax, cross_entropy
 window       the sliding-window helpers conv and pooling share
+(their large temporaries come from ..scratch, buffers reused between steps)
 """

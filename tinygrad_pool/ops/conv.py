@@ -10,8 +10,9 @@ pixels it was copied from (pixels shared by overlapping windows collect several 
 """
 import numpy as np
 
+from ..scratch import give_buffer, take_buffer, zeros
 from ..tensor import Function
-from .window import give_buffer, pad_hw, tap, take_buffer, zeros
+from .window import pad_hw, tap
 
 def im2col(padded, kernel, stride, dilation, out_hw) -> np.ndarray:
     """Columns laid out channel-major, (C, kh, kw, N, Ho, Wo), filled one tap at a time."""
@@ -105,7 +106,11 @@ class Conv2d(Function):
                                          ctx.padded_shape, a["stride"], a["dilation"], out_hw)
             top, _, left, _ = a["padding"]
             h, w = ctx.input_hw
-            grad_x = grad_padded[:, :, top: top + h, left: left + w]
+            # Copied out in (N, C, H, W) order, so that the (C, N, H', W') sum goes back to
+            # the scratch buffers and the engine can recycle grad_x in turn.
+            grad_x = take_buffer(grad.shape[:1] + grad_padded.shape[1:2] + (h, w), grad.dtype)
+            np.copyto(grad_x, grad_padded[:, :, top: top + h, left: left + w])
+            give_buffer(grad_padded.base)
         if ctx.needs_input_grad[1]:
             grad_w = (grad_mat @ ctx.cols.swapaxes(1, 2)).reshape(ctx.parents[1].shape)
         if len(ctx.parents) > 2 and ctx.needs_input_grad[2]:

@@ -9,8 +9,9 @@ import functools
 
 import numpy as np
 
+from ..scratch import give_buffer, take_buffer, zeros
 from ..tensor import Function
-from .window import give_buffer, pad_hw, tap, take_buffer, zeros
+from .window import pad_hw, tap
 
 
 def padded_for(x, kernel, stride, padding, dilation, out_hw, value):
@@ -76,11 +77,17 @@ class MaxPool2d(Function):
             give_buffer(padded)
         origin, offsets, rows, columns = window_origins(kernel, stride, padding, dilation,
                                                         out_hw, (h, w))
-        # Tap t of a window lies offsets[t] past its tap (0, 0), which lies at origin. A scratch
-        # buffer: release() hands it back once backward has routed through it.
-        argmax = take_buffer(out.shape, offsets.dtype)
-        np.take(offsets, best, out=argmax)
+        # Tap t of a window lies offsets[t] past its tap (0, 0), which lies at origin. The
+        # argmax is a scratch buffer: release() hands it back once backward has routed through
+        # it. np.take wants its indices as intp and would convert ``best`` into fresh memory, so
+        # convert it into a reused buffer first (every t is in range: mode "raise" would also
+        # write through a fresh copy of the output).
+        tap_index = take_buffer(out.shape, np.dtype(np.intp))
+        np.copyto(tap_index, best)
         give_buffer(best.base if best.base is not None else best)
+        argmax = take_buffer(out.shape, offsets.dtype)
+        np.take(offsets, tap_index, out=argmax, mode="wrap")
+        give_buffer(tap_index)
         argmax += origin
         if fill == -np.inf and any(padding) and np.isneginf(out).any():
             # A window whose real pixels are all -inf ties with its padding: point at its first

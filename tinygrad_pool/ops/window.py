@@ -5,10 +5,9 @@ A k×k window at stride s touches, for its tap (i, j), the input pixels
 strided slice of the (padded) input, so a loop over the k·k taps — never over pixels — visits
 every window at once: forward reads the slices, backward adds gradients into them.
 """
-import math
-import threading
-
 import numpy as np
+
+from ..scratch import take_buffer
 
 
 def pair(op: str, name: str, value, minimum: int = 1) -> tuple:
@@ -76,46 +75,3 @@ def check_windows_reach_input(op, size, kernel, stride, pad, dilation, out, axis
         raise ValueError(f"{op}: along the {axis}, output {int(np.argmin(inside))}'s window "
                          f"(kernel_size={kernel}, dilation={dilation}, padding={pad}) covers only "
                          f"padding and no pixel of the input of size {size}; reduce padding or dilation")
-
-
-# Scratch buffers for the large temporaries of conv and pooling (the im2col columns and their
-# gradient, the phase-split copy), kept per (shape, dtype) between steps. Writing into fresh
-# memory costs a page fault per 4 KiB, which here was as slow as the arithmetic itself; a
-# training loop allocates the same shapes every step, so handing buffers back and taking them
-# again avoids that. A buffer is only ever in one node's hands: taken by forward or backward,
-# given back once nothing reads it. Per thread, so two threads never share one; at most four
-# kept per shape. Nothing here changes malloc or any process-wide setting.
-_scratch = threading.local()
-
-
-SCRATCH_MIN_BYTES = 1 << 16  # smaller arrays come from malloc's own free lists, fault-free
-
-
-def take_buffer(shape, dtype) -> np.ndarray:
-    if math.prod(shape) * dtype.itemsize < SCRATCH_MIN_BYTES:  # tiny: bookkeeping would dominate
-        return np.empty(shape, dtype=dtype)
-    free = getattr(_scratch, "free", None)
-    stack = free.get((shape, dtype)) if free else None
-    return stack.pop() if stack else np.empty(shape, dtype=dtype)
-
-
-def give_buffer(array: np.ndarray) -> None:
-    if array.nbytes < SCRATCH_MIN_BYTES:
-        return
-    free = _scratch.__dict__.setdefault("free", {})
-    stack = free.setdefault((array.shape, array.dtype), [])
-    if len(stack) < 4:
-        stack.append(array)
-
-
-def zeros(shape, dtype) -> np.ndarray:
-    """np.zeros for arrays that are then scatter-added into (col2im, max-pool backward).
-
-    np.zeros gets its memory from calloc, already-zero pages the kernel maps in lazily, so the
-    first "+=" into each 4 KiB page faults twice (read, then write), at random places for a
-    scatter: measured at ~9 µs a fault here, that made zeros-then-scatter ten times slower
-    than the scatter itself. Filling an empty array touches each page once, in order.
-    """
-    array = np.empty(shape, dtype=dtype)
-    array.fill(0)
-    return array
