@@ -54,7 +54,8 @@ def test_phase_split_taps_equal_the_general_tap_views(rng, kernel, stride, hw, d
     general = _general_taps(x, kernel, stride, (1, 1), out_hw)
     for a, b in zip(fast, general):
         np.testing.assert_array_equal(a, b)
-    origin, offsets, _, _ = pool.window_origins(kernel, stride, (0, 0), (1, 1), out_hw, hw)
+    origin, _, _ = pool.window_origins(stride, (0, 0), out_hw, hw)
+    offsets = (np.arange(kernel[0])[:, None] * hw[1] + np.arange(kernel[1])).ravel()  # tap t's
     out_runs, tap_runs = pool.max_and_first_tap(runs)
     out_fast = pool.on_phase_grid(out_runs, x.shape, stride, out_hw)
     tap_fast = pool.on_phase_grid(tap_runs, x.shape, stride, out_hw)

@@ -24,21 +24,20 @@ def padded_for(x, kernel, stride, padding, dilation, out_hw, value):
 
 
 @functools.lru_cache(maxsize=64)
-def window_origins(kernel, stride, padding, dilation, out_hw, input_hw):
-    """Flat index, into each H×W plane, of every window's tap (0, 0) and of each tap's offset.
+def window_origins(stride, padding, out_hw, input_hw):
+    """Flat index, into each H×W plane, of every window's tap (0, 0); and the rows and columns
+    the windows start at.
 
     Cached per geometry (a training loop asks for the same one every step; on tiny inputs
     building them was a fifth of the op), so the arrays are read-only.
     """
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo), (h, w) = (
-        kernel, stride, padding, dilation, out_hw, input_hw)
+    (sh, sw), (ph, pw), (ho, wo), (h, w) = stride, padding, out_hw, input_hw
     rows, columns = np.arange(ho) * sh - ph, np.arange(wo) * sw - pw
     index = np.int32 if h * w <= np.iinfo(np.int32).max else np.int64  # half the bytes to move
     origin = (rows[:, None] * w + columns[None, :]).astype(index)
-    offsets = (np.arange(kh)[:, None] * dh * w + np.arange(kw)[None, :] * dw).ravel().astype(index)
-    for array in (origin, offsets, rows, columns):
+    for array in (origin, rows, columns):
         array.setflags(write=False)
-    return origin, offsets, rows, columns
+    return origin, rows, columns
 
 
 class MaxPool2d(Function):
@@ -75,19 +74,21 @@ class MaxPool2d(Function):
                 give_buffer(grid_out)
         if padded is not x and ties == "first":
             give_buffer(padded)
-        origin, offsets, rows, columns = window_origins(kernel, stride, padding, dilation,
-                                                        out_hw, (h, w))
-        # Tap t of a window lies offsets[t] past its tap (0, 0), which lies at origin. The
-        # argmax is a scratch buffer: release() hands it back once backward has routed through
-        # it. np.take wants its indices as intp and would convert ``best`` into fresh memory, so
-        # convert it into a reused buffer first (every t is in range: mode "raise" would also
-        # write through a fresh copy of the output).
-        tap_index = take_buffer(out.shape, np.dtype(np.intp))
-        np.copyto(tap_index, best)
-        give_buffer(best.base if best.base is not None else best)
-        argmax = take_buffer(out.shape, offsets.dtype)
-        np.take(offsets, tap_index, out=argmax, mode="wrap")
-        give_buffer(tap_index)
+        origin, rows, columns = window_origins(stride, padding, out_hw, (h, w))
+        # Tap t = (i, j) of a window, i = t // kw and j = t - i·kw, lies i·dh·w + j·dw past the
+        # window's tap (0, 0), at origin: argmax = origin + t·dw + i·(dh·w - kw·dw), in integer
+        # passes over the small ``best``. The argmax is a scratch buffer: release() hands it back
+        # once backward has routed through it.
+        tap_row = take_buffer(out.shape, best.dtype)
+        np.floor_divide(best, kernel[1], out=tap_row)
+        argmax = take_buffer(out.shape, origin.dtype)
+        np.multiply(tap_row, dilation[0] * w - kernel[1] * dilation[1], out=argmax, dtype=argmax.dtype)
+        if dilation[1] == 1:
+            np.add(argmax, best, out=argmax, dtype=argmax.dtype)
+        else:
+            argmax += best.astype(argmax.dtype) * dilation[1]
+        for temporary in (tap_row, best):
+            give_buffer(temporary.base if temporary.base is not None else temporary)
         argmax += origin
         if fill == -np.inf and any(padding) and np.isneginf(out).any():
             # A window whose real pixels are all -inf ties with its padding: point at its first
@@ -142,7 +143,7 @@ def max_and_first_tap(taps, nan_wins=False, grid_out=False):
     holds a NaN) a NaN also counts as better, PyTorch's "val > max || isnan(val)"; np.maximum
     returns the NaN as well.
 
-    The small per-window arrays are scratch buffers (see window.py); the caller hands ``best``
+    The small per-window arrays are scratch buffers (see scratch.py); the caller hands ``best``
     back when done with it, and ``out`` too if ``grid_out`` (a phase-grid result it will copy
     the outputs out of).
     """
@@ -151,6 +152,7 @@ def max_and_first_tap(taps, nan_wins=False, grid_out=False):
     index_dtype = np.dtype(np.uint8 if len(taps) <= 256 else np.int32)
     best, chosen = take_buffer(out.shape, index_dtype), take_buffer(out.shape, index_dtype)
     better = take_buffer(out.shape, np.dtype(bool))
+    better_01 = better.view(np.uint8)  # the same bytes as 0/1 numbers: no cast to multiply them
     best.fill(0)
     for t in range(1, len(taps)):
         values = taps[t]
@@ -158,7 +160,7 @@ def max_and_first_tap(taps, nan_wins=False, grid_out=False):
         if nan_wins:
             better |= np.isnan(values)
         np.maximum(out, values, out=out)
-        np.multiply(better, t, out=chosen, dtype=best.dtype)
+        np.multiply(better_01, index_dtype.type(t), out=chosen)
         np.maximum(best, chosen, out=best)
     give_buffer(better)
     give_buffer(chosen)
