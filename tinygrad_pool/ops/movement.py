@@ -1,4 +1,6 @@
 """Shape ops: they move elements without changing them, so backward moves the gradient back."""
+import math
+
 import numpy as np
 
 from ..tensor import Function, Tensor
@@ -9,10 +11,10 @@ def resolve_shape(op: str, old_shape: tuple, shape) -> tuple:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     shape = tuple(int(n) for n in shape)
-    size = int(np.prod(old_shape))
+    size = math.prod(old_shape)
     if shape.count(-1) > 1 or any(n < -1 for n in shape):
         raise ValueError(f"{op}: invalid shape {shape}: at most one -1 and no other negative sizes")
-    known = int(np.prod([n for n in shape if n != -1]))
+    known = math.prod(n for n in shape if n != -1)
     if -1 in shape:
         if known == 0 or size % known:
             raise ValueError(f"{op}: cannot reshape a tensor of shape {old_shape} ({size} "

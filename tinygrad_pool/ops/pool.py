@@ -62,7 +62,7 @@ class MaxPool2d(Function):
         out, best = max_and_first_tap(taps, grid_out=phases is not None)
         # A NaN anywhere makes the sum NaN (one pass, no temporary); so can inf + -inf, a false
         # alarm that only costs the exact pass below.
-        if out.dtype.kind == "f" and np.isnan(np.sum(out)):
+        if out.dtype.kind == "f" and np.isnan(out.sum()):
             give_buffer(best)
             out, best = max_and_first_tap(taps, nan_wins=True, grid_out=phases is not None)
         del taps  # no view of the phase-split copy or of the padding outlives forward

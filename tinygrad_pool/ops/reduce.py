@@ -30,8 +30,10 @@ def reduce_args(op, shape, axis, keepdims, dim, keepdim) -> dict:
 
 
 def expand_reduced(grad: np.ndarray, axis: tuple, keepdims: bool) -> np.ndarray:
-    """Put back the reduced axes as length-1 axes so the gradient broadcasts over them."""
-    return grad if keepdims else np.expand_dims(grad, axis)
+    """Put back the reduced axes as length-1 axes so the gradient broadcasts over them.
+
+    (A full reduction's 0-d gradient broadcasts as it is.)"""
+    return grad if keepdims or grad.ndim == 0 else np.expand_dims(grad, axis)
 
 
 class Sum(Function):
