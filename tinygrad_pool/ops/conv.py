@@ -114,7 +114,7 @@ class Conv2d(Function):
         if ctx.needs_input_grad[1]:
             grad_w = (grad_mat @ ctx.cols.swapaxes(1, 2)).reshape(ctx.parents[1].shape)
         if len(ctx.parents) > 2 and ctx.needs_input_grad[2]:
-            grad_b = grad.sum(axis=(0, 2, 3))
+            grad_b = grad_mat.sum(axis=2).reshape(f)  # contiguous rows: faster than grad's axes
         give_buffer(grad_mat.base)
         return grad_x, grad_w, grad_b
 
