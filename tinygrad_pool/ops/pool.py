@@ -119,7 +119,10 @@ def route_to_argmax(argmax, grad, input_shape):
     n, c, h, w = input_shape
     # Scatter-add: np.add.at sums the gradients of all windows that chose the same pixel
     # (overlapping windows), in the gradient's own dtype (bincount would go through float64).
-    plane_start = (np.arange(n * c, dtype=np.intp) * (h * w)).reshape(n, c, 1, 1)
+    # Summed in argmax's own dtype (int32) when every flat index fits it, widened on output:
+    # faster than widening argmax first.
+    index = argmax.dtype if n * c * h * w <= np.iinfo(argmax.dtype).max else np.intp
+    plane_start = (np.arange(n * c, dtype=index) * (h * w)).reshape(n, c, 1, 1)
     flat = take_buffer(argmax.shape, np.dtype(np.intp))  # a temporary: reused, no page faults
     np.add(argmax, plane_start, out=flat)
     grad_x = zeros(input_shape, grad.dtype)
