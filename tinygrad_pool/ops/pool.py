@@ -200,7 +200,9 @@ def phase_split(padded, kernel, stride, dilation, out_hw):
     tail = (kernel[0] - 1) // sh * wq + (kernel[1] - 1) // sw
     phases = take_buffer((padded.size + tail,), padded.dtype)
     grouped = phases[:padded.size].reshape(sh, sw, n, c, hq, wq)
-    np.copyto(grouped, padded.reshape(n, c, hq, sh, wq, sw).transpose(3, 5, 0, 1, 2, 4))
+    for a in range(sh):  # phase (a, b): every sh-th row from a, every sw-th column from b
+        for b in range(sw):
+            np.copyto(grouped[a, b], padded[:, :, a::sh, b::sw])
     phases[padded.size:] = 0  # any value: only garbage outputs read it
     return phases
 
