@@ -75,21 +75,7 @@ class MaxPool2d(Function):
         if padded is not x and ties == "first":
             give_buffer(padded)
         origin, rows, columns = window_origins(stride, padding, out_hw, (h, w))
-        # Tap t = (i, j) of a window, i = t // kw and j = t - i·kw, lies i·dh·w + j·dw past the
-        # window's tap (0, 0), at origin: argmax = origin + t·dw + i·(dh·w - kw·dw), in integer
-        # passes over the small ``best``. The argmax is a scratch buffer: release() hands it back
-        # once backward has routed through it.
-        tap_row = take_buffer(out.shape, best.dtype)
-        np.floor_divide(best, kernel[1], out=tap_row)
-        argmax = take_buffer(out.shape, origin.dtype)
-        np.multiply(tap_row, dilation[0] * w - kernel[1] * dilation[1], out=argmax, dtype=argmax.dtype)
-        if dilation[1] == 1:
-            np.add(argmax, best, out=argmax, dtype=argmax.dtype)
-        else:
-            argmax += best.astype(argmax.dtype) * dilation[1]
-        for temporary in (tap_row, best):
-            give_buffer(temporary.base if temporary.base is not None else temporary)
-        argmax += origin
+        argmax = flat_index(best, origin, kernel, dilation, w)  # hands ``best`` back
         if fill == -np.inf and any(padding) and np.isneginf(out).any():
             # A window whose real pixels are all -inf ties with its padding: point at its first
             # real pixel, as PyTorch (which never looks at padding) does.
@@ -112,6 +98,29 @@ class MaxPool2d(Function):
         super().release()
         if argmax is not None:
             give_buffer(argmax)
+
+
+def flat_index(best, origin, kernel, dilation, width):
+    """Each window's argmax as a flat index into its H×W plane, from the tap that won.
+
+    Tap t = (i, j) of a window, i = t // kw and j = t - i·kw, lies i·dh·W + j·dw past the
+    window's tap (0, 0), which lies at ``origin``: argmax = origin + t·dw + i·(dh·W - kw·dw),
+    a few integer passes over the small tap indices. The result is a scratch buffer that the
+    node hands back in release(), once backward has routed through it.
+    """
+    (kh, kw), (dh, dw) = kernel, dilation
+    tap_row = take_buffer(best.shape, best.dtype)
+    np.floor_divide(best, kw, out=tap_row)
+    argmax = take_buffer(best.shape, origin.dtype)
+    np.multiply(tap_row, dh * width - kw * dw, out=argmax, dtype=argmax.dtype)
+    if dw == 1:
+        np.add(argmax, best, out=argmax, dtype=argmax.dtype)
+    else:
+        argmax += best.astype(argmax.dtype) * dw
+    argmax += origin
+    for temporary in (tap_row, best):
+        give_buffer(temporary.base if temporary.base is not None else temporary)
+    return argmax
 
 
 def route_to_argmax(argmax, grad, input_shape):
@@ -177,8 +186,8 @@ def phase_split(padded, kernel, stride, dilation, out_hw):
     """Fast path for strided windows: a copy of the input grouped by phase, or None.
 
     With stride s > 1 every tap is a view that steps s elements along its last axis, and NumPy's
-    ufuncs run several times slower on such views than on contiguous memory. One transposing
-    copy groups the input by phase, (sh, sw, N, C, H/sh, W/sw): pixel (y, x) goes to phase
+    ufuncs run several times slower on such views than on contiguous memory. One copy groups
+    the input by phase, (sh, sw, N, C, H/sh, W/sw): pixel (y, x) goes to phase
     (y % sh, x % sw), position (y // sh, x // sw). Within one phase, a tap is then a single
     contiguous run (see ``phase_taps``), so every pass of compare-and-select is one long 1-D
     loop. Non-overlapping pooling (stride = kernel) is the case k = s. Returns None where this
