@@ -120,7 +120,9 @@ def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
 # PyTorch's AccumulateGrad "steals" a leaf's first gradient instead of copying it when nothing
 # else holds it. Copying a large gradient into fresh memory costs as much as the op that made it
 # (page faults), so we do the same where CPython's reference count can say so exactly (3.14
-# may leave borrowed references uncounted, so there and elsewhere we always copy).
+# may leave borrowed references uncounted, so there and elsewhere we always copy). The same
+# count lets backward() hand an intermediate gradient that nobody holds any more back to the
+# scratch buffers, for the next step's ops to write into.
 _CAN_COUNT_REFERENCES = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 # The references to a gradient when only backward() holds it: backward's local name,
 # _sole_owner's argument and getrefcount's own argument (+ _accumulate's argument for a leaf).
