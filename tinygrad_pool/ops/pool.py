@@ -60,9 +60,8 @@ class MaxPool2d(Function):
             taps = [tap(padded, i, j, stride, dilation, out_hw)
                     for i in range(kernel[0]) for j in range(kernel[1])]
         out, best = max_and_first_tap(taps, grid_out=phases is not None)
-        # A NaN anywhere makes the sum NaN (one pass, no temporary); so can inf + -inf, a false
-        # alarm that only costs the exact pass below.
-        if out.dtype.kind == "f" and np.isnan(out.sum()):
+        # max() propagates a NaN: one pass, no temporary.
+        if out.dtype.kind == "f" and np.isnan(out.max()):
             give_buffer(best)
             out, best = max_and_first_tap(taps, nan_wins=True, grid_out=phases is not None)
         del taps  # no view of the phase-split copy or of the padding outlives forward
