@@ -65,12 +65,15 @@ class MaxPool2d(Function):
             give_buffer(best)
             out, best = max_and_first_tap(taps, nan_wins=True, grid_out=phases is not None)
         del taps  # no view of the phase-split copy or of the padding outlives forward
-        if phases is not None:
+        if phases is not None:  # cut the (N, C, ho, wo) outputs out of the phase grid
             give_buffer(phases)
-            grid_out, best = out, on_phase_grid(best, padded.shape, stride, out_hw)
+            grid_out, grid_best = out, best
             out = np.ascontiguousarray(on_phase_grid(grid_out, padded.shape, stride, out_hw))
             if out.base is None:
                 give_buffer(grid_out)
+            best = take_buffer(out.shape, grid_best.dtype)  # compact: flat_index runs on it
+            np.copyto(best, on_phase_grid(grid_best, padded.shape, stride, out_hw))
+            give_buffer(grid_best)
         if padded is not x and ties == "first":
             give_buffer(padded)
         origin, rows, columns = window_origins(stride, padding, out_hw, (h, w))
@@ -117,8 +120,8 @@ def flat_index(best, origin, kernel, dilation, width):
     else:
         argmax += best.astype(argmax.dtype) * dw
     argmax += origin
-    for temporary in (tap_row, best):
-        give_buffer(temporary.base if temporary.base is not None else temporary)
+    give_buffer(tap_row)
+    give_buffer(best)
     return argmax
 
 
