@@ -65,15 +65,9 @@ class MaxPool2d(Function):
             give_buffer(best)
             out, best = max_and_first_tap(taps, nan_wins=True, grid_out=phases is not None)
         del taps  # no view of the phase-split copy or of the padding outlives forward
-        if phases is not None:  # cut the (N, C, ho, wo) outputs out of the phase grid
+        if phases is not None:
             give_buffer(phases)
-            grid_out, grid_best = out, best
-            out = np.ascontiguousarray(on_phase_grid(grid_out, padded.shape, stride, out_hw))
-            if out.base is None:
-                give_buffer(grid_out)
-            best = take_buffer(out.shape, grid_best.dtype)  # compact: flat_index runs on it
-            np.copyto(best, on_phase_grid(grid_best, padded.shape, stride, out_hw))
-            give_buffer(grid_best)
+            out, best = cut_from_phase_grid(out, best, padded.shape, stride, out_hw)
         if padded is not x and ties == "first":
             give_buffer(padded)
         origin, rows, columns = window_origins(stride, padding, out_hw, (h, w))
@@ -242,6 +236,18 @@ def on_phase_grid(array, padded_shape, stride, out_hw):
     """The (N, C, ho, wo) outputs inside a result computed over the whole phase grid (a view)."""
     n, c, hp, wp = padded_shape
     return array.reshape(n, c, hp // stride[0], wp // stride[1])[:, :, :out_hw[0], :out_hw[1]]
+
+
+def cut_from_phase_grid(grid_out, grid_best, padded_shape, stride, out_hw):
+    """The outputs and winning taps, cut out of the phase grid into compact arrays (the op's
+    output, and a scratch buffer for flat_index); the grid buffers go back."""
+    out = np.ascontiguousarray(on_phase_grid(grid_out, padded_shape, stride, out_hw))
+    if out.base is None:  # a copy; else the grid was exactly the output, and stays it
+        give_buffer(grid_out)
+    best = take_buffer(out.shape, grid_best.dtype)
+    np.copyto(best, on_phase_grid(grid_best, padded_shape, stride, out_hw))
+    give_buffer(grid_best)
+    return out, best
 
 
 def _first_real_pixel(rows, columns, dilation, width):
