@@ -16,8 +16,9 @@ Workloads (float32 unless stated):
      frameworks also the peak-RSS growth of one step in a fresh subprocess
      (/proc/self/clear_refs resets the high-water mark, then VmHWM − VmRSS before the step)
 
-Each framework is timed in its own worker process (ours never imports torch), in
-alternating blocks, each block after one untimed run; medians over all timed runs. The thread
+Each framework is timed in its own worker process (ours never imports torch), in short
+alternating blocks (~0.1 s, at least one step), each block after one untimed run; medians over
+all timed runs. The thread
 limits are set here, in the benchmark's own processes (the workers inherit them), before NumPy
 is imported; the library itself never touches BLAS, malloc or GC settings.
 """
@@ -302,16 +303,22 @@ def worker_loop(framework):
         print(json.dumps(times), flush=True)
 
 
-def time_medians(workers, key, warmup, repeat, rounds=3):
+def time_medians(workers, key, warmup, repeat, block_seconds=0.1):
     """Median seconds per step on each side, timed in alternating blocks (ours, torch, ours,
-    torch, …) so that load from other processes on a shared machine hits both sides alike. Each
-    block starts with an untimed run (the other side's thread pool may still be spinning down:
-    OpenBLAS and OpenMP workers busy-wait for a while after a call)."""
+    torch, …) so that load from other processes on a shared machine hits both sides alike.
+
+    The blocks are short (about ``block_seconds`` of the slower side, judged from the warm-up),
+    because this host's speed drifts over seconds: with a few long blocks, one side could
+    catch a slow spell the other missed. Each block starts with an untimed run (the other
+    side's thread pool may still be spinning down: OpenBLAS and OpenMP workers busy-wait for a
+    while after a call)."""
+    warm = [worker.run(key, warmup, 1) for worker in workers]  # also: one step's duration
+    per_block = max(1, min(repeat, int(block_seconds / max(t[0] for t in warm))))
     times = [[] for _ in workers]
-    per_round = -(-repeat // rounds)
-    for block in range(rounds):
+    while len(times[0]) < repeat:
+        count = min(per_block, repeat - len(times[0]))
         for worker, samples in zip(workers, times):
-            samples += worker.run(key, warmup + 1 if block == 0 else 1, per_round)[-per_round:]
+            samples += worker.run(key, 1, count)
     return [statistics.median(samples) for samples in times], times
 
 
