@@ -15,13 +15,13 @@ BIG = (128, 128)  # 128 KiB in float64: above SCRATCH_MIN_BYTES, so it is kept
 @pytest.fixture(autouse=True)
 def empty_pool():
     """Each test starts (and leaves the others) with no kept buffers on this thread."""
-    scratch._scratch.free = {}
+    scratch._scratch.__dict__.clear()
     yield
-    scratch._scratch.free = {}
+    scratch._scratch.__dict__.clear()
 
 
 def kept() -> list:
-    return [a for stack in scratch._scratch.free.values() for a in stack]
+    return [a for stack in getattr(scratch._scratch, "free", {}).values() for a in stack]
 
 
 def test_buffers_are_kept_only_for_shapes_an_op_asked_for():
@@ -48,6 +48,21 @@ def test_at_most_a_few_buffers_per_shape():
     for _ in range(scratch.KEPT_PER_SHAPE + 3):
         scratch.give_buffer(np.empty(BIG))
     assert len(kept()) == scratch.KEPT_PER_SHAPE
+
+
+def test_kept_bytes_are_capped_and_the_least_recently_asked_for_shape_goes_first(monkeypatch):
+    old, new = BIG, (128, 129)
+    monkeypatch.setattr(scratch, "MAX_KEPT_BYTES", 8 * (128 * 128 + 2 * 128 * 129))  # 1 old + 2 new
+    scratch.take_buffer(old, np.float64)
+    scratch.take_buffer(new, np.float64)  # asked for after ``old``
+    for shape in (old, old, new, new):
+        scratch.give_buffer(np.empty(shape))
+    shapes = [a.shape for a in kept()]
+    assert shapes.count(old) == 1 and shapes.count(new) == 2  # one of the old ones went
+    assert scratch._scratch.kept_bytes == sum(a.nbytes for a in kept()) <= scratch.MAX_KEPT_BYTES
+    taken = scratch.take_buffer(new, np.float64)
+    assert scratch._scratch.kept_bytes == sum(a.nbytes for a in kept())
+    assert taken.shape == new
 
 
 def test_each_thread_has_its_own_buffers():

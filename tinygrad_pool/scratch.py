@@ -13,7 +13,8 @@ The rules that keep it safe and small:
   - a buffer is in one holder's hands at a time: taken, then given back only when no view of
     it survives;
   - buffers are kept per (shape, dtype), at most four, and only for shapes that some op has
-    asked for, so gradients that nothing would reuse are left to malloc;
+    asked for, so gradients that nothing would reuse are left to malloc; past MAX_KEPT_BYTES
+    in all, the shapes asked for longest ago give theirs up first;
   - per thread, so two threads never share one;
   - nothing here changes malloc, or anything else for the whole process.
 """
@@ -26,13 +27,16 @@ _scratch = threading.local()
 
 SCRATCH_MIN_BYTES = 1 << 16  # smaller arrays come from malloc's own free lists, fault-free
 KEPT_PER_SHAPE = 4
+# All kept buffers of one thread together; past it, the shapes asked for longest ago lose
+# theirs first (a program that runs many input sizes must not pile up buffers for each).
+MAX_KEPT_BYTES = 256 << 20
 
 
-def _free_lists() -> dict:
-    free = getattr(_scratch, "free", None)
-    if free is None:
-        free = _scratch.free = {}
-    return free
+def _state():
+    if not hasattr(_scratch, "free"):
+        _scratch.free = {}  # (shape, dtype) -> kept arrays, least recently asked-for shape first
+        _scratch.kept_bytes = 0
+    return _scratch
 
 
 def take_buffer(shape, dtype) -> np.ndarray:
@@ -40,17 +44,29 @@ def take_buffer(shape, dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     if math.prod(shape) * dtype.itemsize < SCRATCH_MIN_BYTES:  # tiny: bookkeeping would dominate
         return np.empty(shape, dtype=dtype)
-    stack = _free_lists().setdefault((shape, dtype), [])  # from now on, this shape is wanted
-    return stack.pop() if stack else np.empty(shape, dtype=dtype)
+    state = _state()
+    key = (shape, dtype)
+    stack = state.free.pop(key, [])
+    state.free[key] = stack  # from now on this shape is wanted, and the most recently so
+    if not stack:
+        return np.empty(shape, dtype=dtype)
+    state.kept_bytes -= stack[-1].nbytes
+    return stack.pop()
 
 
 def give_buffer(array: np.ndarray) -> None:
     """Keep ``array`` for a later take_buffer of its shape. The caller must be its only holder."""
     if array.nbytes < SCRATCH_MIN_BYTES or array.base is not None or not array.flags.c_contiguous:
         return
-    stack = _free_lists().get((array.shape, array.dtype))
-    if stack is not None and len(stack) < KEPT_PER_SHAPE:
-        stack.append(array)
+    state = _state()
+    stack = state.free.get((array.shape, array.dtype))
+    if stack is None or len(stack) >= KEPT_PER_SHAPE:
+        return
+    stack.append(array)
+    state.kept_bytes += array.nbytes
+    while state.kept_bytes > MAX_KEPT_BYTES:  # drop from the shape asked for longest ago
+        oldest = next(stack for stack in state.free.values() if stack)
+        state.kept_bytes -= oldest.pop().nbytes
 
 
 def zeros(shape, dtype) -> np.ndarray:
