@@ -1,9 +1,11 @@
-"""The two checks every op test file shares.
+"""What the op test files share: two checks and a table of ops.
 
 ``check_grad``     backward() against central finite differences (float64), via
                    ``tinygrad_pool.gradcheck``.
 ``torch_parity``   the same function run in tinygrad_pool and in PyTorch: forward values and the
                    gradient of every input compared, for one random output weighting.
+
+``UNARY``          the unary elementwise ops, by name (test_elementwise, test_tensor).
 
 torch is never imported here: parity tests receive it from the ``torch`` fixture, which skips
 when PyTorch is absent.
@@ -12,6 +14,27 @@ import numpy as np
 
 import tinygrad_pool
 from tinygrad_pool import Tensor
+
+
+# The unary elementwise ops, each written so that the same lambda runs on tinygrad_pool and on
+# torch tensors.
+UNARY = {
+    "neg": lambda x: -x,
+    "exp": lambda x: x.exp(),
+    "log": lambda x: x.log(),
+    "sqrt": lambda x: x.sqrt(),
+    "relu": lambda x: x.relu(),
+    "sigmoid": lambda x: x.sigmoid(),
+    "tanh": lambda x: x.tanh(),
+    "arctan": lambda x: x.arctan(),
+    "abs": lambda x: x.abs(),
+    "pow2": lambda x: x ** 2,
+    "pow3": lambda x: x ** 3,
+    "pow_half": lambda x: x ** 0.5,
+    "pow_neg": lambda x: x ** -1.5,
+    "pow1": lambda x: x ** 1,
+    "pow0": lambda x: x ** 0,
+}
 
 
 def leaf(array) -> Tensor:

@@ -5,26 +5,8 @@ import pytest
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import Tensor
 
-from helpers import check_grad, leaf, torch_parity
+from helpers import UNARY, check_grad, leaf, torch_parity
 
-# Each op is written so that the same lambda runs on tinygrad_pool and on torch tensors.
-UNARY = {
-    "neg": lambda x: -x,
-    "exp": lambda x: x.exp(),
-    "log": lambda x: x.log(),
-    "sqrt": lambda x: x.sqrt(),
-    "relu": lambda x: x.relu(),
-    "sigmoid": lambda x: x.sigmoid(),
-    "tanh": lambda x: x.tanh(),
-    "arctan": lambda x: x.arctan(),
-    "abs": lambda x: x.abs(),
-    "pow2": lambda x: x ** 2,
-    "pow3": lambda x: x ** 3,
-    "pow_half": lambda x: x ** 0.5,
-    "pow_neg": lambda x: x ** -1.5,
-    "pow1": lambda x: x ** 1,
-    "pow0": lambda x: x ** 0,
-}
 POSITIVE_ONLY = {"log", "sqrt", "pow_half", "pow_neg"}
 
 BINARY = {
