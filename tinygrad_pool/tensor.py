@@ -50,6 +50,8 @@ class Function:
     _STRUCTURE = frozenset(("parents", "attrs", "needs_input_grad", "released"))
 
     released = False  # set on the node by release(); a class default saves a store per op
+    # Saved arrays an op took from the scratch buffers: release() hands them back (scratch.py).
+    scratch_saved = ()
 
     @classmethod
     def apply(cls, *inputs: "Tensor", **attrs) -> "Tensor":
@@ -89,7 +91,9 @@ class Function:
         saved = self.__dict__
         if len(saved) > 3:  # anything beyond parents, attrs and needs_input_grad
             for key in [k for k in saved if k not in self._STRUCTURE]:
-                del saved[key]
+                array = saved.pop(key)
+                if key in self.scratch_saved:
+                    give_buffer(array if array.base is None else array.base)
         self.released = True
 
     def forward(ctx, *arrays, **attrs):  # pragma: no cover - every op defines it

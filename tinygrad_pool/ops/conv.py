@@ -65,6 +65,8 @@ def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) ->
 class Conv2d(Function):
     """out = W ⋆ x + b;  ∂L/∂W = G · colsᵀ,  ∂L/∂x = col2im(Wᵀ · G),  ∂L/∂b = Σ G"""
 
+    scratch_saved = ("cols",)  # handed back after backward, for the next forward's im2col
+
     def forward(ctx, x, weight, bias=None, *, stride, padding, dilation, groups, out_hw):
         n, c, h, w = x.shape
         f, cg, kh, kw = weight.shape
@@ -81,7 +83,7 @@ class Conv2d(Function):
         if padded is not x:
             give_buffer(padded)  # im2col has copied what it needs
         if ctx.needs_input_grad[1]:
-            ctx.cols = cols  # handed back by release(), after backward
+            ctx.cols = cols
         else:
             give_buffer(cols.base)
         if ctx.needs_input_grad[0]:
@@ -117,10 +119,3 @@ class Conv2d(Function):
             grad_b = grad_mat.sum(axis=2).reshape(f)  # contiguous rows: faster than grad's axes
         give_buffer(grad_mat.base)
         return grad_x, grad_w, grad_b
-
-    def release(self) -> None:
-        """Free the saved buffers, handing the im2col columns back for the next forward."""
-        cols = self.__dict__.get("cols")
-        super().release()
-        if cols is not None:
-            give_buffer(cols.base if cols.base is not None else cols)

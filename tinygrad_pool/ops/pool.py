@@ -48,6 +48,10 @@ class MaxPool2d(Function):
     seed article's mask does — not a subgradient, see docs/).
     """
 
+    # Handed back after backward, for the next forward: the indices max_pool2d returns to its
+    # caller are a copy, so nothing else refers to it.
+    scratch_saved = ("argmax",)
+
     def forward(ctx, x, *, kernel_size, stride, padding, dilation, ceil_mode, ties, out_hw):
         kernel = kernel_size
         n, c, h, w = x.shape
@@ -86,14 +90,6 @@ class MaxPool2d(Function):
         if ctx.attrs["ties"] != "first":
             return _tied_backward(ctx, grad)
         return route_to_argmax(ctx.argmax, grad, ctx.input_shape)
-
-    def release(self) -> None:
-        """Free the saved buffers, handing the argmax back for the next forward (the indices
-        max_pool2d returns to its caller are a copy, so nothing else refers to it)."""
-        argmax = self.__dict__.get("argmax")
-        super().release()
-        if argmax is not None:
-            give_buffer(argmax)
 
 
 def flat_index(best, origin, kernel, dilation, width):
