@@ -327,6 +327,8 @@ def test_pool_bad_kernel_and_stride(op):
         POOLS[op](x, 2, stride=0)
     with pytest.raises(TypeError, match=rf"{op}: kernel_size must be an int or a pair"):
         POOLS[op](x, (2, 2, 2))
+    with pytest.raises(TypeError, match=rf"{op}: kernel_size must be an int or a pair.*2\.5"):
+        POOLS[op](x, 2.5)  # not a sequence: named in the message, not a bare 'not iterable'
     assert x.grad is None
 
 

@@ -14,7 +14,10 @@ def pair(op: str, name: str, value, minimum: int = 1) -> tuple:
     """An int or a pair of ints, checked, as (height, width)."""
     if type(value) is int and value >= minimum:  # the common case, on every call of an op
         return value, value
-    values = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
+    try:
+        values = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
+    except TypeError:  # not a sequence at all, e.g. 2.5
+        values = ()
     if len(values) != 2 or not all(isinstance(v, (int, np.integer)) for v in values):
         raise TypeError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
     if any(v < minimum for v in values):
