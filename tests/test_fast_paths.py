@@ -147,6 +147,17 @@ def test_max_pool_fast_path_gradcheck(rng, kernel, stride, hw):
     assert gradcheck(lambda t: F.max_pool2d(t, kernel, stride), [x])
 
 
+def test_max_pool_fast_path_gradcheck_with_padding_and_ceil_mode(rng):
+    """Padding and ceil mode's overhang through the phase split: the -inf border and the tail
+    of the phase buffer must not change a gradient."""
+    x = Tensor(rng.permutation(2 * 2 * 10 * 10).reshape(2, 2, 10, 10) / 7.0, requires_grad=True)
+    assert pool.phase_split(np.zeros((2, 2, 12, 12)), (3, 3), (2, 2), (1, 1), (5, 5)) is not None
+    assert gradcheck(lambda t: F.max_pool2d(t, 3, 2, padding=1), [x])
+    odd = Tensor(rng.permutation(2 * 2 * 9 * 9).reshape(2, 2, 9, 9) / 7.0, requires_grad=True)
+    assert pool.phase_split(np.zeros((2, 2, 10, 10)), (2, 2), (2, 2), (1, 1), (5, 5)) is not None
+    assert gradcheck(lambda t: F.max_pool2d(t, 2, 2, ceil_mode=True), [odd])  # 9 → 5 windows
+
+
 def test_max_pool_backward_scatter_keeps_float32_and_sums_overlaps():
     x = np.zeros((1, 1, 5, 5), np.float32)
     x[0, 0, 2, 2] = 1  # the max of all four overlapping 3×3 windows
