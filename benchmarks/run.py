@@ -16,11 +16,11 @@ Workloads (float32 unless stated):
      frameworks also the peak-RSS growth of one step in a fresh subprocess
      (/proc/self/clear_refs resets the high-water mark, then VmHWM − VmRSS before the step)
 
-Each framework is timed in its own worker process (ours never imports torch), in short
-alternating blocks (~0.1 s, at least one step), each block after one untimed run; medians over
-all timed runs. The thread
-limits are set here, in the benchmark's own processes (the workers inherit them), before NumPy
-is imported; the library itself never touches BLAS, malloc or GC settings.
+Each framework is timed in its own worker process (ours never imports torch), a fresh pair for
+each workload, in short alternating blocks (~0.1 s, at least one step), each block after one
+untimed run; medians over all timed runs. The thread limits are set here, in the benchmark's
+own processes (the workers inherit them), before NumPy is imported; the library itself never
+touches BLAS, malloc or GC settings.
 """
 import os
 
@@ -28,6 +28,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "2"
 
 import argparse  # noqa: E402
+import importlib.util  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
@@ -412,10 +413,8 @@ def main(argv=None):
     if args.worker:
         return worker_loop(args.worker)
 
-    workers = [Worker("ours"), Worker("torch")]
-    if not workers[1].ready:  # no PyTorch: our times only
-        workers.pop().close()
-    info = machine(torch_version() if len(workers) == 2 else None)
+    frameworks = ["ours", "torch"] if importlib.util.find_spec("torch") else ["ours"]
+    info = machine(torch_version() if len(frameworks) == 2 else None)
     print(f"numpy {info['numpy']} ({info['blas']}), torch {info['torch']}, "
           f"python {info['python']}, {info['threads']} threads, {info['cpus_visible']} CPUs visible")
     results = {"machine": info, "workloads": {}}
@@ -425,7 +424,15 @@ def main(argv=None):
         if key not in args.only:
             continue
         repeat = max(3, round(args.repeat * scale))  # timed runs per side
+        # A fresh pair of workers per workload: what one workload leaves in a process (malloc's
+        # thresholds, the heap's layout, kept buffers) must not change the next one's timing.
+        workers = [Worker(framework) for framework in frameworks]
+        if not workers[-1].ready:  # torch is there but does not import: our times only
+            workers.pop().close()
+            frameworks.pop()
         medians, samples = time_medians(workers, key, warmup, repeat)
+        for worker in workers:
+            worker.close()
         (ours_s, torch_s), (ours_all, torch_all) = (medians + [None])[:2], (samples + [None])[:2]
         ratio = ours_s / torch_s if torch_s else None
         results["workloads"][key] = {
@@ -436,12 +443,10 @@ def main(argv=None):
               + (f"{torch_s * 1e3:8.2f}ms {ratio:9.2f}× {target:6.1f}×" if ratio else f"{'—':>10}"),
               flush=True)
 
-    for worker in workers:
-        worker.close()
     if "f" in args.only:
         traced, scratch = tracemalloc_peak_ours()
         rss_ours = rss_delta("ours")
-        rss_torch = rss_delta("torch") if len(workers) == 2 else None
+        rss_torch = rss_delta("torch") if len(frameworks) == 2 else None
         results["workloads"]["f"] = {
             "title": "peak memory of (b)", "ours_tracemalloc_mib": traced,
             "ours_scratch_kept_mib": scratch,
