@@ -18,7 +18,7 @@ from pathlib import Path
 import graphviz
 import numpy as np
 
-from tinygrad_pool import save_graph
+from tinygrad_pool.viz import save_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import article_network as article  # noqa: E402

@@ -7,7 +7,7 @@ one PyTorch users write — ``opt.zero_grad()``, ``loss.backward()``, ``opt.step
 bar per epoch. Afterwards the script saves, under ``--out``:
 
     curves.png         training loss and train/test accuracy per epoch
-    graph.png          the computation graph of one batch's loss (if tinygrad_pool.save_graph exists)
+    graph.png          the computation graph of one batch's loss (if Graphviz is installed)
     checkpoint.npz     the trained weights, then reloaded into a fresh model and re-evaluated
 
 Run:  python examples/digits_cnn.py [--epochs 12] [--out out/digits] [--seed 0] [--quick]
@@ -137,14 +137,18 @@ def plot_curves(history: dict, path: Path) -> None:
 
 
 def save_loss_graph(model: nn.Module, images: np.ndarray, labels: np.ndarray, path: Path) -> bool:
-    """Draw the graph of one small batch's loss; False if the package has no save_graph yet."""
-    save_graph = getattr(tinygrad_pool, "save_graph", None)
-    if save_graph is None:
-        return False
+    """Draw the graph of one small batch's loss; False, saying why, when Graphviz is missing
+    (the `graphviz` Python package or its `dot` program): training never needs it."""
+    from tinygrad_pool.viz import GraphvizNotFound, save_graph  # imported only when drawing
+
     for name, param in model.named_parameters():
         param.name = name  # the graph labels a tensor with its name: "0.weight", "7.bias", ...
     loss = F.cross_entropy(model(Tensor(images, name="images")), labels)
-    save_graph(loss, path)
+    try:
+        save_graph(loss, path)
+    except (ImportError, GraphvizNotFound) as error:
+        print(f"no graph: {error}")
+        return False
     return True
 
 
@@ -174,8 +178,8 @@ def run(epochs: int, out: Path, seed: int, quick: bool = False, progress: bool =
     reloaded_accuracy = evaluate(fresh, data[2], data[3])
     print(f"test accuracy after reloading {checkpoint}: {reloaded_accuracy:.4f} "
           f"(before saving: {accuracy:.4f})")
-    print(f"wrote {curves}" + (f", {graph}" if has_graph else " (no graph: tinygrad_pool.save_graph "
-                               "is not available)") + f", {checkpoint}")
+    print(f"wrote {curves}" + (f", {graph}" if has_graph else " (no graph: Graphviz is not "
+                               "installed)") + f", {checkpoint}")
     return dict(history=history, accuracy=accuracy, reloaded_accuracy=reloaded_accuracy,
                 seconds=seconds, curves=curves, graph=graph if has_graph else None,
                 checkpoint=checkpoint)

@@ -5,8 +5,14 @@
     save_graph(loss, "graph.png", show_saved=True)  # through Graphviz's `dot` program
 
 The walk follows ``tensor.grad_fn.parents``, the same links backward() follows, with an explicit
-queue instead of recursion, so a chain of 100,000 ops draws without a RecursionError. The engine
-never imports this module.
+queue instead of recursion, so a chain of 100,000 ops draws without a RecursionError.
+
+It lives in the ``tinygrad_pool.viz`` package, which is imported lazily: the engine never
+imports it, and ``import tinygrad_pool`` imports neither it nor the ``graphviz`` package until
+``tinygrad_pool.draw_graph``, ``save_graph`` or ``GraphvizNotFound`` is first used. This module
+needs the ``graphviz`` Python package; without it, importing it raises ModuleNotFoundError naming
+the install command (``tinygrad_pool.viz.MISSING_PACKAGE``), and ``tinygrad_pool.viz`` then
+offers draw_graph/save_graph that raise that same error when called.
 """
 from __future__ import annotations
 
@@ -15,10 +21,19 @@ import shutil
 from collections import Counter, deque
 from pathlib import Path
 
-import graphviz
 import numpy as np
 
-from .tensor import Tensor, no_grad
+from . import MISSING_PACKAGE, GraphvizNotFound
+
+try:
+    import graphviz
+except ModuleNotFoundError as error:
+    if error.name != "graphviz":
+        raise  # graphviz is there but something it needs is not: show that, not our hint
+    raise ModuleNotFoundError(MISSING_PACKAGE, name="graphviz") from error
+
+from ..grad_mode import no_grad
+from ..tensor import Tensor
 
 # What each fill colour means; the legend is drawn from this table, and tests read it too.
 STYLE = {
@@ -34,23 +49,6 @@ STYLE = {
     "elided": "#f5f5f5",
 }
 SMALL = '<FONT POINT-SIZE="9">{}</FONT>'
-
-
-class GraphvizNotFound(graphviz.ExecutableNotFound):
-    """The `dot` program is missing: the DOT text exists, but nothing can render it.
-
-    A subclass of graphviz's own ExecutableNotFound (itself a RuntimeError), so code that
-    already catches that keeps working.
-    """
-
-    def __init__(self, program: str = "dot"):
-        RuntimeError.__init__(self, (
-            f"Graphviz's `{program}` program was not found on PATH, so the graph cannot be "
-            f"rendered (the Python package `graphviz` only writes DOT text). Install Graphviz: "
-            f"`sudo apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` (macOS), "
-            f"`conda install -c conda-forge graphviz`, or https://graphviz.org/download/ "
-            f"(Windows: add its bin folder to PATH). The DOT text is still available as "
-            f"draw_graph(...).source."))
 
 
 class GraphDigraph(graphviz.Digraph):

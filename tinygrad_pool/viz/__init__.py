@@ -1,0 +1,65 @@
+"""Pictures of the graph the engine recorded: ``draw_graph``, ``save_graph`` (see ``viz/graph.py``).
+
+    from tinygrad_pool import draw_graph, save_graph   # or: from tinygrad_pool.viz import ...
+    draw_graph(loss, show_values=True)                 # a graphviz.Digraph; Jupyter shows it inline
+    save_graph(loss, "graph.png", show_saved=True)     # through Graphviz's `dot` program
+
+This package is the only part of tinygrad_pool that uses the ``graphviz`` Python package, and it
+is imported lazily: ``import tinygrad_pool`` imports neither it nor ``graphviz``; the first use of
+``tinygrad_pool.draw_graph``, ``save_graph`` or ``GraphvizNotFound`` imports it. So tinygrad_pool
+imports, trains and checkpoints without ``graphviz`` installed. Importing this package never
+fails for want of it either: ``draw_graph`` and ``save_graph`` then raise ModuleNotFoundError (an
+ImportError) when called, with the message ``MISSING_PACKAGE``, which names the install command.
+
+Two things can be missing, and each has its own error:
+  * the ``graphviz`` Python package (writes DOT text): ModuleNotFoundError, ``MISSING_PACKAGE``;
+  * Graphviz's ``dot`` program (turns DOT into pixels): ``GraphvizNotFound``, a RuntimeError,
+    raised only when rendering (``save_graph``, ``.render``, ``.pipe``); ``draw_graph(...).source``
+    still works without it.
+"""
+from __future__ import annotations
+
+MISSING_PACKAGE = (
+    "draw_graph needs the graphviz Python package: pip install graphviz "
+    "(and Graphviz's `dot` program to render pictures: sudo apt-get install graphviz on "
+    "Debian/Ubuntu, brew install graphviz on macOS). The rest of tinygrad_pool works without it.")
+
+try:
+    import graphviz as _graphviz
+except ModuleNotFoundError as _error:
+    if _error.name != "graphviz":
+        raise  # graphviz is there but something it needs is not: show that, not our hint
+    _graphviz = None
+
+
+class GraphvizNotFound(_graphviz.ExecutableNotFound if _graphviz is not None else RuntimeError):
+    """The `dot` program is missing: the DOT text exists, but nothing can render it.
+
+    A RuntimeError, and, when the graphviz package is installed, a subclass of its own
+    ExecutableNotFound, so code that already catches that keeps working. The class exists either
+    way, so ``except tinygrad_pool.GraphvizNotFound`` never fails for want of the package.
+    """
+
+    def __init__(self, program: str = "dot"):
+        RuntimeError.__init__(self, (
+            f"Graphviz's `{program}` program was not found on PATH, so the graph cannot be "
+            f"rendered (the Python package `graphviz` only writes DOT text). Install Graphviz: "
+            f"`sudo apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` (macOS), "
+            f"`conda install -c conda-forge graphviz`, or https://graphviz.org/download/ "
+            f"(Windows: add its bin folder to PATH). The DOT text is still available as "
+            f"draw_graph(...).source."))
+
+
+if _graphviz is not None:
+    from .graph import draw_graph, save_graph  # noqa: E402  (STYLE stays in .graph)
+else:
+    def draw_graph(tensor, **kwargs):
+        """Stands in for draw_graph while the graphviz Python package is not installed."""
+        raise ModuleNotFoundError(MISSING_PACKAGE, name="graphviz")
+
+    def save_graph(tensor, path, **kwargs):
+        """Stands in for save_graph while the graphviz Python package is not installed."""
+        raise ModuleNotFoundError(MISSING_PACKAGE.replace("draw_graph needs", "save_graph needs", 1),
+                                  name="graphviz")
+
+__all__ = ["draw_graph", "save_graph", "GraphvizNotFound", "MISSING_PACKAGE"]
