@@ -4,9 +4,22 @@ import numpy as np
 import pytest
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor, gradcheck, scratch
-from tinygrad_pool.ops import conv, pool
-from tinygrad_pool.ops.window import tap
+from tinygrad_pool import Tensor, gradcheck
+from tinygrad_pool.fast import memory
+from tinygrad_pool.tensor import Function, _topological_order
+from tinygrad_pool.fast import conv, pool
+from tinygrad_pool.windows import tap
+
+
+def col2im(cols, padded_shape, kernel, stride, dilation, out_hw):
+    """The plain adjoint of im2col (the reference the fused col2im_product is checked against):
+    each tap's column added back onto the pixels it was read from."""
+    n, c, hp, wp = padded_shape
+    padded = np.zeros((c, n, hp, wp), cols.dtype)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            tap(padded, i, j, stride, dilation, out_hw)[...] += cols[:, i, j]
+    return padded.transpose(1, 0, 2, 3)
 
 
 def _general_taps(padded, kernel, stride, dilation, out_hw):
@@ -170,7 +183,7 @@ def test_max_pool_backward_scatter_keeps_float32_and_sums_overlaps():
 def test_max_pool_argmax_buffer_is_reused_only_after_backward(monkeypatch, rng):
     """The saved argmax is a scratch buffer handed back by release(): indices returned to the
     caller stay as they were, and two live pools of one shape never share a buffer."""
-    monkeypatch.setattr(scratch, "SCRATCH_MIN_BYTES", 0)  # recycle even these small arrays
+    monkeypatch.setattr(memory, "SCRATCH_MIN_BYTES", 0)  # recycle even these small arrays
     x1, x2 = (rng.permutation(2 * 3 * 12 * 12).reshape(2, 3, 12, 12) / 10.0 for _ in range(2))
     for _ in range(2):  # the second round runs on recycled buffers
         a, b = Tensor(x1, requires_grad=True), Tensor(x2, requires_grad=True)
@@ -198,7 +211,7 @@ def test_col2im_is_the_adjoint_of_im2col(rng):
                        for s, k, st, dd in zip(x.shape[2:], kernel, stride, dilation))
         cols = conv.im2col(x, kernel, stride, dilation, out_hw).copy()
         y = rng.standard_normal(cols.shape)
-        back = conv.col2im(y, x.shape, kernel, stride, dilation, out_hw)
+        back = col2im(y, x.shape, kernel, stride, dilation, out_hw)
         assert back.shape == x.shape
         np.testing.assert_allclose(np.vdot(cols, y), np.vdot(x, back), rtol=1e-10)
         # and col2im agrees with the plain per-tap sum in (N, C, H, W) order
@@ -272,12 +285,12 @@ def test_engine_walk_orders_a_diamond_and_a_long_chain():
     z = (y + x) * (y - x)  # y and x each reach z along two paths
     z.sum().backward()
     np.testing.assert_allclose(x.grad.data, 4 * x.data ** 3 - 2 * x.data)
-    order = z._topological_order()
-    assert len(order) == len({id(t) for t in order})
-    position = {id(t): k for k, t in enumerate(order)}
-    for t in order:
-        if t.grad_fn is not None:
-            assert all(position[id(p)] < position[id(t)] for p in t.grad_fn.parents if p.requires_grad)
+    order = _topological_order([z.grad_fn])  # nodes: Functions, and the leaf x itself
+    assert len(order) == len({id(node) for node in order}) == 5  # x, Mul, Add, Sub, Mul
+    position = {id(node): k for k, node in enumerate(order)}
+    for node in order:
+        if isinstance(node, Function):
+            assert all(position[id(e)] < position[id(node)] for e in node.edges if e is not None)
     chain = x
     for _ in range(5000):
         chain = chain * 1.0
@@ -297,7 +310,7 @@ def test_col2im_product_equals_col2im_of_the_full_product(rng, groups, stride, d
         grad_mat = rng.standard_normal((groups, f // groups, n * out_hw[0] * out_hw[1])).astype(dtype)
         kernels = weight.reshape(groups, f // groups, -1)
         full = (kernels.swapaxes(1, 2) @ grad_mat).reshape(c, kh, kw, n, *out_hw)
-        expected = conv.col2im(full, padded_shape, (kh, kw), stride, dilation, out_hw)
+        expected = col2im(full, padded_shape, (kh, kw), stride, dilation, out_hw)
         fused = conv.col2im_product(kernels.reshape(groups, f // groups, -1, kh, kw), grad_mat,
                                     padded_shape, stride, dilation, out_hw)
         np.testing.assert_allclose(fused, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,

@@ -1,4 +1,4 @@
-"""The scratch buffers (tinygrad_pool/scratch.py) and the engine's recycling of used-up
+"""The scratch buffers (tinygrad_pool/memory.py) and the engine's recycling of used-up
 gradients into them: reuse may change how fast a step runs, never what it computes, and never
 hands out memory that something else still reads."""
 import threading
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor, scratch
+from tinygrad_pool import Tensor
+from tinygrad_pool.fast import memory
 
 BIG = (128, 128)  # 128 KiB in float64: above SCRATCH_MIN_BYTES, so it is kept
 
@@ -15,76 +16,76 @@ BIG = (128, 128)  # 128 KiB in float64: above SCRATCH_MIN_BYTES, so it is kept
 @pytest.fixture(autouse=True)
 def empty_pool():
     """Each test starts (and leaves the others) with no kept buffers on this thread."""
-    scratch._scratch.__dict__.clear()
+    memory._scratch.__dict__.clear()
     yield
-    scratch._scratch.__dict__.clear()
+    memory._scratch.__dict__.clear()
 
 
 def kept() -> list:
-    return [a for stack in getattr(scratch._scratch, "free", {}).values() for a in stack]
+    return [a for stack in getattr(memory._scratch, "free", {}).values() for a in stack]
 
 
 def test_buffers_are_kept_only_for_shapes_an_op_asked_for():
     unasked = np.empty(BIG)
-    scratch.give_buffer(unasked)
+    memory.give_buffer(unasked)
     assert kept() == []  # nothing would take it again: left to malloc
-    first = scratch.take_buffer(BIG, np.float64)
-    scratch.give_buffer(first)
-    assert scratch.take_buffer(BIG, np.float64) is first
-    assert scratch.take_buffer(BIG, np.float64) is not first  # taken: out of the pool
+    first = memory.take_buffer(BIG, np.float64)
+    memory.give_buffer(first)
+    assert memory.take_buffer(BIG, np.float64) is first
+    assert memory.take_buffer(BIG, np.float64) is not first  # taken: out of the pool
 
 
 def test_views_small_and_non_contiguous_arrays_are_never_kept():
-    scratch.take_buffer(BIG, np.float64)  # ask for the shape
+    memory.take_buffer(BIG, np.float64)  # ask for the shape
     base = np.empty((256, 128))
-    scratch.give_buffer(base[:128])  # a view: its memory belongs to base
-    scratch.give_buffer(np.asfortranarray(np.empty(BIG)))  # a taker expects C order
-    scratch.give_buffer(np.empty(3))
+    memory.give_buffer(base[:128])  # a view: its memory belongs to base
+    memory.give_buffer(np.asfortranarray(np.empty(BIG)))  # a taker expects C order
+    memory.give_buffer(np.empty(3))
     assert kept() == []
 
 
 def test_at_most_a_few_buffers_per_shape():
-    scratch.take_buffer(BIG, np.float64)
-    for _ in range(scratch.KEPT_PER_SHAPE + 3):
-        scratch.give_buffer(np.empty(BIG))
-    assert len(kept()) == scratch.KEPT_PER_SHAPE
+    memory.take_buffer(BIG, np.float64)
+    for _ in range(memory.KEPT_PER_SHAPE + 3):
+        memory.give_buffer(np.empty(BIG))
+    assert len(kept()) == memory.KEPT_PER_SHAPE
 
 
 def test_kept_bytes_are_capped_and_the_least_recently_asked_for_shape_goes_first(monkeypatch):
     old, new = BIG, (128, 129)
-    monkeypatch.setattr(scratch, "MAX_KEPT_BYTES", 8 * (128 * 128 + 2 * 128 * 129))  # 1 old + 2 new
-    scratch.take_buffer(old, np.float64)
-    scratch.take_buffer(new, np.float64)  # asked for after ``old``
+    monkeypatch.setattr(memory, "MAX_KEPT_BYTES", 8 * (128 * 128 + 2 * 128 * 129))  # 1 old + 2 new
+    memory.take_buffer(old, np.float64)
+    memory.take_buffer(new, np.float64)  # asked for after ``old``
     for shape in (old, old, new, new):
-        scratch.give_buffer(np.empty(shape))
+        memory.give_buffer(np.empty(shape))
     shapes = [a.shape for a in kept()]
     assert shapes.count(old) == 1 and shapes.count(new) == 2  # one of the old ones went
-    assert scratch._scratch.kept_bytes == sum(a.nbytes for a in kept()) <= scratch.MAX_KEPT_BYTES
-    taken = scratch.take_buffer(new, np.float64)
-    assert scratch._scratch.kept_bytes == sum(a.nbytes for a in kept())
+    assert memory._scratch.kept_bytes == sum(a.nbytes for a in kept()) <= memory.MAX_KEPT_BYTES
+    taken = memory.take_buffer(new, np.float64)
+    assert memory._scratch.kept_bytes == sum(a.nbytes for a in kept())
     assert taken.shape == new
 
 
 def test_each_thread_has_its_own_buffers():
-    mine = scratch.take_buffer(BIG, np.float64)
-    scratch.give_buffer(mine)
+    mine = memory.take_buffer(BIG, np.float64)
+    memory.give_buffer(mine)
     seen = []
-    thread = threading.Thread(target=lambda: seen.append(scratch.take_buffer(BIG, np.float64)))
+    thread = threading.Thread(target=lambda: seen.append(memory.take_buffer(BIG, np.float64)))
     thread.start()
     thread.join()
-    assert seen[0] is not mine and scratch.take_buffer(BIG, np.float64) is mine
+    assert seen[0] is not mine and memory.take_buffer(BIG, np.float64) is mine
 
 
 def test_zeros_from_a_recycled_buffer_are_zeros():
-    dirty = scratch.take_buffer(BIG, np.float64)
+    dirty = memory.take_buffer(BIG, np.float64)
     dirty.fill(7.0)
-    scratch.give_buffer(dirty)
-    again = scratch.zeros(BIG, np.float64)
+    memory.give_buffer(dirty)
+    again = memory.zeros(BIG, np.float64)
     assert again is dirty and not again.any()
 
 
 def test_engine_gives_back_used_gradients_but_never_one_still_held():
-    scratch.take_buffer(BIG, np.float64)  # ask for the shape, as ReLU's backward does
+    memory.take_buffer(BIG, np.float64)  # ask for the shape, as ReLU's backward does
     x = Tensor(np.linspace(-1, 1, BIG[0] * BIG[1]).reshape(BIG), requires_grad=True)
     hidden = x * 3.0
     hidden.retain_grad()

@@ -37,8 +37,8 @@ def test_tensor_from_tensor_copies_its_data_not_its_graph():
 
 
 @pytest.mark.parametrize("data", [[1, 2, 3], np.arange(3), 5, [True, False]])
-def test_requires_grad_on_non_float_data_raises_type_error(data):
-    with pytest.raises(TypeError, match="floating"):
+def test_requires_grad_on_non_float_data_raises_torchs_runtime_error(data):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
         Tensor(data, requires_grad=True)
 
 

@@ -7,14 +7,15 @@
         opt.step()
 
 ``step()`` reads each parameter's ``.grad`` and updates ``p.data`` in place, in the parameter's
-own dtype (float32 stays float32); parameters whose ``.grad`` is None are skipped, as in
-PyTorch. Per-parameter state (momentum buffers, Adam's moments) lives in ``optimizer.state``.
+own dtype (float32 stays float32), bumping the parameter's version like torch's in-place update
+(so a backward through a graph that saved the old weights raises instead of using the new
+ones); parameters whose ``.grad`` is None are skipped, as in PyTorch. Per-parameter state (momentum buffers, Adam's moments) lives in ``optimizer.state``.
 """
 import math
 
 import numpy as np
 
-from .tensor import Tensor
+from .tensor import Tensor, zero_grad
 
 
 class Optimizer:
@@ -70,12 +71,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients: ``grad = None`` (PyTorch's default) or, if not, zeros."""
-        for group in self.param_groups:
-            for param in group["params"]:
-                if set_to_none:
-                    param.grad = None
-                elif param.grad is not None:
-                    param.grad.data = np.zeros_like(param.grad.data)
+        zero_grad([p for group in self.param_groups for p in group["params"]], set_to_none)
 
     def _params_with_grad(self, group):
         """(param, grad array in the param's dtype) for every param of the group that has one."""
@@ -143,6 +139,7 @@ class SGD(Optimizer):
                     state["momentum_buffer"] = buf
                     direction = direction + momentum * buf if nesterov else buf
                 param.data -= (lr * direction).astype(param.dtype, copy=False)
+                param._bump_version()  # an in-place update: graphs that saved p must notice
 
 
 class Adam(Optimizer):
@@ -196,3 +193,4 @@ class Adam(Optimizer):
                 step_size = lr / (1 - beta1 ** step)
                 denom = np.sqrt(second_moment) / math.sqrt(1 - beta2 ** step) + eps
                 param.data -= (step_size * exp_avg / denom).astype(param.dtype, copy=False)
+                param._bump_version()

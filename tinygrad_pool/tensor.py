@@ -1,39 +1,23 @@
 """The engine: a Tensor records the Function that made it, and backward() walks that graph.
 
+The graph is made of nodes: each Function (an op applied once) is a node, and so is each leaf
+tensor that requires grad (where gradients are accumulated). A node's ``edges`` point at the
+nodes that produced its inputs, captured when the op ran — so when a tensor is later modified
+in place and takes over a new node, the ops that read its old value still reach the old one,
+as in PyTorch. backward() orders the nodes topologically and applies the chain rule in reverse.
+
 Everything else in the package is either an op (a small Function in ``ops/``) or a layer built
-on top of this file (``nn``, ``optim``, ``gradcheck``, ``graph``). Read this file and one op file
-and you have seen the whole engine.
+on top of this file (``nn``, ``optim``, ``autograd``, ``gradcheck``, ``viz``). Read this file and
+one op file and you have seen the whole engine.
 """
 from __future__ import annotations
 
-import contextlib
-import sys
+import threading
 
 import numpy as np
 
-from .scratch import SCRATCH_MIN_BYTES, give_buffer
-
-_grad_enabled = True
-
-
-class no_grad(contextlib.ContextDecorator):
-    """Turn graph recording off inside a ``with`` block or a decorated function.
-
-    Ops still compute their outputs, but record no Function, so nothing is saved for backward.
-    """
-
-    def __enter__(self):
-        global _grad_enabled
-        self._previous, _grad_enabled = _grad_enabled, False
-
-    def __exit__(self, *exc):
-        global _grad_enabled
-        _grad_enabled = self._previous
-        return False
-
-
-def is_grad_enabled() -> bool:
-    return _grad_enabled
+from .fast import memory
+from .grad_mode import _mode, enable_grad, no_grad  # noqa: F401  (no_grad: re-exported)
 
 
 class Function:
@@ -41,31 +25,34 @@ class Function:
 
     Subclasses define ``forward(ctx, *arrays, **attrs) -> array`` and
     ``backward(ctx, grad_output) -> one gradient (or None) per input``. ``ctx`` is the Function
-    instance itself: forward stores on it, under a meaningful name (``ctx.argmax``, ``ctx.cols``),
-    exactly what backward will need. Everything forward stores is released after backward unless
+    instance itself: forward stores on it, under a meaningful name (``ctx.argmax``, ``ctx.x``),
+    exactly what backward will need. An input's or the output's array stored there is a saved
+    tensor, as in PyTorch: the engine notes its version, and backward refuses to run if it was
+    modified in place since. Everything forward stores is released after backward unless
     ``retain_graph=True``, so the graph keeps its shape (for pictures) but not its buffers.
+
+    A backward written with operators, methods and ``Function.call`` works on arrays (the
+    fast path) and on Tensors alike: with ``create_graph=True`` the engine hands it Tensors —
+    the saved arrays too, attached to the graph — so that its own operations are recorded
+    and can be differentiated again. A backward that only works on arrays sets
+    ``once_differentiable = True``.
     """
 
-    # Attributes every node has; anything else on a node was saved by forward for backward.
-    _STRUCTURE = frozenset(("parents", "attrs", "needs_input_grad", "released"))
+    # Attributes every recorded node has; anything else on a node was saved by forward.
+    _STRUCTURE = frozenset(("parents", "edges", "attrs", "needs_input_grad", "released",
+                            "saved_versions", "retained"))
 
     released = False  # set on the node by release(); a class default saves a store per op
-    # Saved arrays an op took from the scratch buffers: release() hands them back (scratch.py).
+    is_view = False  # the output shares the first input's memory (reshape, permute, index...)
+    once_differentiable = False
+    # Saved arrays an op took from the scratch buffers: release() hands them back (fast/).
     scratch_saved = ()
+    retained = None  # the tensor whose retain_grad() asked for this node's output gradient
 
     @classmethod
     def apply(cls, *inputs: "Tensor", **attrs) -> "Tensor":
         """Run forward on the inputs' arrays; record this node if any input needs a gradient."""
-        # The body of apply_with_ctx, inlined: this runs once per op, and on tiny tensors the
-        # Python around the NumPy call is most of an op's cost.
-        ctx = cls.__new__(cls)
-        ctx.parents = inputs
-        ctx.attrs = attrs
-        ctx.needs_input_grad = needs = tuple([t.requires_grad for t in inputs])
-        out = ctx.forward(*[t.data for t in inputs], **attrs)
-        if type(out) is not np.ndarray:  # NumPy turns 0-d results into scalars
-            out = np.asarray(out)
-        return Tensor._make(out, ctx if _grad_enabled and True in needs else None)
+        return cls.apply_with_ctx(*inputs, **attrs)[0]
 
     @classmethod
     def apply_with_ctx(cls, *inputs: "Tensor", **attrs) -> tuple:
@@ -73,11 +60,75 @@ class Function:
         ctx = cls.__new__(cls)
         ctx.parents = inputs
         ctx.attrs = attrs
-        ctx.needs_input_grad = needs = tuple([t.requires_grad for t in inputs])
+        ctx.needs_input_grad = needs = tuple([t._requires_grad for t in inputs])
         out = ctx.forward(*[t.data for t in inputs], **attrs)
         if type(out) is not np.ndarray:  # NumPy turns 0-d results into scalars
-            out = np.asarray(out)
-        return Tensor._make(out, ctx if _grad_enabled and True in needs else None), ctx
+            out = ctx._as_array_output(out)
+        if _mode.grad_enabled and True in needs:
+            result = Tensor._make(out, ctx)
+            # Each input's node now: its Function, the leaf itself, or nothing to send to.
+            ctx.edges = tuple([t._view_edge() if t._view is not None
+                               else t.grad_fn if t.grad_fn is not None
+                               else t if t._requires_grad else None for t in inputs])
+            if len(ctx.__dict__) > 4:  # forward saved something beyond the structure
+                ctx._note_saved_versions(result)
+        else:
+            result = Tensor._make(out, None)
+        if cls.is_view:
+            result._become_view_of(inputs[0], cls, attrs)
+        return result, ctx
+
+    @classmethod
+    def call(cls, *values, **attrs):
+        """The op on Tensors (a recorded node) or straight on arrays (just its forward).
+
+        This is what makes a backward written once run on both paths: ``Exp.call(x)`` is
+        ``np.exp(x)`` on the fast path and a node in the graph under ``create_graph=True``.
+        """
+        if any(isinstance(v, Tensor) for v in values):
+            return cls.apply(*[v if isinstance(v, Tensor) else Tensor._make(np.asarray(v), None)
+                               for v in values], **attrs)
+        ctx = cls.__new__(cls)
+        ctx.needs_input_grad = (False,) * len(values)
+        return ctx.forward(*values, **attrs)
+
+    def _as_array_output(self, out) -> np.ndarray:
+        array = np.asarray(out)
+        for name, value in list(vars(self).items()):
+            if value is out:  # a saved output keeps pointing at the output itself
+                setattr(self, name, array)
+        return array
+
+    def _note_saved_versions(self, result: "Tensor") -> None:
+        """Which inputs (or the output) forward saved, with their versions at this moment."""
+        arrays = [t.data for t in self.parents]
+        saved = []
+        for name, value in self.__dict__.items():
+            if type(value) is not np.ndarray or name in self._STRUCTURE:
+                continue
+            if value is result.data:
+                saved.append((name, -1, result._counter(), 0))
+                continue
+            for index, array in enumerate(arrays):
+                if value is array:
+                    tensor = self.parents[index]
+                    counter = tensor._counter()
+                    saved.append((name, index, counter, counter[0]))
+                    break
+        if saved:
+            self.saved_versions = tuple(saved)
+
+    def _check_saved_versions(self) -> None:
+        for name, source, counter, version in getattr(self, "saved_versions", ()):
+            if counter[0] != version:
+                array = self.__dict__[name]
+                what = "its output" if source < 0 else f"its input {source}"
+                raise RuntimeError(
+                    f"one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{array.dtype} {list(array.shape)}] is at version "
+                    f"{counter[0]}; expected version {version} instead. It is {what}, saved by "
+                    f"{self.name} as {name!r}. Hint: compute what you modify in place after "
+                    f"backward(), or use an out-of-place op (x = x + 1 instead of x += 1)")
 
     @property
     def name(self) -> str:
@@ -88,12 +139,14 @@ class Function:
         return {k: v for k, v in vars(self).items() if k not in self._STRUCTURE}
 
     def release(self) -> None:
+        """Drop what forward saved; scratch buffers among it go back if nobody else holds them."""
         saved = self.__dict__
-        if len(saved) > 3:  # anything beyond parents, attrs and needs_input_grad
-            for key in [k for k in saved if k not in self._STRUCTURE]:
-                array = saved.pop(key)
-                if key in self.scratch_saved:
-                    give_buffer(array if array.base is None else array.base)
+        for key in [k for k in saved if k not in self._STRUCTURE]:
+            array = saved.pop(key)
+            if key in self.scratch_saved:
+                memory.give_back_if_unreferenced(array)
+            array = None
+        saved.pop("saved_versions", None)
         self.released = True
 
     def forward(ctx, *arrays, **attrs):  # pragma: no cover - every op defines it
@@ -106,11 +159,12 @@ class Function:
         return f"<{self.name}>"
 
 
-def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
+def unbroadcast(grad, shape: tuple):
     """Sum a gradient back down to the shape of an input that NumPy broadcast.
 
     Broadcasting copies an input along new leading axes and along axes of length 1; each copy
     received its own share of the gradient, so the input's gradient is the sum over those axes.
+    (Arrays and Tensors alike: both have ``sum`` and ``reshape``.)
     """
     if grad.shape == shape:
         return grad
@@ -119,25 +173,6 @@ def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
         extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1
     )
     return grad.sum(axis=axes, keepdims=True).reshape(shape)
-
-
-# PyTorch's AccumulateGrad "steals" a leaf's first gradient instead of copying it when nothing
-# else holds it. Copying a large gradient into fresh memory costs as much as the op that made it
-# (page faults), so we do the same where CPython's reference count can say so exactly (3.14
-# may leave borrowed references uncounted, so there and elsewhere we always copy). The same
-# count lets backward() hand an intermediate gradient that nobody holds any more back to the
-# scratch buffers, for the next step's ops to write into.
-_CAN_COUNT_REFERENCES = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
-# The references to a gradient when only backward() holds it: backward's local name,
-# _sole_owner's argument and getrefcount's own argument (+ _accumulate's argument for a leaf).
-_SOLE_OWNER_REFERENCES = 3
-
-
-def _sole_owner(grad, dtype, references=_SOLE_OWNER_REFERENCES) -> bool:
-    """True if ``grad`` is a writeable array owning its memory that nobody else refers to."""
-    return (_CAN_COUNT_REFERENCES and type(grad) is np.ndarray and grad.base is None
-            and grad.dtype == dtype and grad.flags.writeable
-            and sys.getrefcount(grad) <= references)
 
 
 def _as_array(data, dtype) -> np.ndarray:
@@ -149,6 +184,18 @@ def _as_array(data, dtype) -> np.ndarray:
     return array
 
 
+def _check_can_require_grad(dtype) -> None:
+    if not np.issubdtype(dtype, np.floating):
+        raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
+                           f"(this one has dtype {dtype}; convert it first, e.g. "
+                           f"Tensor(x, dtype=np.float32))")
+
+
+# Leaf gradients are summed under one lock: two threads running backward on one shared model
+# must both land in .grad (a read-add-write without it loses updates).
+_ACCUMULATE_LOCK = threading.Lock()
+
+
 class Tensor:
     """An n-dimensional array that remembers how it was computed.
 
@@ -156,29 +203,30 @@ class Tensor:
     ``grad`` the gradient backward() accumulated into it (a Tensor, or None).
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "grad_fn", "name", "retains_grad", "__weakref__")
+    __slots__ = ("data", "grad", "_requires_grad", "grad_fn", "name", "retains_grad",
+                 "_version_counter", "_view", "__weakref__")
     __array_ufunc__ = None  # ndarray + Tensor must call Tensor.__radd__, not bypass the graph
 
     def __init__(self, data, requires_grad: bool = False, dtype=None, name: str | None = None):
         array = _as_array(data, dtype)
-        if requires_grad and not np.issubdtype(array.dtype, np.floating):
-            raise TypeError(
-                f"Tensor: only floating-point tensors can require gradients, but the data has "
-                f"dtype {array.dtype}; pass dtype=np.float64 (or float32)"
-            )
+        if requires_grad:
+            _check_can_require_grad(array.dtype)
         self.data = array
         self.grad = None
-        self.requires_grad = bool(requires_grad)
+        self._requires_grad = bool(requires_grad)
         self.grad_fn = None
         self.name = name
         self.retains_grad = False
+        self._version_counter = None
+        self._view = None
 
     @classmethod
     def _make(cls, data: np.ndarray, grad_fn: Function | None) -> "Tensor":
         """Wrap an op's output without re-checking it (the hot path of every op)."""
         t = object.__new__(cls)
         t.data, t.grad, t.grad_fn, t.name, t.retains_grad = data, None, grad_fn, None, False
-        t.requires_grad = grad_fn is not None
+        t._requires_grad = grad_fn is not None
+        t._version_counter = t._view = None
         return t
 
     # ---- what it is -------------------------------------------------------------------------
@@ -186,6 +234,36 @@ class Tensor:
     dtype = property(lambda self: self.data.dtype)
     ndim = property(lambda self: self.data.ndim)
     is_leaf = property(lambda self: self.grad_fn is None)
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if self.grad_fn is not None and not flag:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                               "you want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
+        if flag:
+            _check_can_require_grad(self.data.dtype)
+        self._requires_grad = bool(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def _version(self) -> int:
+        """How many times this tensor's memory was written in place (PyTorch's ``_version``)."""
+        return 0 if self._version_counter is None else self._version_counter[0]
+
+    def _counter(self) -> list:
+        """The version counter, shared by every view of the same memory (made on first use)."""
+        counter = self._version_counter
+        if counter is None:
+            counter = self._version_counter = [0]
+        return counter
 
     def size(self, dim: int | None = None):
         """PyTorch's ``size()``: the shape, or the length of one dimension."""
@@ -212,11 +290,16 @@ class Tensor:
         return self.data.item()
 
     def detach(self) -> "Tensor":
-        """The same data, cut off from the graph."""
-        return Tensor._make(self.data, None)
+        """The same data, cut off from the graph (its in-place writes still count as the
+        original's: the two share one version counter, as in PyTorch)."""
+        t = Tensor._make(self.data, None)
+        t._version_counter = self._counter()
+        return t
 
     def retain_grad(self) -> "Tensor":
         """Keep ``.grad`` on this non-leaf tensor after backward (leaves always keep theirs)."""
+        if self.grad_fn is not None:
+            self.grad_fn.retained = self
         self.retains_grad = True
         return self
 
@@ -232,110 +315,130 @@ class Tensor:
         return f"Tensor({body}, {', '.join(extras)})"
 
     # ---- backpropagation --------------------------------------------------------------------
-    def backward(self, gradient=None, retain_graph: bool = False) -> None:
+    def backward(self, gradient=None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into ``.grad`` of every leaf that requires grad.
 
         The chain rule in reverse topological order: each node's gradient is complete (summed
-        over all its uses) before its Function passes it on to the node's inputs.
+        over all its uses) before its Function passes it on to the node's inputs. With
+        ``create_graph=True`` the backward pass is itself recorded (higher derivatives);
+        ``inputs`` limits accumulation to those tensors.
         """
-        if not self.requires_grad:
-            raise RuntimeError(
-                "backward: this tensor does not require grad and has no grad_fn; create the "
-                "inputs with requires_grad=True (and do not compute it under no_grad())"
-            )
-        if gradient is None:
-            if self.data.size != 1:
-                raise RuntimeError(
-                    f"backward: the output has shape {self.shape}; gradients can be created "
-                    f"implicitly only for scalar outputs, so pass gradient= with that shape"
-                )
-            seed = np.ones_like(self.data)
-        else:
-            seed = _as_array(gradient, self.dtype)
-            if seed.shape != self.shape:
-                raise ValueError(
-                    f"backward: gradient has shape {seed.shape} but the output has shape {self.shape}"
-                )
-        order = self._topological_order()
-        for tensor in order:
-            if tensor.grad_fn is not None and tensor.grad_fn.released:
-                raise RuntimeError(
-                    f"backward: trying to backward through the graph a second time: the buffers "
-                    f"{tensor.grad_fn.name} saved were freed by the first backward(). Pass "
-                    f"retain_graph=True to the first backward() to keep them"
-                )
+        run_backward((self,), (gradient,), retain_graph, create_graph, inputs=inputs)
 
-        grads = {id(self): seed}  # keyed by identity: equal values are still different nodes
-        pop = grads.pop
-        for tensor in reversed(order):  # outputs before the inputs they were computed from
-            grad = pop(id(tensor), None)
-            if grad is None:
-                continue
-            fn = tensor.grad_fn
-            if fn is None:  # a leaf: grad is referenced only here and, maybe, by other nodes
-                tensor._accumulate(grad, may_adopt=True)
-                continue
-            if tensor.retains_grad:
-                tensor._accumulate(grad)
-            input_grads = fn.backward(grad)
-            if type(input_grads) is not tuple:
-                input_grads = (input_grads,)
-            for parent, parent_grad in zip(fn.parents, input_grads):
-                if parent_grad is None or not parent.requires_grad:
-                    continue
-                dtype = parent.data.dtype
-                if parent_grad.dtype != dtype:
-                    parent_grad = parent_grad.astype(dtype)
-                key = id(parent)
-                if key in grads:
-                    grads[key] = grads[key] + parent_grad
-                else:
-                    grads[key] = parent_grad
-            if not retain_graph:
-                fn.release()
-            input_grads = parent_grad = None  # no stale references (see _accumulate)
-            if grad.nbytes >= SCRATCH_MIN_BYTES and _sole_owner(grad, grad.dtype):
-                give_buffer(grad)  # used up: the next step's ops can write into it (scratch.py)
-
-    def _accumulate(self, grad: np.ndarray, may_adopt: bool = False) -> None:
-        if self.grad is None:
-            if may_adopt and _sole_owner(grad, self.data.dtype, _SOLE_OWNER_REFERENCES + 1):
+    def _accumulate(self, grad, adopt: bool) -> None:
+        """Add ``grad`` into ``.grad``, as PyTorch's AccumulateGrad does."""
+        with _ACCUMULATE_LOCK:
+            if isinstance(grad, Tensor):  # create_graph: .grad itself is part of a graph
+                self.grad = grad if self.grad is None else self.grad + grad
+            elif self.grad is None:
+                # Adopted when only backward holds it (PyTorch "steals" it too): copying a
+                # large gradient into fresh memory costs as much as the op that made it. Else
+                # a copy: it may be shared with other nodes (Add hands one gradient to both
+                # inputs) or be a read-only broadcast view, and the user may edit .grad.
+                if not (adopt and grad.dtype == self.data.dtype and memory.unreferenced(grad, 4)):
+                    grad = np.array(grad, dtype=self.data.dtype)
                 self.grad = Tensor._make(grad, None)
-                return
-            # A copy: the array may be shared with other nodes (Add hands one gradient to both
-            # inputs) or be a read-only broadcast view, and the user may edit .grad in place.
-            self.grad = Tensor._make(np.array(grad, dtype=self.data.dtype), None)
-        else:
-            self.grad.data = self.grad.data + grad
+            elif self.grad.grad_fn is None and self.grad.data.flags.writeable:
+                self.grad.data += grad  # in place, as PyTorch accumulates
+            else:
+                self.grad = Tensor._make(self.grad.data + grad, None)
 
-    def _topological_order(self) -> list:
-        """Every tensor that requires grad and leads to self, each after all its inputs.
+    # ---- in-place writes --------------------------------------------------------------------
+    def _become_view_of(self, source: "Tensor", fn: type, attrs: dict) -> None:
+        """Share ``source``'s memory and version, remembering how to get from its base here
+        (the view ops applied in turn: an in-place write into the view replays them)."""
+        base_data = source.data if source.data.base is None else source.data.base
+        if self.data.base is not base_data and self.data.base is not source.data:
+            return  # NumPy had to copy (e.g. reshape of a transposed array): not a view
+        self._version_counter = source._counter()
+        base, chain, _ = source._view if source._view is not None else (source, (), None)
+        self._view = (base, chain + ((fn, attrs),), base.grad_fn)
 
-        Iterative depth-first search: a chain of 100,000 ops would overflow Python's recursion
-        limit. A tensor seen for the first time is expanded: pushed back, with its inputs above
-        it; when it comes off the stack again all of them have been emitted, so it is emitted.
-        (The stack holds tensors only, no (tensor, flag) tuples: allocating one per visit was a
-        noticeable share of backward on long chains.)
-        """
-        order, expanded, emitted = [], set(), set()
-        stack = [self]
-        push, pop = stack.append, stack.pop
-        while stack:
-            tensor = pop()
-            key = id(tensor)
-            if key in expanded:
-                if key not in emitted:  # else a duplicate pushed before it was emitted
-                    emitted.add(key)
-                    order.append(tensor)
-                continue
-            expanded.add(key)
-            push(tensor)
-            fn = tensor.grad_fn
-            if fn is not None:
-                for parent in fn.parents:
-                    if parent.requires_grad and id(parent) not in expanded:
-                        push(parent)
-        return order
+    def _view_edge(self):
+        """This view's node — made anew from its base's if the base was written in place
+        (through another view, or itself) since: then this view reads the new value."""
+        base, path, base_node = self._view
+        if base.grad_fn is not base_node:
+            with enable_grad():
+                fresh = V.apply_view_path(base, path)
+            self.grad_fn, self._requires_grad = fresh.grad_fn, fresh._requires_grad
+            self._view = (base, path, base.grad_fn)
+        return self.grad_fn if self.grad_fn is not None else self if self._requires_grad else None
+
+    def _check_inplace(self) -> None:
+        if not _mode.grad_enabled:
+            return
+        if self.grad_fn is None and self._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        if self._view is not None:
+            base = self._view[0]
+            if base.grad_fn is None and base._requires_grad:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used "
+                                   "in an in-place operation.")
+
+    def _write(self, values: np.ndarray) -> None:
+        """Copy ``values`` into this tensor's memory and bump the version it shares."""
+        if not self.data.flags.writeable:
+            raise RuntimeError(f"in-place write: this tensor's memory is read-only (an expand()ed "
+                               f"tensor or a broadcast view, shape {self.shape}); clone() it first")
+        try:
+            np.copyto(self.data, values, casting="same_kind")
+        except TypeError:
+            raise RuntimeError(f"result type {np.result_type(values)} can't be cast to the "
+                               f"desired output type {self.dtype}") from None
+        self._counter()[0] += 1
+
+    def _bump_version(self) -> None:
+        """Note a write made directly into ``data`` (optimizers, nn.init, load_state_dict)."""
+        self._counter()[0] += 1
+
+    def _inplace(self, fn: type, *others, **attrs) -> "Tensor":
+        """``x.op_(...)``: the out-of-place op, written back into x's memory; x takes over the
+        op's node, so later uses see the new value and backward goes through the op."""
+        others = [self._const(o) for o in others]
+        recording = _mode.grad_enabled and (self._requires_grad or
+                                            any(o._requires_grad for o in others))
+        self._check_inplace()
+        if not recording:
+            self._write(fn.call(self.data, *[o.data for o in others], **attrs))
+            return self
+        return self._take_over(fn.apply(self, *others, **attrs))
+
+    def _take_over(self, result: "Tensor") -> "Tensor":
+        """Write ``result`` into this tensor and make its node ours (the in-place commit)."""
+        ctx = result.grad_fn
+        saved, output_names = [], []
+        for name, source, counter, version in getattr(ctx, "saved_versions", ()):
+            if source >= 0 and ctx.parents[source] is self:
+                # The op saved our value from before the write: it keeps that value, as a
+                # private copy (PyTorch's original_self), no longer tied to this tensor.
+                setattr(ctx, name, np.array(ctx.__dict__[name]))
+            elif source < 0:  # the saved output is our memory from now on, at the new version
+                saved.append((name, source, self._counter(), self._version + 1))
+                output_names.append(name)
+            else:
+                saved.append((name, source, counter, version))
+        if hasattr(ctx, "saved_versions"):
+            ctx.saved_versions = tuple(saved)
+        self._write(result.data)
+        for name in output_names:
+            setattr(ctx, name, self.data)
+        if self._view is None:
+            if self.grad_fn is not None and self.grad_fn.retained is self:
+                self.grad_fn.retained, ctx.retained = None, self
+            self.grad_fn, self._requires_grad = ctx, True
+            return self
+        # A view: the base's value changed where the view lies. The base takes a node that
+        # writes ``result`` into that region (PyTorch's CopySlices), and this view becomes the
+        # same view of the new base.
+        base, path, _ = self._view
+        base.grad_fn = V.WriteView.apply(base, result, path=path).grad_fn
+        base._requires_grad = True
+        self.grad_fn, self._requires_grad = V.apply_view_path(base, path).grad_fn, True
+        self._view = (base, path, base.grad_fn)
+        return self
 
     # ---- ops, as methods and operators (each one a Function in ops/) -------------------------
     def _const(self, other) -> "Tensor":
@@ -367,6 +470,15 @@ class Tensor:
             )
         return E.Pow.apply(self, exponent=float(exponent))
 
+    # Comparisons give bool tensors: they have no gradient.
+    def _compare(self, other, op) -> "Tensor":
+        return Tensor._make(np.asarray(op(self.data, self._const(other).data)), None)
+
+    def __gt__(self, other): return self._compare(other, np.greater)
+    def __lt__(self, other): return self._compare(other, np.less)
+    def __ge__(self, other): return self._compare(other, np.greater_equal)
+    def __le__(self, other): return self._compare(other, np.less_equal)
+
     def exp(self): return E.Exp.apply(self)
     def log(self): return E.Log.apply(self)
     def sqrt(self): return E.Sqrt.apply(self)
@@ -375,6 +487,76 @@ class Tensor:
     def tanh(self): return E.Tanh.apply(self)
     def arctan(self): return E.Arctan.apply(self)
     def abs(self): return E.Abs.apply(self)
+
+    def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            raise ValueError("clamp: at least one of min and max must not be None")
+        return E.Clamp.apply(self, low=min, high=max)
+
+    def clamp_min(self, min): return self.clamp(min=min)
+
+    # In place (PyTorch's trailing underscore; augmented operators too). ``a @= b`` is not
+    # here on purpose: PyTorch has no in-place matmul, so Python rebinds ``a`` to ``a @ b``.
+    def add_(self, other, *, alpha=1):
+        return self._inplace(E.Add, other if alpha == 1 else self._const(other) * alpha)
+
+    def sub_(self, other, *, alpha=1):
+        return self._inplace(E.Sub, other if alpha == 1 else self._const(other) * alpha)
+
+    def mul_(self, other): return self._inplace(E.Mul, other)
+    def div_(self, other): return self._inplace(E.Div, other)
+    def pow_(self, exponent): return self._inplace(E.Pow, exponent=float(exponent))
+    def neg_(self): return self._inplace(E.Neg)
+    def exp_(self): return self._inplace(E.Exp)
+    def log_(self): return self._inplace(E.Log)
+    def sqrt_(self): return self._inplace(E.Sqrt)
+    def relu_(self): return self._inplace(E.ReLU)
+    def sigmoid_(self): return self._inplace(E.Sigmoid)
+    def tanh_(self): return self._inplace(E.Tanh)
+    def abs_(self): return self._inplace(E.Abs)
+
+    def clamp_(self, min=None, max=None):
+        if min is None and max is None:
+            raise ValueError("clamp_: at least one of min and max must not be None")
+        return self._inplace(E.Clamp, low=min, high=max)
+
+    def clamp_min_(self, min): return self.clamp_(min=min)
+    def copy_(self, src): return self._inplace(V.Copy, src)
+    def fill_(self, value):
+        if isinstance(value, Tensor):  # a 0-d tensor: its gradient is the sum over self
+            return self.copy_(value)
+        return self._inplace(V.Fill, value=value)
+    def zero_(self): return self.fill_(0)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
+        from .random import default_generator
+        rng = default_generator() if generator is None else generator
+        return self.copy_(rng.uniform(a, b, size=self.shape).astype(self.dtype))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
+        from .random import default_generator
+        rng = default_generator() if generator is None else generator
+        return self.copy_(rng.normal(mean, std, size=self.shape).astype(self.dtype))
+
+    def __iadd__(self, other): return self.add_(other)
+    def __isub__(self, other): return self.sub_(other)
+    def __imul__(self, other): return self.mul_(other)
+    def __itruediv__(self, other): return self.div_(other)
+
+    def __setitem__(self, index, value):
+        """``t[index] = value``: a view of t overwritten, or (advanced index) torch's index_put_."""
+        index = V.normalize_index(index)
+        if V.is_advanced(index):
+            value = self._const(value)
+            recording = _mode.grad_enabled and (self._requires_grad or value._requires_grad)
+            self._check_inplace()
+            if not recording:
+                result = V.IndexPut.call(self.data, value.data, index=index)
+                self._write(result)
+                return
+            self._take_over(V.IndexPut.apply(self, value, index=index))
+            return
+        self[index].copy_(value)
 
     def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         return R.Sum.apply(self, **R.reduce_args("sum", self.shape, axis, keepdims, dim, keepdim))
@@ -395,9 +577,14 @@ class Tensor:
 
     view = reshape
 
+    def expand(self, *shape):
+        return V.Expand.apply(self, shape=V.expanded_shape(self.shape, shape))
+
     def transpose(self, dim0: int | None = None, dim1: int | None = None):
         """Swap two dimensions (PyTorch); with no arguments reverse them all (NumPy's ``.T``)."""
         return V.Permute.apply(self, dims=V.swap_dims(self.ndim, dim0, dim1))
+
+    def swapaxes(self, axis0: int, axis1: int): return self.transpose(axis0, axis1)
 
     T = property(lambda self: self.transpose())
 
@@ -413,31 +600,246 @@ class Tensor:
     def matmul(self, other): return self @ other
 
     def conv2d(self, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-        from .nn import functional as F
-        return F.conv2d(self, weight, bias, stride, padding, dilation, groups)
+        return C.conv2d(self, weight, bias, stride, padding, dilation, groups)
 
     def max_pool2d(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                    return_indices=False, ties="first"):
-        from .nn import functional as F
-        return F.max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode,
+        return P.max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode,
                             return_indices, ties=ties)
 
     def avg_pool2d(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                    count_include_pad=True, divisor_override=None):
-        from .nn import functional as F
-        return F.avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        return P.avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                             divisor_override)
 
     def log_softmax(self, dim: int = -1):
-        return L.LogSoftmax.apply(self, dim=R.normalize_axis("log_softmax", self.ndim, dim))
+        return L.log_softmax(self, dim)
 
     def softmax(self, dim: int = -1):
-        return self.log_softmax(dim).exp()
+        return L.softmax(self, dim)
+
+
+# ---- backward: the chain rule over the recorded graph --------------------------------------
+def _node_of(t: Tensor):
+    """The node a tensor's gradient flows into: its Function, or the leaf itself."""
+    if t._view is not None:
+        return t._view_edge()
+    if t.grad_fn is not None:
+        return t.grad_fn
+    if t._requires_grad:
+        return t
+    return None
+
+
+def _topological_order(roots: list) -> list:
+    """Every node that leads to the roots, each after all the nodes it was computed from.
+
+    Iterative depth-first search: a chain of 100,000 ops would overflow Python's recursion
+    limit. A node seen for the first time is expanded: pushed back, with its inputs above it;
+    when it comes off the stack again all of them have been emitted, so it is emitted. (The
+    stack holds nodes only, no (node, flag) tuples: allocating one per visit was a noticeable
+    share of backward on long chains.)
+    """
+    order, expanded, emitted = [], set(), set()
+    stack = list(roots)
+    push, pop = stack.append, stack.pop
+    while stack:
+        node = pop()
+        key = id(node)
+        if key in expanded:
+            if key not in emitted:  # else a duplicate pushed before it was emitted
+                emitted.add(key)
+                order.append(node)
+            continue
+        expanded.add(key)
+        push(node)
+        if not isinstance(node, Tensor):
+            for edge in node.edges:
+                if edge is not None and id(edge) not in expanded:
+                    push(edge)
+    return order
+
+
+def _seed(root: Tensor, gradient, create_graph: bool):
+    if not root._requires_grad:
+        raise RuntimeError(
+            "backward: this tensor does not require grad and has no grad_fn; create the "
+            "inputs with requires_grad=True (and do not compute it under no_grad())")
+    if gradient is None:
+        if root.data.size != 1:
+            raise RuntimeError(
+                f"backward: the output has shape {root.shape}; gradients can be created "
+                f"implicitly only for scalar outputs, so pass gradient= with that shape")
+        seed = np.ones_like(root.data)
+    elif create_graph and isinstance(gradient, Tensor):
+        seed = gradient
+    else:
+        seed = _as_array(gradient, root.dtype)
+    if seed.shape != root.shape:
+        raise ValueError(
+            f"backward: gradient has shape {seed.shape} but the output has shape {root.shape}")
+    if create_graph and not isinstance(seed, Tensor):
+        seed = Tensor._make(seed, None)
+    return seed
+
+
+def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs=None,
+                 capture=None) -> None:
+    """The backward pass from ``roots`` (with the given output gradients).
+
+    Gradients reaching a leaf are accumulated into its ``.grad`` — only for the tensors in
+    ``inputs`` when given — unless ``capture`` (a dict: id(node) -> None, for autograd.grad)
+    asks for them: then the gradient arriving at each of those nodes is stored there instead.
+    """
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = [_seed(root, g, create_graph) for root, g in zip(roots, gradients)]
+    order = _topological_order([_node_of(root) for root in roots])
+    accumulate_into = None if inputs is None else {id(_node_of(t)) for t in inputs}
+    for node in order:  # every check before any gradient changes
+        if not isinstance(node, Tensor):
+            if node.released:
+                raise RuntimeError(
+                    f"backward: trying to backward through the graph a second time: the buffers "
+                    f"{node.name} saved were freed by the first backward(). Pass "
+                    f"retain_graph=True to the first backward() to keep them")
+            node._check_saved_versions()
+
+    grads = {}  # keyed by identity: equal values are still different nodes
+    for root, seed in zip(roots, seeds):
+        key = id(_node_of(root))
+        grads[key] = grads[key] + seed if key in grads else seed
+    pop = grads.pop
+    with enable_grad() if create_graph else no_grad():
+        for node in reversed(order):  # outputs before the inputs they were computed from
+            grad = pop(id(node), None)
+            if grad is None:
+                continue
+            if capture is not None and id(node) in capture:
+                capture[id(node)] = grad
+            if isinstance(node, Tensor):  # a leaf
+                if capture is None and (accumulate_into is None or id(node) in accumulate_into):
+                    node._accumulate(grad, adopt=True)
+                continue
+            fn = node
+            if fn.retained is not None and capture is None:
+                fn.retained._accumulate(grad, adopt=False)
+            input_grads = _backward_of(fn, grad, create_graph)
+            for edge, parent, parent_grad in zip(fn.edges, fn.parents, input_grads):
+                if parent_grad is None or edge is None:
+                    continue
+                key = id(edge)
+                if key in grads:
+                    grads[key] = grads[key] + parent_grad
+                else:
+                    grads[key] = parent_grad
+            if not retain_graph:
+                fn.release()
+            input_grads = parent_grad = None  # no stale references (see memory.unreferenced)
+            if type(grad) is np.ndarray and grad.nbytes >= memory.SCRATCH_MIN_BYTES \
+                    and memory.unreferenced(grad):
+                memory.give_buffer(grad)  # used up: the next step's ops can write into it
+
+
+def _backward_of(fn: Function, grad, create_graph: bool) -> tuple:
+    """``fn.backward(grad)``, checked: one gradient per input, each an array (or Tensor) of the
+    input's shape (a broadcastable one is summed down) and dtype, or None."""
+    if create_graph and not fn.once_differentiable:
+        grads = _backward_on_graph(fn, grad)
+    else:
+        grads = fn.backward(np.asarray(grad) if create_graph else grad)
+    if type(grads) is not tuple:
+        grads = tuple(grads) if isinstance(grads, list) else (grads,)
+    if len(grads) != len(fn.parents):
+        raise RuntimeError(f"function {fn.name} returned an incorrect number of gradients "
+                           f"(expected {len(fn.parents)}, got {len(grads)})")
+    checked = []
+    for index, (parent, g) in enumerate(zip(fn.parents, grads)):
+        if g is not None:
+            if type(g) is not np.ndarray and not isinstance(g, Tensor):
+                if not isinstance(g, np.generic):
+                    raise RuntimeError(f"function {fn.name} returned a gradient of type "
+                                       f"{type(g).__name__} for input {index}; expected a NumPy "
+                                       f"array (or None)")
+                g = np.asarray(g)
+            if g.shape != parent.data.shape:
+                try:
+                    np.broadcast_shapes(parent.data.shape, g.shape)
+                    fits = np.broadcast_shapes(parent.data.shape, g.shape) == g.shape
+                except ValueError:
+                    fits = False
+                if not fits:
+                    raise RuntimeError(f"Function {fn.name} returned an invalid gradient at "
+                                       f"index {index} - got {list(g.shape)} but expected "
+                                       f"shape compatible with {list(parent.data.shape)}")
+                g = unbroadcast(g, parent.data.shape)
+            if create_graph:
+                if fn.once_differentiable:
+                    g = Tensor._make(np.asarray(g), OnceDifferentiable.node(fn))
+                elif not isinstance(g, Tensor):
+                    g = Tensor._make(g, None)
+                if g.dtype != parent.data.dtype:
+                    g = V.Cast.apply(g, dtype=parent.data.dtype)
+            elif g.dtype != parent.data.dtype:
+                g = g.astype(parent.data.dtype)
+        checked.append(g)
+    return tuple(checked)
+
+
+def _backward_on_graph(fn: Function, grad: Tensor):
+    """Run ``fn.backward`` on Tensors: what forward saved is handed over attached to the graph
+    (an input as the node it came from, the output as ``fn``'s own), so every operation in the
+    backward is recorded and can itself be differentiated."""
+    arrays = {}
+    for name, source, *_ in getattr(fn, "saved_versions", ()):
+        array = arrays[name] = fn.__dict__[name]
+        if source < 0:
+            value = Tensor._make(array, fn)
+        else:
+            edge = fn.edges[source]
+            value = edge if isinstance(edge, Tensor) else Tensor._make(array, edge)
+        setattr(fn, name, value)
+    try:
+        return fn.backward(grad)
+    finally:
+        fn.__dict__.update(arrays)
+
+
+class OnceDifferentiable(Function):
+    """Stands in for the backward of a Function marked ``once_differentiable``: differentiating
+    it again is an error, as in PyTorch."""
+
+    @classmethod
+    def node(cls, fn: Function) -> "OnceDifferentiable":
+        node = cls.__new__(cls)
+        node.parents, node.edges, node.attrs = (), (), {"function": fn.name}
+        node.needs_input_grad = ()
+        return node
+
+    def backward(ctx, grad):
+        raise RuntimeError(f"trying to differentiate twice a function that was marked "
+                           f"once_differentiable ({ctx.attrs['function']})")
+
+
+def zero_grad(tensors, set_to_none: bool = True) -> None:
+    """Forget the gradients of ``tensors``: ``grad = None`` (PyTorch's default), or zero them
+    in place (Module.zero_grad and Optimizer.zero_grad both call this)."""
+    for t in tensors:
+        if t.grad is None:
+            continue
+        if set_to_none:
+            t.grad = None
+        else:
+            if t.grad.grad_fn is not None:
+                t.grad = t.grad.detach()
+            t.grad.data.fill(0)
 
 
 # The op modules import Function and Tensor from this file, so they come in after both exist.
+from .ops import conv as C  # noqa: E402
 from .ops import elementwise as E  # noqa: E402
 from .ops import loss as L  # noqa: E402
 from .ops import matmul as M  # noqa: E402
 from .ops import movement as V  # noqa: E402
+from .ops import pool as P  # noqa: E402
 from .ops import reduce as R  # noqa: E402

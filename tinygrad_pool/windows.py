@@ -1,4 +1,5 @@
-"""Sliding windows over the two spatial axes of NCHW arrays, shared by conv and pooling.
+"""Window geometry for conv and pooling: the shapes, sizes and index arithmetic of sliding windows
+over the two spatial axes of NCHW arrays, below both the ops and the fast kernels.
 
 A k×k window at stride s touches, for its tap (i, j), the input pixels
 ``(ho·s + i·d, wo·s + j·d)`` over all outputs (ho, wo). For a fixed tap those pixels form one
@@ -6,8 +7,6 @@ strided slice of the (padded) input, so a loop over the k·k taps — never over
 every window at once: forward reads the slices, backward adds gradients into them.
 """
 import numpy as np
-
-from ..scratch import take_buffer
 
 
 def pair(op: str, name: str, value, minimum: int = 1) -> tuple:
@@ -35,16 +34,6 @@ def tap(padded: np.ndarray, i: int, j: int, stride: tuple, dilation: tuple, out_
     """The strided view of ``padded`` that tap (i, j) of every window reads."""
     (sh, sw), (dh, dw), (ho, wo) = stride, dilation, out_hw
     return padded[:, :, i * dh: i * dh + sh * (ho - 1) + 1: sh, j * dw: j * dw + sw * (wo - 1) + 1: sw]
-
-
-def pad_hw(x: np.ndarray, top: int, bottom: int, left: int, right: int, value=0) -> np.ndarray:
-    if not (top or bottom or left or right):
-        return x
-    n, c, h, w = x.shape
-    padded = take_buffer((n, c, h + top + bottom, w + left + right), x.dtype)  # a scratch buffer, see below
-    padded.fill(value)
-    padded[:, :, top: top + h, left: left + w] = x
-    return padded
 
 
 def window_extent(kernel: int, dilation: int) -> int:
@@ -80,3 +69,12 @@ def check_windows_reach_input(op, size, kernel, stride, pad, dilation, out, axis
         raise ValueError(f"{op}: along the {axis}, output {int(np.argmin(inside))}'s window "
                          f"(kernel_size={kernel}, dilation={dilation}, padding={pad}) covers only "
                          f"padding and no pixel of the input of size {size}; reduce padding or dilation")
+
+
+def conv_output_size(op, size, kernel, stride, pad_low, pad_high, dilation, axis) -> int:
+    """How many windows fit along one axis of the padded input (floor, as every framework)."""
+    if size + pad_low + pad_high < window_extent(kernel, dilation):
+        raise ValueError(f"{op}: kernel {window_extent(kernel, dilation)} (kernel {kernel}, "
+                         f"dilation {dilation}) is larger than the padded input {axis} "
+                         f"{size + pad_low + pad_high}")
+    return (size + pad_low + pad_high - window_extent(kernel, dilation)) // stride + 1

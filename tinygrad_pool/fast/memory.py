@@ -1,17 +1,31 @@
-"""Scratch buffers: the large arrays of one training step, reused by the next.
+"""Memory the engine reuses from step to step: the scratch buffers, and the reference counts
+that decide what may be reused.
 
 Writing into fresh memory costs a page fault per 4 KiB; on the machines we measured that made
 allocating a large array as slow as the arithmetic done in it. A training loop asks for the
 same shapes every step, so the ops take their large temporaries here (the im2col columns, the
 padded input, the pooling phase copy and argmax) and give them back once nothing reads them,
-and the engine gives back each intermediate gradient once the op it fed has used it (when
-CPython's reference count shows that nobody else holds it; see Tensor.backward). The ops that
-make large gradients (ReLU, max-pool, conv) take them from here, so that in a steady training
-loop these arrays come back step after step instead of from fresh memory.
+and the engine gives back each intermediate gradient once the op it fed has used it. The ops
+that make large gradients (ReLU, max-pool, conv) take them from here, so that in a steady
+training loop these arrays come back step after step instead of from fresh memory.
 
-The rules that keep it safe and small:
-  - a buffer is in one holder's hands at a time: taken, then given back only when no view of
-    it survives;
+THE INVARIANT: an array that anything outside the engine can reach is never reused.
+  - Reused are only arrays that no user can see: temporaries inside one op, intermediate
+    gradients, and what a node saved for backward (the conv columns, the max-pool argmax)
+    once the node is released.
+  - Anything handed out — an op's output, ``.data``, ``.grad`` (an adopted gradient included),
+    ``.numpy()``, indices returned by ``return_indices=True`` (a copy), ``state_dict()``
+    values, and an array obtained from ``saved_for_backward()`` or a node's attribute — is
+    the user's. Arrays that could have been handed out (intermediate gradients, saved
+    buffers) go back only when CPython's exact reference count shows that nobody else holds
+    them or a view of them (``give_back_if_unreferenced``); where the count is not exact
+    (other interpreters, 3.14+) nothing goes back at all.
+  - A buffer is in one holder's hands at a time: taken, then given back only when no view of
+    it survives.
+tests/test_scratch.py holds references of every kind across many training steps and checks
+that none of them changes.
+
+What keeps the pool small:
   - buffers are kept per (shape, dtype), at most four, and only for shapes that some op has
     asked for, so gradients that nothing would reuse are left to malloc; past MAX_KEPT_BYTES
     in all, the shapes asked for longest ago give theirs up first;
@@ -19,6 +33,7 @@ The rules that keep it safe and small:
   - nothing here changes malloc, or anything else for the whole process.
 """
 import math
+import sys
 import threading
 
 import numpy as np
@@ -81,3 +96,44 @@ def zeros(shape, dtype) -> np.ndarray:
     array = take_buffer(shape, dtype)
     array.fill(0)
     return array
+
+
+# The references to an array when only its last holder in the engine has it: that holder's
+# local name, the argument of the check below and getrefcount's own argument. CPython 3.14 may
+# leave borrowed references uncounted, so there and on other interpreters we never recycle.
+_CAN_COUNT_REFERENCES = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+_LAST_HOLDER_REFERENCES = 3
+
+
+def unreferenced(array, references: int = _LAST_HOLDER_REFERENCES) -> bool:
+    """True if ``array`` is a writeable ndarray owning its memory that nobody else refers to
+    (``references`` counts the caller's own names for it, as _LAST_HOLDER_REFERENCES does)."""
+    return (_CAN_COUNT_REFERENCES and type(array) is np.ndarray and array.base is None
+            and array.flags.writeable and sys.getrefcount(array) <= references)
+
+
+def give_back_if_unreferenced(array) -> None:
+    """Give ``array`` (or the buffer it is a view of) back, unless anyone else still holds it.
+
+    The caller may hold it in one name of its own (and must drop it afterwards). For a view, both the view and its base must be held by us alone: a user holding the view,
+    or another view of the same base, keeps the memory theirs.
+    """
+    if not _CAN_COUNT_REFERENCES or type(array) is not np.ndarray:
+        return
+    base = array.base
+    if base is None:
+        if sys.getrefcount(array) <= _LAST_HOLDER_REFERENCES:
+            give_buffer(array)
+    elif type(base) is np.ndarray and base.base is None \
+            and sys.getrefcount(array) <= _LAST_HOLDER_REFERENCES \
+            and sys.getrefcount(base) <= 3:  # our name, getrefcount's, and array.base
+        array = None
+        give_buffer(base)
+
+
+def product(a, b):
+    """``a * b``; for two arrays, into a reused buffer (ReLU's gradient is conv-sized). Any
+    other operands (Tensors, under create_graph) multiply as usual."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape:
+        return np.multiply(a, b, out=take_buffer(a.shape, a.dtype))
+    return a * b

@@ -1,7 +1,8 @@
 """Weight initialisation, as ``torch.nn.init``: each function fills a tensor in place and returns it.
 
 The functions write ``tensor.data`` directly — initialisation is not part of any graph — and
-keep the tensor's dtype (the random draw happens in float64 and is cast once).
+keep the tensor's dtype (the random draw happens in float64 and is cast once). Each write bumps
+the tensor's version, as torch's in-place init does, so a graph that saved it notices.
 """
 import math
 
@@ -34,8 +35,9 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple:
     return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
 
 
-def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
-    tensor.data[...] = values.astype(tensor.dtype, copy=False)
+def _fill(tensor: Tensor, values) -> Tensor:
+    tensor.data[...] = np.asarray(values).astype(tensor.dtype, copy=False)
+    tensor._bump_version()
     return tensor
 
 
@@ -49,14 +51,12 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> 
 
 def zeros_(tensor: Tensor) -> Tensor:
     """Fill with 0."""
-    tensor.data[...] = 0
-    return tensor
+    return _fill(tensor, 0)
 
 
 def ones_(tensor: Tensor) -> Tensor:
     """Fill with 1."""
-    tensor.data[...] = 1
-    return tensor
+    return _fill(tensor, 1)
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import functional as F
 from . import init
-from ..ops.window import pair
+from ..windows import pair
 from .module import Module, Parameter
 
 

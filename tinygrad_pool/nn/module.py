@@ -11,7 +11,7 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, zero_grad
 
 
 class Parameter(Tensor):
@@ -197,11 +197,7 @@ class Module:
     # ---- training ---------------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the accumulated gradients: ``grad = None`` (PyTorch's default), or zeros."""
-        for param in self.parameters():
-            if set_to_none:
-                param.grad = None
-            elif param.grad is not None:
-                param.grad.data = np.zeros_like(param.grad.data)
+        zero_grad(self.parameters(), set_to_none)
 
     def train(self, mode: bool = True) -> Module:
         """Set ``training`` on this module and every descendant (layers like dropout read it)."""
@@ -270,6 +266,7 @@ class Module:
         for name, array in arrays.items():
             # In place, so optimizers and other holders of the Parameter see the new values.
             np.copyto(own[name].data, array, casting="unsafe")
+            own[name]._bump_version()  # an in-place write, as torch's copy_ under no_grad
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- printing ---------------------------------------------------------------------------

@@ -1,121 +1,135 @@
-"""2-D convolution (cross-correlation, as in every deep-learning framework) as one matrix product.
+"""2-D convolution (cross-correlation, as in every deep-learning framework).
 
-im2col copies every k×k window of the input into a column, so that
+    out[n, f, ho, wo] = Σ_{c,i,j} w[f, c, i, j] · x[n, c, ho·s + i·d, wo·s + j·d]  (+ b[f])
 
-    out[n, f, ho, wo] = Σ_{c,i,j} w[f, c, i, j] · x[n, c, ho·s + i·d, wo·s + j·d]
+It is linear in x and in w, so its derivatives are two more convolutions of the same geometry:
 
-becomes ``W (F × C·k·k) @ cols (C·k·k × N·Ho·Wo)``. Backward is two more products:
-``∂L/∂W = G @ colsᵀ`` and ``∂L/∂cols = Wᵀ @ G``; col2im then adds each column back onto the
-pixels it was copied from (pixels shared by overlapping windows collect several terms).
+    ∂L/∂x = conv_transpose(G, w)     (each output gradient spread back over its window, by w)
+    ∂L/∂w = correlate(x, G)          (each weight meets every input pixel it multiplied)
+    ∂L/∂b = Σ G
+
+Those two are Functions here too, and each one's derivative is again one of the three — so
+convolutions differentiate any number of times. The arithmetic (im2col and one matrix product
+per group, col2im one tap at a time) lives in ``fast/conv.py``.
 """
 import numpy as np
 
-from ..scratch import give_buffer, take_buffer, zeros
-from ..tensor import Function
-from .window import pad_hw, tap
-
-def im2col(padded, kernel, stride, dilation, out_hw) -> np.ndarray:
-    """Columns laid out channel-major, (C, kh, kw, N, Ho, Wo), filled one tap at a time."""
-    n, c = padded.shape[:2]
-    kh, kw = kernel
-    cols = take_buffer((c, kh, kw, n) + out_hw, padded.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            cols[:, i, j] = tap(padded, i, j, stride, dilation, out_hw).transpose(1, 0, 2, 3)
-    return cols
-
-
-def col2im(cols, padded_shape, kernel, stride, dilation, out_hw) -> np.ndarray:
-    """The adjoint of im2col: add each tap's column back onto the pixels it was read from.
-
-    The sums run in the columns' own channel-major order, (C, N, H, W), so that each tap adds a
-    contiguous block (adding a transposed view was about twice as slow); the result is handed
-    back as an (N, C, H, W) view of that array.
-    """
-    n, c, hp, wp = padded_shape
-    padded = zeros((c, n, hp, wp), cols.dtype)
-    kh, kw = kernel
-    for i in range(kh):
-        for j in range(kw):
-            tap(padded, i, j, stride, dilation, out_hw)[...] += cols[:, i, j]
-    return padded.transpose(1, 0, 2, 3)
-
-
-def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) -> np.ndarray:
-    """``col2im(Wᵀ @ G)`` one tap at a time: the same sums, without the k·k-times-larger matrix.
-
-    ``kernels`` is (groups, F/groups, C/groups, kh, kw) and ``grad_mat`` (groups, F/groups,
-    N·Ho·Wo). Tap (i, j)'s block of Wᵀ @ G is ``W[..., i, j]ᵀ @ G``, which is added onto the
-    pixels that tap read, as col2im does; only one tap's block (C × N·Ho·Wo) exists at a time,
-    in a reused buffer. Measured as fast as the single product plus col2im, with a ninth of the
-    memory. Tests compare it with ``col2im`` of the full product.
-    """
-    groups, _, cg, kh, kw = kernels.shape
-    n, c, hp, wp = padded_shape
-    padded = zeros((c, n, hp, wp), grad_mat.dtype)
-    block = take_buffer((groups, cg, grad_mat.shape[2]), grad_mat.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            np.matmul(kernels[:, :, :, i, j].swapaxes(1, 2), grad_mat, out=block)
-            tap(padded, i, j, stride, dilation, out_hw)[...] += block.reshape(c, n, *out_hw)
-    give_buffer(block)
-    return padded.transpose(1, 0, 2, 3)
+from ..fast import conv as fast
+from ..fast import memory
+from ..tensor import Function, Tensor
+from ..windows import check_4d, conv_output_size, pair
+from .args import tensor_arg
 
 
 class Conv2d(Function):
-    """out = W ⋆ x + b;  ∂L/∂W = G · colsᵀ,  ∂L/∂x = col2im(Wᵀ · G),  ∂L/∂b = Σ G"""
+    """out = w ⋆ x + b;  ∂L/∂x = conv_transpose(G, w),  ∂L/∂w = correlate(x, G),  ∂L/∂b = Σ G"""
 
-    scratch_saved = ("cols",)  # handed back after backward, for the next forward's im2col
+    # The im2col columns of x, kept so that ∂L/∂w is one product; handed back after backward.
+    scratch_saved = ("cols",)
 
     def forward(ctx, x, weight, bias=None, *, stride, padding, dilation, groups, out_hw):
-        n, c, h, w = x.shape
-        f, cg, kh, kw = weight.shape
-        top, bottom, left, right = padding
-        padded = pad_hw(x, top, bottom, left, right)
-        cols = im2col(padded, (kh, kw), stride, dilation, out_hw)
-        # One matrix product per group; with groups=1 it is a single GEMM.
-        cols = cols.reshape(groups, cg * kh * kw, n * out_hw[0] * out_hw[1])
-        kernels = weight.reshape(groups, f // groups, cg * kh * kw)
-        out = (kernels @ cols).reshape(f, n, *out_hw).transpose(1, 0, 2, 3)
-        if bias is not None:
-            out = out + bias.reshape(1, f, 1, 1)
-        ctx.padded_shape, ctx.input_hw = padded.shape, (h, w)
-        if padded is not x:
-            give_buffer(padded)  # im2col has copied what it needs
+        out, cols = fast.conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw)
+        ctx.x, ctx.weight = x, weight  # what PyTorch saves: both, whichever needs a gradient
         if ctx.needs_input_grad[1]:
             ctx.cols = cols
         else:
-            give_buffer(cols.base)
-        if ctx.needs_input_grad[0]:
-            ctx.weight = weight
+            memory.give_buffer(cols.base)
         return out
 
     def backward(ctx, grad):
+        geometry = {k: ctx.attrs[k] for k in ("stride", "padding", "dilation", "groups", "out_hw")}
+        needs = ctx.needs_input_grad
+        if type(grad) is np.ndarray:  # the fast path: the same three, sharing one copy of G
+            grads = fast.conv2d_backward(grad, ctx.weight, getattr(ctx, "cols", None),
+                                         ctx.x.shape, needs, **geometry)
+            return grads[:len(needs)]
+        grad_x = Conv2dInputGrad.call(grad, ctx.weight, input_hw=ctx.x.shape[2:], **geometry) \
+            if needs[0] else None
+        grad_w = Conv2dWeightGrad.call(ctx.x, grad, kernel=ctx.weight.shape[2:], **geometry) \
+            if needs[1] else None
+        grad_b = grad.sum(axis=(0, 2, 3)) if len(needs) > 2 and needs[2] else None
+        return (grad_x, grad_w, grad_b)[:len(needs)]
+
+
+class Conv2dInputGrad(Function):
+    """z = conv_transpose(g, w), the input gradient of a convolution; it is linear in g and in
+    w:  ∂L/∂g = conv(Z, w),  ∂L/∂w = correlate(Z, g)  (Z = ∂L/∂z)"""
+
+    def forward(ctx, grad, weight, *, input_hw, stride, padding, dilation, groups, out_hw):
+        ctx.grad, ctx.weight = grad, weight
+        input_shape = (grad.shape[0], weight.shape[1] * groups) + tuple(input_hw)
+        return fast.input_grad(grad, weight, input_shape, stride, padding, dilation, groups, out_hw)
+
+    def backward(ctx, grad_z):
         a = ctx.attrs
-        groups, out_hw = a["groups"], a["out_hw"]
-        f = grad.shape[1]
-        # G as (groups, F/groups, N·Ho·Wo): the same column order im2col used (a temporary,
-        # so it lives in a reused buffer).
-        grad_mat = take_buffer((f,) + grad.shape[:1] + grad.shape[2:], grad.dtype)
-        np.copyto(grad_mat, grad.transpose(1, 0, 2, 3))
-        grad_mat = grad_mat.reshape(groups, f // groups, -1)
-        grad_x = grad_w = grad_b = None
-        if ctx.needs_input_grad[0]:
-            weight = ctx.weight
-            kh, kw = weight.shape[2:]
-            kernels = weight.reshape(groups, f // groups, -1)
-            grad_padded = col2im_product(kernels.reshape(groups, f // groups, -1, kh, kw), grad_mat,
-                                         ctx.padded_shape, a["stride"], a["dilation"], out_hw)
-            top, _, left, _ = a["padding"]
-            h, w = ctx.input_hw
-            # Copied out in (N, C, H, W) order, so that the (C, N, H', W') sum goes back to
-            # the scratch buffers and the engine can recycle grad_x in turn.
-            grad_x = take_buffer(grad.shape[:1] + grad_padded.shape[1:2] + (h, w), grad.dtype)
-            np.copyto(grad_x, grad_padded[:, :, top: top + h, left: left + w])
-            give_buffer(grad_padded.base)
-        if ctx.needs_input_grad[1]:
-            grad_w = (grad_mat @ ctx.cols.swapaxes(1, 2)).reshape(ctx.parents[1].shape)
-        if len(ctx.parents) > 2 and ctx.needs_input_grad[2]:
-            grad_b = grad_mat.sum(axis=2).reshape(f)  # contiguous rows: faster than grad's axes
-        give_buffer(grad_mat.base)
-        return grad_x, grad_w, grad_b
+        geometry = {k: a[k] for k in ("stride", "padding", "dilation", "groups", "out_hw")}
+        grad_g = Conv2d.call(grad_z, ctx.weight, **geometry) if ctx.needs_input_grad[0] else None
+        grad_w = Conv2dWeightGrad.call(grad_z, ctx.grad, kernel=ctx.weight.shape[2:], **geometry) \
+            if ctx.needs_input_grad[1] else None
+        return grad_g, grad_w
+
+
+class Conv2dWeightGrad(Function):
+    """u = correlate(x, g), the weight gradient of a convolution; it is linear in x and in g:
+    ∂L/∂x = conv_transpose(g, U),  ∂L/∂g = conv(x, U)  (U = ∂L/∂u)"""
+
+    def forward(ctx, x, grad, *, kernel, stride, padding, dilation, groups, out_hw):
+        ctx.x, ctx.grad = x, grad
+        return fast.weight_grad(x, grad, tuple(kernel), stride, padding, dilation, groups, out_hw)
+
+    def backward(ctx, grad_u):
+        a = ctx.attrs
+        geometry = {k: a[k] for k in ("stride", "padding", "dilation", "groups", "out_hw")}
+        grad_x = Conv2dInputGrad.call(ctx.grad, grad_u, input_hw=ctx.x.shape[2:], **geometry) \
+            if ctx.needs_input_grad[0] else None
+        grad_g = Conv2d.call(ctx.x, grad_u, **geometry) if ctx.needs_input_grad[1] else None
+        return grad_x, grad_g
+
+
+def _conv_padding(padding, kernel, dilation, stride) -> tuple:
+    """(top, bottom, left, right) from an int, a pair, "valid" or "same"."""
+    if padding == "valid":
+        return 0, 0, 0, 0
+    if padding == "same":
+        if stride != (1, 1):
+            raise ValueError(f"conv2d: padding='same' needs stride=1, got stride={stride}")
+        pads = []
+        for k, d in zip(kernel, dilation):
+            total = d * (k - 1)  # PyTorch puts the odd pixel at the bottom/right
+            pads += [total // 2, total - total // 2]
+        return tuple(pads)
+    if isinstance(padding, str):
+        raise ValueError(f"conv2d: padding must be an int, a pair, 'valid' or 'same', got {padding!r}")
+    ph, pw = pair("conv2d", "padding", padding, minimum=0)
+    return ph, ph, pw, pw
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """Cross-correlate NCHW ``input`` with ``weight`` (F, C/groups, kh, kw), like torch."""
+    input, weight = tensor_arg("conv2d", "input", input), tensor_arg("conv2d", "weight", weight)
+    check_4d("conv2d", "input", input.data)
+    check_4d("conv2d", "weight", weight.data)
+    stride, dilation = pair("conv2d", "stride", stride), pair("conv2d", "dilation", dilation)
+    if not isinstance(groups, (int, np.integer)) or groups < 1:
+        raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
+    n, c, h, w = input.shape
+    f, cg, kh, kw = weight.shape
+    if c != cg * groups:
+        raise ValueError(f"conv2d: input has {c} channels but weight expects {cg * groups} "
+                         f"(weight shape {weight.shape}, groups={groups}; input shape {input.shape})")
+    if f % groups:
+        raise ValueError(f"conv2d: weight has {f} filters, not divisible by groups={groups}")
+    if bias is not None:
+        bias = tensor_arg("conv2d", "bias", bias)
+        if bias.shape != (f,):
+            raise ValueError(f"conv2d: bias must have shape ({f},) for a weight of shape "
+                             f"{weight.shape}, got {bias.shape}")
+    pads = _conv_padding(padding, (kh, kw), dilation, stride)
+    try:
+        out_hw = (conv_output_size("conv2d", h, kh, stride[0], pads[0], pads[1], dilation[0], "height"),
+                  conv_output_size("conv2d", w, kw, stride[1], pads[2], pads[3], dilation[1], "width"))
+    except ValueError as error:
+        raise ValueError(f"{error} (input shape {input.shape}, weight shape {weight.shape})") from None
+    parents = (input, weight) if bias is None else (input, weight, bias)
+    return Conv2d.apply(*parents, stride=stride, padding=pads, dilation=dilation, groups=groups,
+                        out_hw=out_hw)

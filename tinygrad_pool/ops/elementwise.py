@@ -1,8 +1,14 @@
 """Elementwise ops. Binary ones broadcast like NumPy; ``unbroadcast`` sums each input's gradient
-back to that input's shape, so no op here has to think about broadcasting in its backward."""
+back to that input's shape, so no op here has to think about broadcasting in its backward.
+
+What each op saves for backward is what PyTorch saves (exp, sqrt, relu, sigmoid and tanh their
+output; log, abs, arctan and pow their input; a product each factor only when the other needs a
+gradient), so the same in-place edits are refused. Masks and signs are computed from the saved
+arrays' values (``np.asarray``): they are constants, with no derivative of their own.
+"""
 import numpy as np
 
-from ..scratch import take_buffer
+from ..fast import memory
 from ..tensor import Function, unbroadcast
 
 
@@ -50,13 +56,16 @@ class Mul(Function):
     def forward(ctx, a, b):
         if a.shape != b.shape:  # the check costs a call; equal shapes need none
             check_broadcast("mul", a, b)
-        ctx.a, ctx.b = a, b
+        ctx.a_shape, ctx.b_shape = a.shape, b.shape
+        if ctx.needs_input_grad[1]:
+            ctx.a = a
+        if ctx.needs_input_grad[0]:
+            ctx.b = b
         return a * b
 
     def backward(ctx, grad):
-        a, b = ctx.a, ctx.b
-        grad_a = unbroadcast(grad * b, a.shape) if ctx.needs_input_grad[0] else None
-        grad_b = unbroadcast(grad * a, b.shape) if ctx.needs_input_grad[1] else None
+        grad_a = unbroadcast(grad * ctx.b, ctx.a_shape) if ctx.needs_input_grad[0] else None
+        grad_b = unbroadcast(grad * ctx.a, ctx.b_shape) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
 
@@ -66,13 +75,15 @@ class Div(Function):
     def forward(ctx, a, b):
         if a.shape != b.shape:  # the check costs a call; equal shapes need none
             check_broadcast("div", a, b)
-        ctx.a, ctx.b = a, b
+        ctx.a_shape, ctx.b = a.shape, b
+        if ctx.needs_input_grad[1]:
+            ctx.a = a
         return a / b
 
     def backward(ctx, grad):
-        a, b = ctx.a, ctx.b
-        grad_a = unbroadcast(grad / b, a.shape) if ctx.needs_input_grad[0] else None
-        grad_b = unbroadcast(-grad * a / (b * b), b.shape) if ctx.needs_input_grad[1] else None
+        b = ctx.b
+        grad_a = unbroadcast(grad / b, ctx.a_shape) if ctx.needs_input_grad[0] else None
+        grad_b = unbroadcast(-grad * ctx.a / (b * b), b.shape) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
 
@@ -80,11 +91,11 @@ class Pow(Function):
     """d(xᵖ) = p xᵖ⁻¹ dx, for a constant exponent p"""
 
     def forward(ctx, x, exponent):
-        ctx.x, ctx.exponent = x, exponent
+        ctx.x = x
         return x ** x.dtype.type(exponent) if x.dtype.kind == "f" else x ** exponent
 
     def backward(ctx, grad):
-        p = ctx.exponent
+        p = ctx.attrs["exponent"]
         if p == 2.0:  # the common case, without a second call to pow
             return grad * (2 * ctx.x)
         return grad * (p * ctx.x ** (p - 1))
@@ -134,16 +145,16 @@ class Sqrt(Function):
 
 
 class ReLU(Function):
-    """d relu(x) = [x > 0] dx — 0 at exactly x = 0, as in PyTorch"""
+    """d relu(x) = [x > 0] dx — 0 at exactly x = 0, as in PyTorch (where out > 0 iff x > 0)"""
 
     def forward(ctx, x):
-        ctx.positive = x > 0
-        return np.maximum(x, 0)
+        ctx.out = np.maximum(x, 0)
+        return ctx.out
 
     def backward(ctx, grad):
-        # Into a reused buffer (see scratch.py): on a conv-sized activation, fresh memory
-        # costs more than the product itself.
-        return np.multiply(grad, ctx.positive, out=take_buffer(ctx.positive.shape, grad.dtype))
+        # The product goes into a reused buffer (fast/memory.py): on a conv-sized activation,
+        # fresh memory costs more than the product itself.
+        return memory.product(grad, np.asarray(ctx.out) > 0)
 
 
 class Sigmoid(Function):
@@ -184,8 +195,26 @@ class Abs(Function):
     """d|x| = sign(x) dx — 0 at x = 0, as in PyTorch"""
 
     def forward(ctx, x):
-        ctx.sign = np.sign(x)
+        ctx.x = x
         return np.abs(x)
 
     def backward(ctx, grad):
-        return grad * ctx.sign
+        return grad * np.sign(np.asarray(ctx.x))
+
+
+class Clamp(Function):
+    """d clamp(x, lo, hi) = [lo ≤ x ≤ hi] dx — the bounds themselves pass the gradient, as in
+    PyTorch"""
+
+    def forward(ctx, x, low, high):
+        ctx.x = x
+        return np.clip(x, low, high).astype(x.dtype, copy=False)
+
+    def backward(ctx, grad):
+        x, low, high = np.asarray(ctx.x), ctx.attrs["low"], ctx.attrs["high"]
+        inside = np.ones(x.shape, dtype=bool)
+        if low is not None:
+            inside &= x >= low
+        if high is not None:
+            inside &= x <= high
+        return grad * inside

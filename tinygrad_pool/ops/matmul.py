@@ -29,20 +29,26 @@ class MatMul(Function):
 
     def forward(ctx, a, b):
         check_matmul(a, b)
-        ctx.a, ctx.b = a, b
+        ctx.a_shape, ctx.b_shape = a.shape, b.shape
+        if ctx.needs_input_grad[1]:
+            ctx.a = a
+        if ctx.needs_input_grad[0]:
+            ctx.b = b
         return a @ b
 
     def backward(ctx, grad):
-        a, b = ctx.a, ctx.b
-        a2 = a[None, :] if a.ndim == 1 else a
-        b2 = b[:, None] if b.ndim == 1 else b
-        if b.ndim == 1:  # put back the column axis that b's promotion removed from the output
+        a_shape, b_shape = ctx.a_shape, ctx.b_shape
+        if len(b_shape) == 1:  # put back the column axis that b's promotion removed from the output
             grad = grad[..., None]
-        if a.ndim == 1:  # and the row axis that a's removed
+        if len(a_shape) == 1:  # and the row axis that a's removed
             grad = grad[..., None, :]
         grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
-            grad_a = unbroadcast(grad @ b2.swapaxes(-1, -2), a2.shape).reshape(a.shape)
+            b = ctx.b[:, None] if len(b_shape) == 1 else ctx.b
+            a2_shape = (1,) + a_shape if len(a_shape) == 1 else a_shape
+            grad_a = unbroadcast(grad @ b.swapaxes(-1, -2), a2_shape).reshape(a_shape)
         if ctx.needs_input_grad[1]:
-            grad_b = unbroadcast(a2.swapaxes(-1, -2) @ grad, b2.shape).reshape(b.shape)
+            a = ctx.a[None, :] if len(a_shape) == 1 else ctx.a
+            b2_shape = b_shape + (1,) if len(b_shape) == 1 else b_shape
+            grad_b = unbroadcast(a.swapaxes(-1, -2) @ grad, b2_shape).reshape(b_shape)
         return grad_a, grad_b

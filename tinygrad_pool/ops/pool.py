@@ -3,41 +3,22 @@
 Max pooling's derivative is a routing table: each output is a copy of one input pixel (the
 window's argmax), so backward sends each output gradient to that pixel. Forward stores the
 argmax; backward only reads it. Where windows overlap (stride < kernel) one pixel can be the
-argmax of several windows and collects the sum of their gradients.
-"""
-import functools
+argmax of several windows and collects the sum of their gradients. Routing is linear, and its
+own derivative reads the gradient back at the same pixels (a gather by the stored argmax).
 
+Average pooling is linear too: backward spreads each output gradient evenly over its window,
+and the derivative of that spreading is average pooling again.
+
+The kernels (max with argmax, the scatter and gather, window sums) live in ``fast/pool.py``.
+"""
 import numpy as np
 
-from ..scratch import give_buffer, take_buffer, zeros
-from ..tensor import Function
-from .window import pad_hw, tap
+from ..fast import pool as fast
+from ..tensor import Function, Tensor
+from ..windows import check_4d, check_windows_reach_input, pair, pool_output_size
+from .args import tensor_arg
 
-
-def padded_for(x, kernel, stride, padding, dilation, out_hw, value):
-    """Pad by ``padding`` on every side, plus whatever ceil_mode's last window reaches past it."""
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-    h, w = x.shape[2:]
-    extra_h = max(0, (out_hw[0] - 1) * sh + dh * (kh - 1) + 1 - (h + 2 * ph))
-    extra_w = max(0, (out_hw[1] - 1) * sw + dw * (kw - 1) + 1 - (w + 2 * pw))
-    return pad_hw(x, ph, ph + extra_h, pw, pw + extra_w, value)
-
-
-@functools.lru_cache(maxsize=64)
-def window_origins(stride, padding, out_hw, input_hw):
-    """Flat index, into each H×W plane, of every window's tap (0, 0); and the rows and columns
-    the windows start at.
-
-    Cached per geometry (a training loop asks for the same one every step; on tiny inputs
-    building them was a fifth of the op), so the arrays are read-only.
-    """
-    (sh, sw), (ph, pw), (ho, wo), (h, w) = stride, padding, out_hw, input_hw
-    rows, columns = np.arange(ho) * sh - ph, np.arange(wo) * sw - pw
-    index = np.int32 if h * w <= np.iinfo(np.int32).max else np.int64  # half the bytes to move
-    origin = (rows[:, None] * w + columns[None, :]).astype(index)
-    for array in (origin, rows, columns):
-        array.setflags(write=False)
-    return origin, rows, columns
+TIE_RULES = ("first", "split", "all")
 
 
 class MaxPool2d(Function):
@@ -48,236 +29,47 @@ class MaxPool2d(Function):
     seed article's mask does — not a subgradient, see docs/).
     """
 
-    # Handed back after backward, for the next forward: the indices max_pool2d returns to its
-    # caller are a copy, so nothing else refers to it.
+    # Handed back after backward, for the next forward (unless someone else holds it).
     scratch_saved = ("argmax",)
 
     def forward(ctx, x, *, kernel_size, stride, padding, dilation, ceil_mode, ties, out_hw):
-        kernel = kernel_size
-        n, c, h, w = x.shape
-        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-        padded = padded_for(x, kernel, stride, padding, dilation, out_hw, fill)
-        phases = phase_split(padded, kernel, stride, dilation, out_hw)
-        if phases is not None:
-            taps = phase_taps(phases, padded.shape, kernel, stride)
-        else:  # the general path: strided views straight into the padded input
-            taps = [tap(padded, i, j, stride, dilation, out_hw)
-                    for i in range(kernel[0]) for j in range(kernel[1])]
-        out, best = max_and_first_tap(taps, grid_out=phases is not None)
-        # max() propagates a NaN: one pass, no temporary.
-        if out.dtype.kind == "f" and np.isnan(out.max()):
-            give_buffer(best)
-            out, best = max_and_first_tap(taps, nan_wins=True, grid_out=phases is not None)
-        del taps  # no view of the phase-split copy or of the padding outlives forward
-        if phases is not None:
-            give_buffer(phases)
-            out, best = cut_from_phase_grid(out, best, padded.shape, stride, out_hw)
-        if padded is not x and ties == "first":
-            give_buffer(padded)
-        origin, rows, columns = window_origins(stride, padding, out_hw, (h, w))
-        argmax = flat_index(best, origin, kernel, dilation, w)  # hands ``best`` back
-        if fill == -np.inf and any(padding) and np.isneginf(out).any():
-            # A window whose real pixels are all -inf ties with its padding: point at its first
-            # real pixel, as PyTorch (which never looks at padding) does.
-            np.copyto(argmax, _first_real_pixel(rows, columns, dilation, w), where=out == -np.inf)
-        ctx.argmax = argmax  # flat index into each H×W plane: PyTorch's return_indices
-        ctx.input_shape = x.shape
+        out, ctx.argmax = fast.max_pool2d(x, kernel_size, stride, padding, dilation, out_hw)
+        ctx.x = x  # what PyTorch saves, with the indices
         if ties != "first":
-            ctx.padded, ctx.out = padded, out
+            ctx.out = out
         return out
 
     def backward(ctx, grad):
-        if ctx.attrs["ties"] != "first":
-            return _tied_backward(ctx, grad)
-        return route_to_argmax(ctx.argmax, grad, ctx.input_shape)
+        a = ctx.attrs
+        if a["ties"] != "first":
+            if type(grad) is not np.ndarray:
+                raise RuntimeError(f"max_pool2d: double backward is defined for ties='first' "
+                                   f"(PyTorch's rule), not ties={a['ties']!r}")
+            return fast.route_tied(ctx.x, ctx.out, grad, ctx.argmax, a["kernel_size"],
+                                   a["stride"], a["padding"], a["dilation"], a["ties"])
+        return RouteToArgmax.call(grad, argmax=ctx.argmax, input_shape=ctx.x.shape)
 
 
-def flat_index(best, origin, kernel, dilation, width):
-    """Each window's argmax as a flat index into its H×W plane, from the tap that won.
+class RouteToArgmax(Function):
+    """Each output's gradient added onto the pixel its window chose;  its derivative reads
+    the pixels back: ∂L/∂grad = gather(G, argmax)"""
 
-    Tap t = (i, j) of a window, i = t // kw and j = t - i·kw, lies i·dh·W + j·dw past the
-    window's tap (0, 0), which lies at ``origin``: argmax = origin + t·dw + i·(dh·W - kw·dw),
-    a few integer passes over the small tap indices. The result is a scratch buffer that the
-    node hands back in release(), once backward has routed through it.
-    """
-    (kh, kw), (dh, dw) = kernel, dilation
-    tap_row = take_buffer(best.shape, best.dtype)
-    np.floor_divide(best, kw, out=tap_row)
-    argmax = take_buffer(best.shape, origin.dtype)
-    np.multiply(tap_row, dh * width - kw * dw, out=argmax, dtype=argmax.dtype)
-    if dw == 1:
-        np.add(argmax, best, out=argmax, dtype=argmax.dtype)
-    else:
-        argmax += best.astype(argmax.dtype) * dw
-    argmax += origin
-    give_buffer(tap_row)
-    give_buffer(best)
-    return argmax
+    def forward(ctx, grad, argmax, input_shape):
+        return fast.route_to_argmax(argmax, grad, input_shape)
+
+    def backward(ctx, grad_routed):
+        return GatherArgmax.call(grad_routed, argmax=ctx.attrs["argmax"])
 
 
-def route_to_argmax(argmax, grad, input_shape):
-    """Send each output's gradient to the pixel its window chose."""
-    n, c, h, w = input_shape
-    # Scatter-add: np.add.at sums the gradients of all windows that chose the same pixel
-    # (overlapping windows), in the gradient's own dtype (bincount would go through float64).
-    # Summed in argmax's own dtype (int32) when every flat index fits it, widened on output:
-    # faster than widening argmax first.
-    index = argmax.dtype if n * c * h * w <= np.iinfo(argmax.dtype).max else np.intp
-    plane_start = (np.arange(n * c, dtype=index) * (h * w)).reshape(n, c, 1, 1)
-    flat = take_buffer(argmax.shape, np.dtype(np.intp))  # a temporary: reused, no page faults
-    np.add(argmax, plane_start, out=flat)
-    grad_x = zeros(input_shape, grad.dtype)
-    # Flat 1-D indices and values: NumPy's fast path for add.at (a 4-D index array takes a
-    # generic path about ten times slower). A gradient broadcast from one number (the backward
-    # of x.sum()) goes in as that number: flattening it would copy it out in full.
-    values = grad.reshape(-1) if any(grad.strides) else grad.flat[0]
-    np.add.at(grad_x.reshape(-1), flat.reshape(-1), values)
-    give_buffer(flat)
-    return grad_x
+class GatherArgmax(Function):
+    """Each window's chosen pixel, read;  its derivative routes back: ∂L/∂x = route(G, argmax)"""
 
+    def forward(ctx, x, argmax):
+        ctx.input_shape = x.shape
+        return fast.gather_argmax(x, argmax)
 
-def max_and_first_tap(taps, nan_wins=False, grid_out=False):
-    """Compare-and-select over the k·k taps: each window's max and which tap held its first
-    maximum (0 … k·k-1, in window order).
-
-    A strict ">" keeps the first maximum, as PyTorch does. Branch-free, because masked writes
-    (np.copyto with where=) were the slowest part of the loop: the value is taken with
-    np.maximum, and since t only grows, the last tap that beat the running max — the winner —
-    is simply the largest t·[tap t was better]. With ``nan_wins`` (for inputs whose output
-    holds a NaN) a NaN also counts as better, PyTorch's "val > max || isnan(val)"; np.maximum
-    returns the NaN as well.
-
-    The small per-window arrays are scratch buffers (see scratch.py); the caller hands ``best``
-    back when done with it, and ``out`` too if ``grid_out`` (a phase-grid result it will copy
-    the outputs out of).
-    """
-    out = take_buffer(taps[0].shape, taps[0].dtype) if grid_out else np.empty_like(taps[0])
-    np.copyto(out, taps[0])
-    index_dtype = np.dtype(np.uint8 if len(taps) <= 256 else np.int32)
-    best, chosen = take_buffer(out.shape, index_dtype), take_buffer(out.shape, index_dtype)
-    better = take_buffer(out.shape, np.dtype(bool))
-    better_01 = better.view(np.uint8)  # the same bytes as 0/1 numbers: no cast to multiply them
-    best.fill(0)
-    for t in range(1, len(taps)):
-        values = taps[t]
-        np.greater(values, out, out=better)
-        if nan_wins:
-            better |= np.isnan(values)
-        np.maximum(out, values, out=out)
-        np.multiply(better_01, index_dtype.type(t), out=chosen)
-        np.maximum(best, chosen, out=best)
-    give_buffer(better)
-    give_buffer(chosen)
-    return out, best
-
-
-PHASE_SPLIT_MIN_SIZE = 1 << 14  # elements; below it, strided views cost less than the copy
-
-
-def phase_split(padded, kernel, stride, dilation, out_hw):
-    """Fast path for strided windows: a copy of the input grouped by phase, or None.
-
-    With stride s > 1 every tap is a view that steps s elements along its last axis, and NumPy's
-    ufuncs run several times slower on such views than on contiguous memory. One copy groups
-    the input by phase, (sh, sw, N, C, H/sh, W/sw): pixel (y, x) goes to phase
-    (y % sh, x % sw), position (y // sh, x // sw). Within one phase, a tap is then a single
-    contiguous run (see ``phase_taps``), so every pass of compare-and-select is one long 1-D
-    loop. Non-overlapping pooling (stride = kernel) is the case k = s. Returns None where this
-    does not apply (stride 1, dilation, a padded size not divisible by the stride, or an input
-    too small to gain): the general path then reads ``tap`` views directly. Tests compare both
-    paths.
-    """
-    (sh, sw) = stride
-    n, c, hp, wp = padded.shape
-    if padded.size < PHASE_SPLIT_MIN_SIZE:
-        return None
-    if dilation != (1, 1) or (sh == 1 and sw == 1) or hp % sh or wp % sw:
-        return None
-    if any((k - 1) // s + o > size // s for k, s, o, size in zip(kernel, stride, out_hw, (hp, wp))):
-        return None
-    hq, wq = hp // sh, wp // sw
-    # The taps that start past a phase's first pixel run that far past its end (see
-    # phase_taps): a tail of padding keeps those reads inside the buffer.
-    tail = (kernel[0] - 1) // sh * wq + (kernel[1] - 1) // sw
-    phases = take_buffer((padded.size + tail,), padded.dtype)
-    grouped = phases[:padded.size].reshape(sh, sw, n, c, hq, wq)
-    for a in range(sh):  # phase (a, b): every sh-th row from a, every sw-th column from b
-        for b in range(sw):
-            np.copyto(grouped[a, b], padded[:, :, a::sh, b::sw])
-    phases[padded.size:] = 0  # any value: only garbage outputs read it
-    return phases
-
-
-def phase_taps(phases, padded_shape, kernel, stride):
-    """Tap (i, j) of every window, as one contiguous 1-D run over the phase grid.
-
-    Tap (i, j) reads phase (i % sh, j % sw) from position (i // sh, j // sw) on. Read as one
-    flat run of N·C·(H/sh)·(W/sw) elements from there, it holds the tap of the window at every
-    grid position (n, c, y, x); the positions past the output (y ≥ ho or x ≥ wo) wrap into the
-    next row or plane and hold garbage, which ``on_phase_grid`` cuts off. Computing those few
-    extra outputs costs far less than the short inner loops of a strided 4-D view.
-    """
-    (sh, sw) = stride
-    n, c, hp, wp = padded_shape
-    size, wq = n * c * hp * wp // (sh * sw), wp // sw
-    runs = []
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            start = ((i % sh) * sw + j % sw) * size + (i // sh) * wq + j // sw
-            runs.append(phases[start: start + size])
-    return runs
-
-
-def on_phase_grid(array, padded_shape, stride, out_hw):
-    """The (N, C, ho, wo) outputs inside a result computed over the whole phase grid (a view)."""
-    n, c, hp, wp = padded_shape
-    return array.reshape(n, c, hp // stride[0], wp // stride[1])[:, :, :out_hw[0], :out_hw[1]]
-
-
-def cut_from_phase_grid(grid_out, grid_best, padded_shape, stride, out_hw):
-    """The outputs and winning taps, cut out of the phase grid into compact arrays (the op's
-    output, and a scratch buffer for flat_index); the grid buffers go back."""
-    out = np.ascontiguousarray(on_phase_grid(grid_out, padded_shape, stride, out_hw))
-    if out.base is None:  # a copy; else the grid was exactly the output, and stays it
-        give_buffer(grid_out)
-    best = take_buffer(out.shape, grid_best.dtype)
-    np.copyto(best, on_phase_grid(grid_best, padded_shape, stride, out_hw))
-    give_buffer(grid_best)
-    return out, best
-
-
-def _first_real_pixel(rows, columns, dilation, width):
-    """For windows starting in the padding, the first tap that lands inside the input."""
-    first_row = np.where(rows < 0, rows + (-rows + dilation[0] - 1) // dilation[0] * dilation[0], rows)
-    first_col = np.where(columns < 0, columns + (-columns + dilation[1] - 1) // dilation[1] * dilation[1], columns)
-    return first_row[:, None] * width + first_col[None, :]
-
-
-def _tied_backward(ctx, grad):
-    """Ties "split" / "all": every real pixel equal to its window's max takes a share / the whole.
-
-    Padding never ties (it is -inf only to lose comparisons). A NaN window has no pixel equal to
-    its max (NaN ≠ NaN), so its gradient follows the stored argmax, as under "first".
-    """
-    a = ctx.attrs
-    kernel, stride, dilation, (ph, pw) = a["kernel_size"], a["stride"], a["dilation"], a["padding"]
-    out_hw = grad.shape[2:]
-    h, w = ctx.input_shape[2:]
-    real = np.zeros((1, 1) + ctx.padded.shape[2:], dtype=bool)
-    real[:, :, ph: ph + h, pw: pw + w] = True
-    taps = [(i, j) for i in range(kernel[0]) for j in range(kernel[1])]
-    is_max = [(tap(ctx.padded, i, j, stride, dilation, out_hw) == ctx.out)
-              & tap(real, i, j, stride, dilation, out_hw) for i, j in taps]
-    count = sum(m.astype(grad.dtype) for m in is_max)
-    unmatched = count == 0
-    share = grad / np.maximum(count, 1) if a["ties"] == "split" else grad
-    grad_padded = zeros(ctx.padded.shape, grad.dtype)
-    for (i, j), chosen in zip(taps, is_max):
-        tap(grad_padded, i, j, stride, dilation, out_hw)[...] += share * chosen
-    grad_x = grad_padded[:, :, ph: ph + h, pw: pw + w]
-    if unmatched.any():
-        grad_x = grad_x + route_to_argmax(ctx.argmax, grad * unmatched, ctx.input_shape)
-    return grad_x
+    def backward(ctx, grad):
+        return RouteToArgmax.call(grad, argmax=ctx.attrs["argmax"], input_shape=ctx.input_shape)
 
 
 class AvgPool2d(Function):
@@ -285,39 +77,84 @@ class AvgPool2d(Function):
 
     def forward(ctx, x, *, kernel_size, stride, padding, ceil_mode, count_include_pad,
                 divisor_override, out_hw):
-        kernel, dilation = kernel_size, (1, 1)
-        padded = padded_for(x, kernel, stride, padding, dilation, out_hw, 0)
-        total = tap(padded, 0, 0, stride, dilation, out_hw).copy()
-        for t in range(1, kernel[0] * kernel[1]):
-            total += tap(padded, *divmod(t, kernel[1]), stride, dilation, out_hw)
-        if padded is not x:
-            give_buffer(padded)  # the sum has read all it needs from it
-        ctx.divisor = _avg_divisor(x.shape[2:], kernel, stride, padding, out_hw,
-                                   count_include_pad, divisor_override).astype(x.dtype)
-        ctx.padded_shape, ctx.input_shape = padded.shape, x.shape
-        return total / ctx.divisor
+        ctx.x = x  # what PyTorch saves
+        ctx.divisor = fast.avg_divisor(x.shape[2:], kernel_size, stride, padding, out_hw,
+                                       count_include_pad, divisor_override).astype(x.dtype)
+        return fast.window_sum(x, kernel_size, stride, padding, out_hw) / ctx.divisor
+
+    def backward(ctx, grad):
+        return SpreadOverWindows.call(grad / ctx.divisor, input_shape=ctx.x.shape, **ctx.attrs)
+
+
+class SpreadOverWindows(Function):
+    """Each value added onto every pixel of its window (the adjoint of a window sum);  its
+    derivative sums the windows again: ∂L/∂values = Σ window of G"""
+
+    def forward(ctx, values, *, input_shape, kernel_size, stride, padding, out_hw, **_):
+        return fast.spread_over_windows(values, input_shape, kernel_size, stride, padding, out_hw)
 
     def backward(ctx, grad):
         a = ctx.attrs
-        kernel, stride, (ph, pw), out_hw = a["kernel_size"], a["stride"], a["padding"], a["out_hw"]
-        share = grad / ctx.divisor
-        grad_padded = zeros(ctx.padded_shape, grad.dtype)
-        for t in range(kernel[0] * kernel[1]):
-            tap(grad_padded, *divmod(t, kernel[1]), stride, (1, 1), out_hw)[...] += share
-        h, w = ctx.input_shape[2:]
-        return grad_padded[:, :, ph: ph + h, pw: pw + w]
+        return WindowSum.call(grad, kernel_size=a["kernel_size"], stride=a["stride"],
+                              padding=a["padding"], out_hw=a["out_hw"])
 
 
-def _avg_divisor(input_hw, kernel, stride, padding, out_hw, count_include_pad, divisor_override):
-    """PyTorch's divisor per output: the window clipped to the padded input (count_include_pad)
-    or to the real input (otherwise); ceil_mode's overhang past the padding never counts."""
-    if divisor_override:
-        return np.full(out_hw, divisor_override, dtype=np.float64)
-    extents = []
-    for size, k, s, p, n in zip(input_hw, kernel, stride, padding, out_hw):
-        start = np.arange(n) * s - p
-        end = np.minimum(start + k, size + p)
-        if not count_include_pad:
-            start, end = np.maximum(start, 0), np.minimum(end, size)
-        extents.append((end - start).astype(np.float64))
-    return extents[0][:, None] * extents[1][None, :]
+class WindowSum(Function):
+    """Σ over each window;  ∂L/∂x = each output's gradient spread over its window"""
+
+    def forward(ctx, x, *, kernel_size, stride, padding, out_hw):
+        ctx.input_shape = x.shape
+        return fast.window_sum(x, kernel_size, stride, padding, out_hw)
+
+    def backward(ctx, grad):
+        return SpreadOverWindows.call(grad, input_shape=ctx.input_shape, **ctx.attrs)
+
+
+def _pool_args(op, input, kernel_size, stride, padding, dilation, ceil_mode):
+    """Checked pooling arguments: (the Function's attributes, dilation, the input tensor)."""
+    input = tensor_arg(op, "input", input)
+    check_4d(op, "input", input.data)
+    kernel = pair(op, "kernel_size", kernel_size)
+    stride = kernel if stride is None or stride == [] else pair(op, "stride", stride)
+    padding, dilation = pair(op, "padding", padding, minimum=0), pair(op, "dilation", dilation)
+    for p, k in zip(padding, kernel):
+        if p > k // 2:  # so that no window lies entirely in the padding
+            raise ValueError(f"{op}: padding {padding} must be at most half of "
+                             f"kernel_size={kernel}")
+    out_hw = tuple(pool_output_size(op, size, k, s, p, d, ceil_mode, axis)
+                   for size, k, s, p, d, axis in zip(input.shape[2:], kernel, stride, padding,
+                                                     dilation, ("height", "width")))
+    for size, k, s, p, d, n, axis in zip(input.shape[2:], kernel, stride, padding, dilation,
+                                         out_hw, ("height", "width")):
+        check_windows_reach_input(op, size, k, s, p, d, n, axis)
+    return dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=bool(ceil_mode),
+                out_hw=out_hw), dilation, input
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False, *, ties="first"):
+    """Max over k×k windows, storing the argmax for backward (torch's signature, plus ``ties``).
+
+    With ``return_indices=True`` also returns the argmax as a flat index into each H×W plane,
+    exactly PyTorch's indices. ``ties`` routes the gradient of a window with equal maxima to the
+    first ("first", PyTorch), splits it equally ("split"), or gives each the whole ("all", the
+    seed article's rule; not a subgradient).
+    """
+    if ties not in TIE_RULES:
+        raise ValueError(f"max_pool2d: ties must be one of {TIE_RULES}, got {ties!r}")
+    attrs, dilation, input = _pool_args("max_pool2d", input, kernel_size, stride, padding,
+                                        dilation, ceil_mode)
+    out, ctx = MaxPool2d.apply_with_ctx(input, dilation=dilation, ties=ties, **attrs)
+    if return_indices:
+        return out, Tensor(ctx.argmax.astype(np.int64))  # a copy: the op reuses its buffer
+    return out
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None) -> Tensor:
+    """Mean over k×k windows, with torch's padding and divisor rules."""
+    attrs, _, input = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
+    if divisor_override is not None and divisor_override <= 0:
+        raise ValueError(f"avg_pool2d: divisor_override must be positive, got {divisor_override}")
+    return AvgPool2d.apply(input, count_include_pad=bool(count_include_pad),
+                           divisor_override=divisor_override, **attrs)

@@ -3,6 +3,7 @@ loss.py). Their backward spreads the output gradient back over the axes that wer
 import numpy as np
 
 from ..tensor import Function
+from .movement import Expand
 
 
 def normalize_axis(op: str, ndim: int, axis: int) -> int:
@@ -29,11 +30,11 @@ def reduce_args(op, shape, axis, keepdims, dim, keepdim) -> dict:
     return {"axis": axes, "keepdims": bool(keepdims)}
 
 
-def expand_reduced(grad: np.ndarray, axis: tuple, keepdims: bool) -> np.ndarray:
-    """Put back the reduced axes as length-1 axes so the gradient broadcasts over them.
-
-    (A full reduction's 0-d gradient broadcasts as it is.)"""
-    return grad if keepdims or grad.ndim == 0 else np.expand_dims(grad, axis)
+def expand_reduced(grad, input_shape: tuple, axis: tuple, keepdims: bool):
+    """Put back the reduced axes as length-1 axes, so that the gradient broadcasts over them."""
+    if keepdims or grad.ndim == len(input_shape):
+        return grad
+    return grad.reshape(tuple(1 if a in axis else n for a, n in enumerate(input_shape)))
 
 
 class Sum(Function):
@@ -44,8 +45,8 @@ class Sum(Function):
         return x.sum(axis=axis, keepdims=keepdims)
 
     def backward(ctx, grad):
-        grad = expand_reduced(grad, ctx.attrs["axis"], ctx.attrs["keepdims"])
-        return np.broadcast_to(grad, ctx.input_shape)
+        grad = expand_reduced(grad, ctx.input_shape, **ctx.attrs)
+        return Expand.call(grad, shape=ctx.input_shape)
 
 
 class Mean(Function):
@@ -57,24 +58,28 @@ class Mean(Function):
         return x.mean(axis=axis, keepdims=keepdims)
 
     def backward(ctx, grad):
-        grad = expand_reduced(grad, ctx.attrs["axis"], ctx.attrs["keepdims"])
-        return np.broadcast_to(grad / ctx.count, ctx.input_shape)
+        grad = expand_reduced(grad, ctx.input_shape, **ctx.attrs)
+        return Expand.call(grad / ctx.count, shape=ctx.input_shape)
 
 
 class Max(Function):
     """d max(x) / d xⱼ = [xⱼ is a maximum] / (number of maxima)
 
     At a tie the max is not differentiable; splitting the gradient equally among the tied
-    maxima is a valid subgradient and matches PyTorch's ``amax`` and full ``max()``.
+    maxima is a valid subgradient and matches PyTorch's ``amax`` and full ``max()``. Like
+    PyTorch, it saves its input and its output.
     """
 
     def forward(ctx, x, axis, keepdims):
         if x.size == 0:
             raise ValueError(f"max: cannot take the max of an empty tensor (shape {x.shape})")
-        out = x.max(axis=axis, keepdims=True)
-        is_max = x == out
-        ctx.share = is_max / is_max.sum(axis=axis, keepdims=True, dtype=x.dtype)
-        return out if keepdims else out.squeeze(axis)
+        ctx.x = x
+        ctx.out = x.max(axis=axis, keepdims=keepdims)
+        return ctx.out
 
     def backward(ctx, grad):
-        return expand_reduced(grad, ctx.attrs["axis"], ctx.attrs["keepdims"]) * ctx.share
+        axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
+        x = np.asarray(ctx.x)
+        is_max = x == expand_reduced(np.asarray(ctx.out), x.shape, axis, keepdims)
+        share = is_max / is_max.sum(axis=axis, keepdims=True, dtype=x.dtype)  # a constant
+        return expand_reduced(grad, x.shape, axis, keepdims) * share

@@ -1,0 +1,103 @@
+"""Jacobians, Hessians and their products for small functions, as
+``torch.autograd.functional``: each is a few calls of ``autograd.grad``.
+
+A single Tensor input gives single results; a tuple of inputs gives tuples (of tuples for the
+Jacobian of several outputs and the Hessian).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..grad_mode import enable_grad
+from ..tensor import Tensor
+
+
+def _prepare(inputs, create_graph=False) -> tuple:
+    single = isinstance(inputs, Tensor)
+    inputs = (inputs,) if single else tuple(inputs)
+    # Fresh leaves, so that the caller's tensors (and their .grad) stay untouched; with
+    # create_graph, a view of a caller's tensor that requires grad keeps the results attached
+    # to it (as torch does).
+    leaves = tuple(t.reshape(t.shape) if create_graph and t.requires_grad
+                   else Tensor(np.array(t.data), requires_grad=True) for t in inputs)
+    return single, leaves
+
+
+def _grad(outputs, inputs, grad_outputs, create_graph):
+    from . import grad
+    grads = grad(outputs, inputs, grad_outputs, retain_graph=True, create_graph=create_graph,
+                 allow_unused=True)
+    return tuple(Tensor(np.zeros(t.shape, t.dtype)) if g is None else g
+                 for g, t in zip(grads, inputs))
+
+
+def vjp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), vᵀ · ∂func/∂inputs)."""
+    single, leaves = _prepare(inputs, create_graph)
+    with enable_grad():
+        out = func(*leaves)
+        grads = _grad(out, leaves, v, create_graph)
+    return _detached(out, create_graph), grads[0] if single else grads
+
+
+def jacobian(func, inputs, create_graph=False, strict=False):
+    """∂func/∂inputs: for output shape O and input shape I, a tensor of shape O + I."""
+    single_in, leaves = _prepare(inputs, create_graph)
+    with enable_grad():
+        outputs = func(*leaves)
+        single_out = isinstance(outputs, Tensor)
+        outputs = (outputs,) if single_out else tuple(outputs)
+        rows = []
+        for out in outputs:
+            per_input = [[] for _ in leaves]
+            for index in np.ndindex(out.shape):
+                pick = np.zeros(out.shape, out.dtype)
+                pick[index] = 1
+                grads = _grad(out, leaves, Tensor(pick), create_graph)
+                for k, g in enumerate(grads):
+                    per_input[k].append(g)
+            rows.append(tuple(_stack(gs, out.shape, t.shape) for gs, t in zip(per_input, leaves)))
+    result = tuple(r[0] if single_in else r for r in rows)
+    return result[0] if single_out else result
+
+
+def _stack(grads, out_shape, in_shape) -> Tensor:
+    if all(g.grad_fn is None for g in grads):
+        return Tensor(np.stack([g.data for g in grads]).reshape(out_shape + in_shape))
+    flat = [g.reshape(1, *in_shape) for g in grads]
+    # Stacking with recorded ops: each row placed by a one-hot product keeps it differentiable.
+    rows = len(flat)
+    eye = np.eye(rows, dtype=grads[0].dtype)
+    total = sum((Tensor(eye[k].reshape((rows,) + (1,) * len(in_shape))) * f
+                 for k, f in enumerate(flat)), start=Tensor(np.zeros((rows,) + in_shape)))
+    return total.reshape(*(out_shape + in_shape))
+
+
+def hessian(func, inputs, create_graph=False, strict=False):
+    """∂²func/∂inputs² of a scalar function."""
+    single, leaves = _prepare(inputs)
+
+    def gradient(*args):
+        with enable_grad():
+            grads = _grad(func(*args), args, None, create_graph=True)
+        return grads[0] if single else grads
+
+    return jacobian(gradient, leaves[0] if single else leaves, create_graph=create_graph)
+
+
+def hvp(func, inputs, v, create_graph=False, strict=False):
+    """(func(inputs), H · v) for a scalar function, H its Hessian (two backward passes)."""
+    single, leaves = _prepare(inputs, create_graph)
+    vs = (v,) if isinstance(v, Tensor) else tuple(v)
+    with enable_grad():
+        out = func(*leaves)
+        grads = _grad(out, leaves, None, create_graph=True)
+        dot = sum(((g * vk).sum() for g, vk in zip(grads, vs)), start=Tensor(0.0))
+        products = _grad(dot, leaves, None, create_graph)
+    return _detached(out, create_graph), products[0] if single else products
+
+
+def _detached(out, create_graph):
+    if create_graph or not isinstance(out, Tensor):
+        return out
+    return out.detach()

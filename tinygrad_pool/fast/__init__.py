@@ -1,0 +1,11 @@
+"""The speed boundary: kernels and memory reuse, kept out of the ops' definitions.
+
+An op in ``ops/`` states what it computes and what its derivative is; where a faster route
+exists it makes one call into this package, on NumPy arrays, with a name that says what comes
+back. A reader who skips this package still understands every gradient.
+
+memory   the scratch buffers reused between steps, and the reference-count rule that keeps
+         every array a user can reach out of them (the invariant is written there, once)
+conv     im2col, the convolution's matrix products, col2im one tap at a time
+pool     max with argmax (phase-split fast path), scatter/gather by argmax, window sums
+"""

@@ -1,0 +1,142 @@
+"""Convolution kernels: im2col, one matrix product per group, and the two products of backward.
+
+ops/conv.py states what a convolution and its derivatives are; this file computes them fast.
+im2col copies every k×k window of the input into a column, so that
+
+    out[n, f, ho, wo] = Σ_{c,i,j} w[f, c, i, j] · x[n, c, ho·s + i·d, wo·s + j·d]
+
+becomes ``W (F × C·k·k) @ cols (C·k·k × N·Ho·Wo)``. Backward is two more products:
+``∂L/∂W = G @ colsᵀ`` and ``∂L/∂cols = Wᵀ @ G``; the second is added back onto the pixels each
+column was copied from (pixels shared by overlapping windows collect several terms), one tap at
+a time (``col2im_product``). Large temporaries are scratch buffers (memory.py).
+"""
+import numpy as np
+
+from ..windows import tap
+from .memory import give_buffer, take_buffer, zeros
+
+
+def pad(x, top, bottom, left, right, value=0) -> np.ndarray:
+    """``x`` with a border of ``value``; a scratch buffer (or ``x`` itself when no padding)."""
+    if not (top or bottom or left or right):
+        return x
+    n, c, h, w = x.shape
+    padded = take_buffer((n, c, h + top + bottom, w + left + right), x.dtype)
+    padded.fill(value)
+    padded[:, :, top: top + h, left: left + w] = x
+    return padded
+
+
+def im2col(padded, kernel, stride, dilation, out_hw) -> np.ndarray:
+    """Columns laid out channel-major, (C, kh, kw, N, Ho, Wo), filled one tap at a time."""
+    n, c = padded.shape[:2]
+    kh, kw = kernel
+    cols = take_buffer((c, kh, kw, n) + out_hw, padded.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, i, j] = tap(padded, i, j, stride, dilation, out_hw).transpose(1, 0, 2, 3)
+    return cols
+
+
+def columns(x, kernel, stride, padding, dilation, groups, out_hw) -> np.ndarray:
+    """im2col of the padded input, as (groups, C/groups·kh·kw, N·Ho·Wo)."""
+    top, bottom, left, right = padding
+    padded = pad(x, top, bottom, left, right)
+    cols = im2col(padded, kernel, stride, dilation, out_hw)
+    if padded is not x:
+        give_buffer(padded)  # im2col has copied what it needs
+    n, c = x.shape[:2]
+    return cols.reshape(groups, c // groups * kernel[0] * kernel[1], n * out_hw[0] * out_hw[1])
+
+
+def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw):
+    """(out, cols): the convolution, and the columns its weight gradient will need."""
+    n = x.shape[0]
+    f, cg, kh, kw = weight.shape
+    cols = columns(x, (kh, kw), stride, padding, dilation, groups, out_hw)
+    kernels = weight.reshape(groups, f // groups, cg * kh * kw)
+    out = (kernels @ cols).reshape(f, n, *out_hw).transpose(1, 0, 2, 3)
+    if bias is not None:
+        out = out + bias.reshape(1, f, 1, 1)
+    return out, cols
+
+
+def grad_matrix(grad, groups) -> np.ndarray:
+    """G as (groups, F/groups, N·Ho·Wo), in the column order im2col used (a scratch buffer)."""
+    f = grad.shape[1]
+    grad_mat = take_buffer((f,) + grad.shape[:1] + grad.shape[2:], grad.dtype)
+    np.copyto(grad_mat, grad.transpose(1, 0, 2, 3))
+    return grad_mat.reshape(groups, f // groups, -1)
+
+
+def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) -> np.ndarray:
+    """``col2im(Wᵀ @ G)`` one tap at a time: the same sums, without the k·k-times-larger matrix.
+
+    ``kernels`` is (groups, F/groups, C/groups, kh, kw) and ``grad_mat`` (groups, F/groups,
+    N·Ho·Wo). Tap (i, j)'s block of Wᵀ @ G is ``W[..., i, j]ᵀ @ G``, which is added onto the
+    pixels that tap read; only one tap's block (C × N·Ho·Wo) exists at a time, in a reused
+    buffer. Measured as fast as the single product plus col2im, with a ninth of the memory.
+    The sums run in the columns' own channel-major order, (C, N, H, W), so that each tap adds a
+    contiguous block (adding a transposed view was about twice as slow); the result is handed
+    back as an (N, C, H, W) view of that array. Tests compare it with a plain col2im.
+    """
+    groups, _, cg, kh, kw = kernels.shape
+    n, c, hp, wp = padded_shape
+    padded = zeros((c, n, hp, wp), grad_mat.dtype)
+    block = take_buffer((groups, cg, grad_mat.shape[2]), grad_mat.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            np.matmul(kernels[:, :, :, i, j].swapaxes(1, 2), grad_mat, out=block)
+            tap(padded, i, j, stride, dilation, out_hw)[...] += block.reshape(c, n, *out_hw)
+    give_buffer(block)
+    return padded.transpose(1, 0, 2, 3)
+
+
+def input_grad_from_matrix(grad_mat, weight, input_shape, stride, padding, dilation, groups,
+                           out_hw) -> np.ndarray:
+    """∂L/∂x = col2im(Wᵀ G), cropped to the input (copied out, so the sum goes back)."""
+    f, _, kh, kw = weight.shape
+    n, c, h, w = input_shape
+    top, bottom, left, right = padding
+    padded_shape = (n, c, h + top + bottom, w + left + right)
+    kernels = weight.reshape(groups, f // groups, -1, kh, kw)
+    grad_padded = col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw)
+    grad_x = take_buffer(input_shape, grad_mat.dtype)
+    np.copyto(grad_x, grad_padded[:, :, top: top + h, left: left + w])
+    give_buffer(grad_padded.base)
+    return grad_x
+
+
+def input_grad(grad, weight, input_shape, stride, padding, dilation, groups, out_hw):
+    """∂L/∂x of a convolution (a transposed convolution of ``grad`` with ``weight``)."""
+    grad_mat = grad_matrix(grad, groups)
+    grad_x = input_grad_from_matrix(grad_mat, weight, input_shape, stride, padding, dilation,
+                                    groups, out_hw)
+    give_buffer(grad_mat.base)
+    return grad_x
+
+
+def weight_grad(x, grad, kernel, stride, padding, dilation, groups, out_hw) -> np.ndarray:
+    """∂L/∂W = G · colsᵀ, the columns taken from ``x``."""
+    cols = columns(x, kernel, stride, padding, dilation, groups, out_hw)
+    grad_mat = grad_matrix(grad, groups)
+    grad_w = (grad_mat @ cols.swapaxes(1, 2)).reshape(grad.shape[1], -1, *kernel)
+    give_buffer(grad_mat.base)
+    give_buffer(cols.base)
+    return grad_w
+
+
+def conv2d_backward(grad, weight, cols, input_shape, needs, stride, padding, dilation, groups,
+                    out_hw):
+    """All three gradients of ``conv2d`` sharing one copy of G and the forward's columns."""
+    grad_mat = grad_matrix(grad, groups)
+    grad_x = grad_w = grad_b = None
+    if needs[0]:
+        grad_x = input_grad_from_matrix(grad_mat, weight, input_shape, stride, padding,
+                                        dilation, groups, out_hw)
+    if needs[1]:
+        grad_w = (grad_mat @ cols.swapaxes(1, 2)).reshape(weight.shape)
+    if len(needs) > 2 and needs[2]:
+        grad_b = grad_mat.sum(axis=2).reshape(-1)  # contiguous rows: faster than grad's axes
+    give_buffer(grad_mat.base)
+    return grad_x, grad_w, grad_b

@@ -1,0 +1,314 @@
+"""Pooling kernels: the max with its argmax, the scatter and gather by that argmax, and the
+window sums of average pooling.
+
+ops/pool.py states what pooling and its derivatives are; this file computes them fast. The
+tricks, each measured on benchmarks/run.py's workload (c) (64×16×32×32, kernel 3, stride 2):
+  - max and argmax by a branch-free compare-and-select over the k·k taps (``max_and_first_tap``);
+  - strided windows read from a phase-split copy as contiguous 1-D runs (``phase_split``:
+    forward 2.6 ms → 1.3 ms);
+  - the argmax as int32 flat indices from the winning tap by integer arithmetic
+    (``flat_index``), scattered back with NumPy's 1-D ``add.at`` fast path (a 4-D index array
+    was ~5× slower);
+  - large temporaries from the scratch buffers (memory.py).
+"""
+import functools
+
+import numpy as np
+
+from ..windows import tap
+from .conv import pad
+from .memory import give_buffer, take_buffer, zeros
+
+
+def padded_for(x, kernel, stride, padding, dilation, out_hw, value):
+    """Pad by ``padding`` on every side, plus whatever ceil_mode's last window reaches past it."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    h, w = x.shape[2:]
+    extra_h = max(0, (out_hw[0] - 1) * sh + dh * (kh - 1) + 1 - (h + 2 * ph))
+    extra_w = max(0, (out_hw[1] - 1) * sw + dw * (kw - 1) + 1 - (w + 2 * pw))
+    return pad(x, ph, ph + extra_h, pw, pw + extra_w, value)
+
+
+@functools.lru_cache(maxsize=64)
+def window_origins(stride, padding, out_hw, input_hw):
+    """Flat index, into each H×W plane, of every window's tap (0, 0); and the rows and columns
+    the windows start at.
+
+    Cached per geometry (a training loop asks for the same one every step; on tiny inputs
+    building them was a fifth of the op), so the arrays are read-only.
+    """
+    (sh, sw), (ph, pw), (ho, wo), (h, w) = stride, padding, out_hw, input_hw
+    rows, columns = np.arange(ho) * sh - ph, np.arange(wo) * sw - pw
+    index = np.int32 if h * w <= np.iinfo(np.int32).max else np.int64  # half the bytes to move
+    origin = (rows[:, None] * w + columns[None, :]).astype(index)
+    for array in (origin, rows, columns):
+        array.setflags(write=False)
+    return origin, rows, columns
+
+
+def max_pool2d(x, kernel, stride, padding, dilation, out_hw):
+    """(out, argmax): each window's max, and where it is as a flat index into its H×W plane
+    (PyTorch's ``return_indices``; int32, a scratch buffer the caller hands back when done).
+
+    The first maximum wins a tie, as in PyTorch; a NaN wins over any number.
+    """
+    n, c, h, w = x.shape
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    padded = padded_for(x, kernel, stride, padding, dilation, out_hw, fill)
+    phases = phase_split(padded, kernel, stride, dilation, out_hw)
+    if phases is not None:
+        taps = phase_taps(phases, padded.shape, kernel, stride)
+    else:  # the general path: strided views straight into the padded input
+        taps = [tap(padded, i, j, stride, dilation, out_hw)
+                for i in range(kernel[0]) for j in range(kernel[1])]
+    out, best = max_and_first_tap(taps, grid_out=phases is not None)
+    # max() propagates a NaN: one pass, no temporary.
+    if out.dtype.kind == "f" and np.isnan(out.max()):
+        give_buffer(best)
+        out, best = max_and_first_tap(taps, nan_wins=True, grid_out=phases is not None)
+    del taps  # no view of the phase-split copy or of the padding outlives this function
+    if phases is not None:
+        give_buffer(phases)
+        out, best = cut_from_phase_grid(out, best, padded.shape, stride, out_hw)
+    if padded is not x:
+        give_buffer(padded)
+    origin, rows, columns = window_origins(stride, padding, out_hw, (h, w))
+    argmax = flat_index(best, origin, kernel, dilation, w)  # hands ``best`` back
+    if fill == -np.inf and any(padding) and np.isneginf(out).any():
+        # A window whose real pixels are all -inf ties with its padding: point at its first
+        # real pixel, as PyTorch (which never looks at padding) does.
+        np.copyto(argmax, _first_real_pixel(rows, columns, dilation, w), where=out == -np.inf)
+    return out, argmax
+
+
+def gather_argmax(values, argmax):
+    """``values`` (N, C, H, W) read at each window's argmax: the adjoint of route_to_argmax."""
+    n, c, h, w = values.shape
+    flat = values.reshape(n, c, h * w)
+    return np.take_along_axis(flat, argmax.reshape(n, c, -1).astype(np.intp), axis=2).reshape(argmax.shape)
+
+
+def flat_index(best, origin, kernel, dilation, width):
+    """Each window's argmax as a flat index into its H×W plane, from the tap that won.
+
+    Tap t = (i, j) of a window, i = t // kw and j = t - i·kw, lies i·dh·W + j·dw past the
+    window's tap (0, 0), which lies at ``origin``: argmax = origin + t·dw + i·(dh·W - kw·dw),
+    a few integer passes over the small tap indices. The result is a scratch buffer that the
+    node hands back in release(), once backward has routed through it.
+    """
+    (kh, kw), (dh, dw) = kernel, dilation
+    tap_row = take_buffer(best.shape, best.dtype)
+    np.floor_divide(best, kw, out=tap_row)
+    argmax = take_buffer(best.shape, origin.dtype)
+    np.multiply(tap_row, dh * width - kw * dw, out=argmax, dtype=argmax.dtype)
+    if dw == 1:
+        np.add(argmax, best, out=argmax, dtype=argmax.dtype)
+    else:
+        argmax += best.astype(argmax.dtype) * dw
+    argmax += origin
+    give_buffer(tap_row)
+    give_buffer(best)
+    return argmax
+
+
+def route_to_argmax(argmax, grad, input_shape):
+    """Send each output's gradient to the pixel its window chose."""
+    n, c, h, w = input_shape
+    # Scatter-add: np.add.at sums the gradients of all windows that chose the same pixel
+    # (overlapping windows), in the gradient's own dtype (bincount would go through float64).
+    # Summed in argmax's own dtype (int32) when every flat index fits it, widened on output:
+    # faster than widening argmax first.
+    index = argmax.dtype if n * c * h * w <= np.iinfo(argmax.dtype).max else np.intp
+    plane_start = (np.arange(n * c, dtype=index) * (h * w)).reshape(n, c, 1, 1)
+    flat = take_buffer(argmax.shape, np.dtype(np.intp))  # a temporary: reused, no page faults
+    np.add(argmax, plane_start, out=flat)
+    grad_x = zeros(input_shape, grad.dtype)
+    # Flat 1-D indices and values: NumPy's fast path for add.at (a 4-D index array takes a
+    # generic path about ten times slower). A gradient broadcast from one number (the backward
+    # of x.sum()) goes in as that number: flattening it would copy it out in full.
+    values = grad.reshape(-1) if any(grad.strides) else grad.flat[0]
+    np.add.at(grad_x.reshape(-1), flat.reshape(-1), values)
+    give_buffer(flat)
+    return grad_x
+
+
+def max_and_first_tap(taps, nan_wins=False, grid_out=False):
+    """Compare-and-select over the k·k taps: each window's max and which tap held its first
+    maximum (0 … k·k-1, in window order).
+
+    A strict ">" keeps the first maximum, as PyTorch does. Branch-free, because masked writes
+    (np.copyto with where=) were the slowest part of the loop: the value is taken with
+    np.maximum, and since t only grows, the last tap that beat the running max — the winner —
+    is simply the largest t·[tap t was better]. With ``nan_wins`` (for inputs whose output
+    holds a NaN) a NaN also counts as better, PyTorch's "val > max || isnan(val)"; np.maximum
+    returns the NaN as well.
+
+    The small per-window arrays are scratch buffers (see scratch.py); the caller hands ``best``
+    back when done with it, and ``out`` too if ``grid_out`` (a phase-grid result it will copy
+    the outputs out of).
+    """
+    out = take_buffer(taps[0].shape, taps[0].dtype) if grid_out else np.empty_like(taps[0])
+    np.copyto(out, taps[0])
+    index_dtype = np.dtype(np.uint8 if len(taps) <= 256 else np.int32)
+    best, chosen = take_buffer(out.shape, index_dtype), take_buffer(out.shape, index_dtype)
+    better = take_buffer(out.shape, np.dtype(bool))
+    better_01 = better.view(np.uint8)  # the same bytes as 0/1 numbers: no cast to multiply them
+    best.fill(0)
+    for t in range(1, len(taps)):
+        values = taps[t]
+        np.greater(values, out, out=better)
+        if nan_wins:
+            better |= np.isnan(values)
+        np.maximum(out, values, out=out)
+        np.multiply(better_01, index_dtype.type(t), out=chosen)
+        np.maximum(best, chosen, out=best)
+    give_buffer(better)
+    give_buffer(chosen)
+    return out, best
+
+
+PHASE_SPLIT_MIN_SIZE = 1 << 14  # elements; below it, strided views cost less than the copy
+
+
+def phase_split(padded, kernel, stride, dilation, out_hw):
+    """Fast path for strided windows: a copy of the input grouped by phase, or None.
+
+    With stride s > 1 every tap is a view that steps s elements along its last axis, and NumPy's
+    ufuncs run several times slower on such views than on contiguous memory. One copy groups
+    the input by phase, (sh, sw, N, C, H/sh, W/sw): pixel (y, x) goes to phase
+    (y % sh, x % sw), position (y // sh, x // sw). Within one phase, a tap is then a single
+    contiguous run (see ``phase_taps``), so every pass of compare-and-select is one long 1-D
+    loop. Non-overlapping pooling (stride = kernel) is the case k = s. Returns None where this
+    does not apply (stride 1, dilation, a padded size not divisible by the stride, or an input
+    too small to gain): the general path then reads ``tap`` views directly. Tests compare both
+    paths.
+    """
+    (sh, sw) = stride
+    n, c, hp, wp = padded.shape
+    if padded.size < PHASE_SPLIT_MIN_SIZE:
+        return None
+    if dilation != (1, 1) or (sh == 1 and sw == 1) or hp % sh or wp % sw:
+        return None
+    if any((k - 1) // s + o > size // s for k, s, o, size in zip(kernel, stride, out_hw, (hp, wp))):
+        return None
+    hq, wq = hp // sh, wp // sw
+    # The taps that start past a phase's first pixel run that far past its end (see
+    # phase_taps): a tail of padding keeps those reads inside the buffer.
+    tail = (kernel[0] - 1) // sh * wq + (kernel[1] - 1) // sw
+    phases = take_buffer((padded.size + tail,), padded.dtype)
+    grouped = phases[:padded.size].reshape(sh, sw, n, c, hq, wq)
+    for a in range(sh):  # phase (a, b): every sh-th row from a, every sw-th column from b
+        for b in range(sw):
+            np.copyto(grouped[a, b], padded[:, :, a::sh, b::sw])
+    phases[padded.size:] = 0  # any value: only garbage outputs read it
+    return phases
+
+
+def phase_taps(phases, padded_shape, kernel, stride):
+    """Tap (i, j) of every window, as one contiguous 1-D run over the phase grid.
+
+    Tap (i, j) reads phase (i % sh, j % sw) from position (i // sh, j // sw) on. Read as one
+    flat run of N·C·(H/sh)·(W/sw) elements from there, it holds the tap of the window at every
+    grid position (n, c, y, x); the positions past the output (y ≥ ho or x ≥ wo) wrap into the
+    next row or plane and hold garbage, which ``on_phase_grid`` cuts off. Computing those few
+    extra outputs costs far less than the short inner loops of a strided 4-D view.
+    """
+    (sh, sw) = stride
+    n, c, hp, wp = padded_shape
+    size, wq = n * c * hp * wp // (sh * sw), wp // sw
+    runs = []
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            start = ((i % sh) * sw + j % sw) * size + (i // sh) * wq + j // sw
+            runs.append(phases[start: start + size])
+    return runs
+
+
+def on_phase_grid(array, padded_shape, stride, out_hw):
+    """The (N, C, ho, wo) outputs inside a result computed over the whole phase grid (a view)."""
+    n, c, hp, wp = padded_shape
+    return array.reshape(n, c, hp // stride[0], wp // stride[1])[:, :, :out_hw[0], :out_hw[1]]
+
+
+def cut_from_phase_grid(grid_out, grid_best, padded_shape, stride, out_hw):
+    """The outputs and winning taps, cut out of the phase grid into compact arrays (the op's
+    output, and a scratch buffer for flat_index); the grid buffers go back."""
+    out = np.ascontiguousarray(on_phase_grid(grid_out, padded_shape, stride, out_hw))
+    if out.base is None:  # a copy; else the grid was exactly the output, and stays it
+        give_buffer(grid_out)
+    best = take_buffer(out.shape, grid_best.dtype)
+    np.copyto(best, on_phase_grid(grid_best, padded_shape, stride, out_hw))
+    give_buffer(grid_best)
+    return out, best
+
+
+def _first_real_pixel(rows, columns, dilation, width):
+    """For windows starting in the padding, the first tap that lands inside the input."""
+    first_row = np.where(rows < 0, rows + (-rows + dilation[0] - 1) // dilation[0] * dilation[0], rows)
+    first_col = np.where(columns < 0, columns + (-columns + dilation[1] - 1) // dilation[1] * dilation[1], columns)
+    return first_row[:, None] * width + first_col[None, :]
+
+
+def route_tied(x, out, grad, argmax, kernel, stride, padding, dilation, ties):
+    """Ties "split" / "all": every real pixel equal to its window's max takes a share / the whole.
+
+    Padding never ties (it is -inf only to lose comparisons). A NaN window has no pixel equal to
+    its max (NaN ≠ NaN), so its gradient follows the stored argmax, as under "first".
+    """
+    (ph, pw) = padding
+    out_hw = grad.shape[2:]
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    padded = padded_for(x, kernel, stride, padding, dilation, out_hw, fill)
+    h, w = x.shape[2:]
+    real = np.zeros((1, 1) + padded.shape[2:], dtype=bool)
+    real[:, :, ph: ph + h, pw: pw + w] = True
+    taps = [(i, j) for i in range(kernel[0]) for j in range(kernel[1])]
+    is_max = [(tap(padded, i, j, stride, dilation, out_hw) == out)
+              & tap(real, i, j, stride, dilation, out_hw) for i, j in taps]
+    count = sum(m.astype(grad.dtype) for m in is_max)
+    unmatched = count == 0
+    share = grad / np.maximum(count, 1) if ties == "split" else grad
+    grad_padded = np.zeros(padded.shape, grad.dtype)
+    for (i, j), chosen in zip(taps, is_max):
+        tap(grad_padded, i, j, stride, dilation, out_hw)[...] += share * chosen
+    grad_x = grad_padded[:, :, ph: ph + h, pw: pw + w]
+    if unmatched.any():
+        grad_x = grad_x + route_to_argmax(argmax, grad * unmatched, x.shape)
+    return grad_x
+
+
+def window_sum(x, kernel, stride, padding, out_hw):
+    """Σ over each window (zero padding; ceil mode's overhang reads zeros)."""
+    padded = padded_for(x, kernel, stride, padding, (1, 1), out_hw, 0)
+    total = tap(padded, 0, 0, stride, (1, 1), out_hw).copy()
+    for t in range(1, kernel[0] * kernel[1]):
+        total += tap(padded, *divmod(t, kernel[1]), stride, (1, 1), out_hw)
+    if padded is not x:
+        give_buffer(padded)  # the sum has read all it needs from it
+    return total
+
+
+def spread_over_windows(share, input_shape, kernel, stride, padding, out_hw):
+    """The adjoint of window_sum: each output's value added onto every pixel of its window."""
+    (ph, pw), (h, w) = padding, input_shape[2:]
+    padded_h = max(h + 2 * ph, (out_hw[0] - 1) * stride[0] + kernel[0])
+    padded_w = max(w + 2 * pw, (out_hw[1] - 1) * stride[1] + kernel[1])
+    grad_padded = zeros(input_shape[:2] + (padded_h, padded_w), share.dtype)
+    for t in range(kernel[0] * kernel[1]):
+        tap(grad_padded, *divmod(t, kernel[1]), stride, (1, 1), out_hw)[...] += share
+    return grad_padded[:, :, ph: ph + h, pw: pw + w]
+
+
+def avg_divisor(input_hw, kernel, stride, padding, out_hw, count_include_pad, divisor_override):
+    """PyTorch's divisor per output: the window clipped to the padded input (count_include_pad)
+    or to the real input (otherwise); ceil_mode's overhang past the padding never counts."""
+    if divisor_override:
+        return np.full(out_hw, divisor_override, dtype=np.float64)
+    extents = []
+    for size, k, s, p, n in zip(input_hw, kernel, stride, padding, out_hw):
+        start = np.arange(n) * s - p
+        end = np.minimum(start + k, size + p)
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, size)
+        extents.append((end - start).astype(np.float64))
+    return extents[0][:, None] * extents[1][None, :]
