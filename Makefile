@@ -15,7 +15,7 @@ system-deps:
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,examples]'
+	$(PY) -m pip install -q -e '.[test,examples,viz]'
 	touch $@
 
 deps: system-deps $(VENV)/.installed

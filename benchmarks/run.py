@@ -141,15 +141,14 @@ def pool_torch():
     return step
 
 
-# The seed article's two 6×6 images and its two training runs (docs: ARTICLE_NETWORK.md).
-X1 = np.array([[1, 1, 0, 1, 0, 1]] * 3 + [[1, 1, 1, 1, 0, 1]] * 3, dtype=np.float64)
-X2 = np.array([[-1, 0, -1, 0, 0, 1], [-1, 0, -1, 0, 0, 1], [-1, 0, -1, 1, 0, 1],
-               [-1, -1, -1, 0, 0, -1], [-1, 0, -1, 0, 0, -1], [-1, 0, -1, 0, 0, -1]],
-              dtype=np.float64)
-ARTICLE_RUNS = (  # seed, W1 scale, epochs, lr, with ReLU + arctan
-    (7839, 0.66, 100, 0.001, False),
-    (56789, 5.66, 500, 0.01, True),
-)
+# The seed article's two 6×6 images and its two training runs (docs: ARTICLE_NETWORK.md), from
+# the example that reproduces the article (one copy of its data).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from article_network import EXAMPLE_1, EXAMPLE_2, IMAGES  # noqa: E402
+
+X1, X2 = IMAGES
+ARTICLE_RUNS = tuple(  # seed, W1 scale, epochs, lr, with ReLU + arctan
+    (e.seed, e.w1_scale, e.epochs, e.learning_rate, e.activation) for e in (EXAMPLE_1, EXAMPLE_2))
 
 
 def _article_setup(seed, scale):

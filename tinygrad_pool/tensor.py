@@ -100,19 +100,22 @@ class Function:
         return array
 
     def _note_saved_versions(self, result: "Tensor") -> None:
-        """Which inputs (or the output) forward saved, with their versions at this moment."""
-        arrays = [t.data for t in self.parents]
-        saved = []
+        """Which inputs (or the output) forward saved, with their versions at this moment.
+
+        (Written out flat: it runs for every recorded op that saves something.)"""
+        out, parents, saved = result.data, self.parents, []
         for name, value in self.__dict__.items():
-            if type(value) is not np.ndarray or name in self._STRUCTURE:
+            if type(value) is not np.ndarray:  # the structure entries are tuples and dicts
                 continue
-            if value is result.data:
-                saved.append((name, -1, result._counter(), 0))
+            if value is out:
+                counter = result._version_counter = [0]  # a fresh output: version 0
+                saved.append((name, -1, counter, 0))
                 continue
-            for index, array in enumerate(arrays):
-                if value is array:
-                    tensor = self.parents[index]
-                    counter = tensor._counter()
+            for index, tensor in enumerate(parents):
+                if value is tensor.data:
+                    counter = tensor._version_counter
+                    if counter is None:
+                        counter = tensor._version_counter = [0]
                     saved.append((name, index, counter, counter[0]))
                     break
         if saved:
@@ -695,7 +698,8 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
         retain_graph = create_graph
     seeds = [_seed(root, g, create_graph) for root, g in zip(roots, gradients)]
     order = _topological_order([_node_of(root) for root in roots])
-    accumulate_into = None if inputs is None else {id(_node_of(t)) for t in inputs}
+    # backward(inputs=...): only these tensors' .grad is filled (a non-leaf's too, as torch does)
+    accumulate_into = None if inputs is None else {id(_node_of(t)): t for t in inputs}
     for node in order:  # every check before any gradient changes
         if not isinstance(node, Tensor):
             if node.released:
@@ -722,11 +726,27 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                     node._accumulate(grad, adopt=True)
                 continue
             fn = node
-            if fn.retained is not None and capture is None:
-                fn.retained._accumulate(grad, adopt=False)
-            input_grads = _backward_of(fn, grad, create_graph)
-            for edge, parent, parent_grad in zip(fn.edges, fn.parents, input_grads):
-                if parent_grad is None or edge is None:
+            if capture is None:
+                if accumulate_into is None:
+                    if fn.retained is not None:
+                        fn.retained._accumulate(grad, adopt=False)
+                elif id(fn) in accumulate_into:
+                    accumulate_into[id(fn)]._accumulate(grad, adopt=False)
+            if create_graph:
+                input_grads = _backward_on_graph(fn, grad)
+            else:
+                input_grads = fn.backward(grad)
+            if type(input_grads) is not tuple or len(input_grads) != len(fn.edges):
+                input_grads = _as_gradient_tuple(fn, input_grads)
+            for index, (edge, parent, parent_grad) in enumerate(zip(fn.edges, fn.parents,
+                                                                   input_grads)):
+                if parent_grad is None:
+                    continue
+                data = parent.data
+                if create_graph or type(parent_grad) is not np.ndarray \
+                        or parent_grad.shape != data.shape or parent_grad.dtype != data.dtype:
+                    parent_grad = _checked_gradient(fn, index, data, parent_grad, create_graph)
+                if edge is None:
                     continue
                 key = id(edge)
                 if key in grads:
@@ -741,55 +761,56 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                 memory.give_buffer(grad)  # used up: the next step's ops can write into it
 
 
-def _backward_of(fn: Function, grad, create_graph: bool) -> tuple:
-    """``fn.backward(grad)``, checked: one gradient per input, each an array (or Tensor) of the
-    input's shape (a broadcastable one is summed down) and dtype, or None."""
-    if create_graph and not fn.once_differentiable:
-        grads = _backward_on_graph(fn, grad)
-    else:
-        grads = fn.backward(np.asarray(grad) if create_graph else grad)
+def _as_gradient_tuple(fn: Function, grads) -> tuple:
+    """A backward's result as one entry per input (a bare array for a single input is fine)."""
     if type(grads) is not tuple:
         grads = tuple(grads) if isinstance(grads, list) else (grads,)
     if len(grads) != len(fn.parents):
         raise RuntimeError(f"function {fn.name} returned an incorrect number of gradients "
                            f"(expected {len(fn.parents)}, got {len(grads)})")
-    checked = []
-    for index, (parent, g) in enumerate(zip(fn.parents, grads)):
-        if g is not None:
-            if type(g) is not np.ndarray and not isinstance(g, Tensor):
-                if not isinstance(g, np.generic):
-                    raise RuntimeError(f"function {fn.name} returned a gradient of type "
-                                       f"{type(g).__name__} for input {index}; expected a NumPy "
-                                       f"array (or None)")
-                g = np.asarray(g)
-            if g.shape != parent.data.shape:
-                try:
-                    np.broadcast_shapes(parent.data.shape, g.shape)
-                    fits = np.broadcast_shapes(parent.data.shape, g.shape) == g.shape
-                except ValueError:
-                    fits = False
-                if not fits:
-                    raise RuntimeError(f"Function {fn.name} returned an invalid gradient at "
-                                       f"index {index} - got {list(g.shape)} but expected "
-                                       f"shape compatible with {list(parent.data.shape)}")
-                g = unbroadcast(g, parent.data.shape)
-            if create_graph:
-                if fn.once_differentiable:
-                    g = Tensor._make(np.asarray(g), OnceDifferentiable.node(fn))
-                elif not isinstance(g, Tensor):
-                    g = Tensor._make(g, None)
-                if g.dtype != parent.data.dtype:
-                    g = V.Cast.apply(g, dtype=parent.data.dtype)
-            elif g.dtype != parent.data.dtype:
-                g = g.astype(parent.data.dtype)
-        checked.append(g)
-    return tuple(checked)
+    return grads
+
+
+def _checked_gradient(fn: Function, index: int, data: np.ndarray, grad, create_graph: bool):
+    """A gradient that is not simply an array of the input's shape and dtype: converted when
+    it can be (a NumPy scalar, a broadcastable shape summed down, another dtype, a Tensor
+    under create_graph), else an error naming the op and the input."""
+    if not isinstance(grad, (np.ndarray, np.generic, Tensor)):
+        raise RuntimeError(f"function {fn.name} returned a gradient of type "
+                           f"{type(grad).__name__} for input {index}; expected a NumPy array "
+                           f"(or None)")
+    if isinstance(grad, np.generic):
+        grad = np.asarray(grad)
+    if grad.shape != data.shape:
+        try:
+            fits = np.broadcast_shapes(data.shape, grad.shape) == grad.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise RuntimeError(f"Function {fn.name} returned an invalid gradient at index "
+                               f"{index} - got {list(grad.shape)} but expected shape compatible "
+                               f"with {list(data.shape)}")
+        grad = unbroadcast(grad, data.shape)
+    if create_graph:
+        if fn.once_differentiable:
+            grad = Tensor._make(np.asarray(grad), OnceDifferentiable.node(fn))
+        elif not isinstance(grad, Tensor):
+            grad = Tensor._make(grad, None)
+        if grad.dtype != data.dtype:
+            grad = V.Cast.apply(grad, dtype=data.dtype)
+    elif isinstance(grad, Tensor):
+        grad = grad.data
+    if grad.dtype != data.dtype:
+        grad = grad.astype(data.dtype)
+    return grad
 
 
 def _backward_on_graph(fn: Function, grad: Tensor):
     """Run ``fn.backward`` on Tensors: what forward saved is handed over attached to the graph
     (an input as the node it came from, the output as ``fn``'s own), so every operation in the
     backward is recorded and can itself be differentiated."""
+    if fn.once_differentiable:  # its backward works on arrays; its result cannot go further
+        return fn.backward(np.asarray(grad))
     arrays = {}
     for name, source, *_ in getattr(fn, "saved_versions", ()):
         array = arrays[name] = fn.__dict__[name]

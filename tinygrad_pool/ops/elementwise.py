@@ -27,34 +27,37 @@ class Add(Function):
     """d(a + b) = da + db"""
 
     def forward(ctx, a, b):
-        if a.shape != b.shape:  # the check costs a call; equal shapes need none
+        if a.shape != b.shape and a.ndim and b.ndim:  # equal shapes and scalars need no check
             check_broadcast("add", a, b)
         ctx.a_shape, ctx.b_shape = a.shape, b.shape
         return a + b
 
     def backward(ctx, grad):
-        return unbroadcast(grad, ctx.a_shape), unbroadcast(grad, ctx.b_shape)
+        needs_a, needs_b = ctx.needs_input_grad
+        return (unbroadcast(grad, ctx.a_shape) if needs_a else None,
+                unbroadcast(grad, ctx.b_shape) if needs_b else None)
 
 
 class Sub(Function):
     """d(a - b) = da - db"""
 
     def forward(ctx, a, b):
-        if a.shape != b.shape:  # the check costs a call; equal shapes need none
+        if a.shape != b.shape and a.ndim and b.ndim:  # equal shapes and scalars need no check
             check_broadcast("sub", a, b)
         ctx.a_shape, ctx.b_shape = a.shape, b.shape
         return a - b
 
     def backward(ctx, grad):
-        grad_b = unbroadcast(-grad, ctx.b_shape) if ctx.needs_input_grad[1] else None
-        return unbroadcast(grad, ctx.a_shape), grad_b
+        needs_a, needs_b = ctx.needs_input_grad
+        return (unbroadcast(grad, ctx.a_shape) if needs_a else None,
+                unbroadcast(-grad, ctx.b_shape) if needs_b else None)
 
 
 class Mul(Function):
     """d(a * b) = b da + a db"""
 
     def forward(ctx, a, b):
-        if a.shape != b.shape:  # the check costs a call; equal shapes need none
+        if a.shape != b.shape and a.ndim and b.ndim:  # equal shapes and scalars need no check
             check_broadcast("mul", a, b)
         ctx.a_shape, ctx.b_shape = a.shape, b.shape
         if ctx.needs_input_grad[1]:
@@ -73,7 +76,7 @@ class Div(Function):
     """d(a / b) = da / b - a db / b²"""
 
     def forward(ctx, a, b):
-        if a.shape != b.shape:  # the check costs a call; equal shapes need none
+        if a.shape != b.shape and a.ndim and b.ndim:  # equal shapes and scalars need no check
             check_broadcast("div", a, b)
         ctx.a_shape, ctx.b = a.shape, b
         if ctx.needs_input_grad[1]:
