@@ -211,7 +211,8 @@ class Tensor:
     __array_ufunc__ = None  # ndarray + Tensor must call Tensor.__radd__, not bypass the graph
 
     def __init__(self, data, requires_grad: bool = False, dtype=None, name: str | None = None):
-        array = _as_array(data, dtype)
+        # A copy, as torch.tensor makes: in-place ops must never write into the caller's array.
+        array = np.array(_as_array(data, dtype))
         if requires_grad:
             _check_can_require_grad(array.dtype)
         self.data = array
@@ -292,6 +293,10 @@ class Tensor:
             )
         return self.data.item()
 
+    def clone(self) -> "Tensor":
+        """A copy in new memory, still in the graph (its gradient passes straight through)."""
+        return V.Clone.apply(self)
+
     def detach(self) -> "Tensor":
         """The same data, cut off from the graph (its in-place writes still count as the
         original's: the two share one version counter, as in PyTorch)."""
@@ -327,6 +332,8 @@ class Tensor:
         ``create_graph=True`` the backward pass is itself recorded (higher derivatives);
         ``inputs`` limits accumulation to those tensors.
         """
+        if isinstance(inputs, Tensor):
+            inputs = (inputs,)
         run_backward((self,), (gradient,), retain_graph, create_graph, inputs=inputs)
 
     def _accumulate(self, grad, adopt: bool) -> None:
@@ -386,6 +393,10 @@ class Tensor:
         if not self.data.flags.writeable:
             raise RuntimeError(f"in-place write: this tensor's memory is read-only (an expand()ed "
                                f"tensor or a broadcast view, shape {self.shape}); clone() it first")
+        if np.shape(values) != self.shape and \
+                np.broadcast_shapes(np.shape(values), self.shape) != self.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(np.shape(values))}")
         try:
             np.copyto(self.data, values, casting="same_kind")
         except TypeError:
@@ -425,6 +436,12 @@ class Tensor:
                 saved.append((name, source, counter, version))
         if hasattr(ctx, "saved_versions"):
             ctx.saved_versions = tuple(saved)
+        # The node's inputs, as pictures and saved_for_backward show them: where the input was
+        # this tensor, a stand-in for its old self (same memory, its old node), so that walking
+        # the graph through .parents never loops back to the node that now made this tensor.
+        before = Tensor._make(self.data, self.grad_fn)
+        before.name, before._version_counter = self.name, self._counter()
+        ctx.parents = tuple(before if p is self else p for p in ctx.parents)
         self._write(result.data)
         for name in output_names:
             setattr(ctx, name, self.data)
@@ -437,8 +454,10 @@ class Tensor:
         # writes ``result`` into that region (PyTorch's CopySlices), and this view becomes the
         # same view of the new base.
         base, path, _ = self._view
-        base.grad_fn = V.WriteView.apply(base, result, path=path).grad_fn
-        base._requires_grad = True
+        before = Tensor._make(base.data, base.grad_fn)
+        node = V.WriteView.apply(base, result, path=path).grad_fn
+        node.parents = (before,) + node.parents[1:]  # as above: no loop back through .parents
+        base.grad_fn, base._requires_grad = node, True
         self.grad_fn, self._requires_grad = V.apply_view_path(base, path).grad_fn, True
         self._view = (base, path, base.grad_fn)
         return self

@@ -152,6 +152,16 @@ class Expand(Function):
         return unbroadcast(grad, ctx.input_shape)
 
 
+class Clone(Function):
+    """A copy: the gradient passes through unchanged"""
+
+    def forward(ctx, x):
+        return x.copy()
+
+    def backward(ctx, grad):
+        return grad
+
+
 class Cast(Function):
     """A change of dtype: the gradient changes back"""
 

@@ -4,7 +4,8 @@
     draw_graph(loss, show_values=True)              # a graphviz.Digraph; Jupyter shows it inline
     save_graph(loss, "graph.png", show_saved=True)  # through Graphviz's `dot` program
 
-The walk follows ``tensor.grad_fn.parents``, the same links backward() follows, with an explicit
+The walk follows ``tensor.grad_fn.parents`` (each node's input tensors, which carry the values
+and names a picture shows; backward() follows the matching ``edges``), with an explicit
 queue instead of recursion, so a chain of 100,000 ops draws without a RecursionError.
 
 It lives in the ``tinygrad_pool.viz`` package, which is imported lazily: the engine never
