@@ -347,10 +347,11 @@ class Tensor:
                 # a copy: it may be shared with other nodes (Add hands one gradient to both
                 # inputs) or be a read-only broadcast view, and the user may edit .grad.
                 if not (adopt and grad.dtype == self.data.dtype and memory.unreferenced(grad, 4)):
-                    grad = np.array(grad, dtype=self.data.dtype)
+                    grad = np.array(grad, dtype=self.data.dtype, order="C")
                 self.grad = Tensor._make(grad, None)
-            elif self.grad.grad_fn is None and self.grad.data.flags.writeable:
-                self.grad.data += grad  # in place, as PyTorch accumulates
+            elif self.grad_fn is None and self.grad.grad_fn is None \
+                    and self.grad.data.flags.writeable:
+                self.grad.data += grad  # a leaf's: in place, as PyTorch accumulates
             else:
                 self.grad = Tensor._make(self.grad.data + grad, None)
 
