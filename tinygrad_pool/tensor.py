@@ -40,7 +40,8 @@ class Function:
 
     # Attributes every recorded node has; anything else on a node was saved by forward.
     _STRUCTURE = frozenset(("parents", "edges", "attrs", "needs_input_grad", "released",
-                            "saved_versions", "retained"))
+                            "retained", "output_id", "output_counter", "output_version",
+                            "input_versions"))
 
     released = False  # set on the node by release(); a class default saves a store per op
     is_view = False  # the output shares the first input's memory (reshape, permute, index...)
@@ -48,6 +49,11 @@ class Function:
     # Saved arrays an op took from the scratch buffers: release() hands them back (fast/).
     scratch_saved = ()
     retained = None  # the tensor whose retain_grad() asked for this node's output gradient
+    # For the saved-tensor check (see _saved_tensors): the output array's id, the output's
+    # version counter once it has one, and the versions the output and inputs had when saved
+    # (None: every input was at version 0).
+    output_id = output_counter = input_versions = None
+    output_version = 0
 
     @classmethod
     def apply(cls, *inputs: "Tensor", **attrs) -> "Tensor":
@@ -70,8 +76,13 @@ class Function:
             ctx.edges = tuple([t._view_edge() if t._view is not None
                                else t.grad_fn if t.grad_fn is not None
                                else t if t._requires_grad else None for t in inputs])
-            if len(ctx.__dict__) > 4:  # forward saved something beyond the structure
-                ctx._note_saved_versions(result)
+            # What the saved-tensor check needs to know later (see _saved_tensors): which array
+            # is the output, and the inputs' versions if any was ever written (else all 0).
+            ctx.output_id = id(out)
+            for t in inputs:
+                if t._version_counter is not None:
+                    ctx.input_versions = tuple([t._version for t in inputs])
+                    break
         else:
             result = Tensor._make(out, None)
         if cls.is_view:
@@ -85,9 +96,10 @@ class Function:
         This is what makes a backward written once run on both paths: ``Exp.call(x)`` is
         ``np.exp(x)`` on the fast path and a node in the graph under ``create_graph=True``.
         """
-        if any(isinstance(v, Tensor) for v in values):
-            return cls.apply(*[v if isinstance(v, Tensor) else Tensor._make(np.asarray(v), None)
-                               for v in values], **attrs)
+        for v in values:
+            if isinstance(v, Tensor):
+                return cls.apply(*[v if isinstance(v, Tensor) else Tensor._make(np.asarray(v), None)
+                                   for v in values], **attrs)
         ctx = cls.__new__(cls)
         ctx.needs_input_grad = (False,) * len(values)
         return ctx.forward(*values, **attrs)
@@ -99,37 +111,54 @@ class Function:
                 setattr(self, name, array)
         return array
 
-    def _note_saved_versions(self, result: "Tensor") -> None:
-        """Which inputs (or the output) forward saved, with their versions at this moment.
+    def _saved_tensors(self):
+        """(name, source) of each saved tensor: an input's array (source = its index) or the
+        output's (source = -1), found by identity among what forward stored.
 
-        (Written out flat: it runs for every recorded op that saves something.)"""
-        out, parents, saved = result.data, self.parents, []
+        Nothing is written down per saved tensor when an op runs (that would be an allocation
+        per op on the hot path): an input's version then is in ``input_versions`` (or 0), the
+        output's is 0, and its counter reaches ``output_counter`` when it is first made."""
         for name, value in self.__dict__.items():
-            if type(value) is not np.ndarray:  # the structure entries are tuples and dicts
+            if type(value) is not np.ndarray:  # the structure entries are tuples, ints, dicts
                 continue
-            if value is out:
-                counter = result._version_counter = [0]  # a fresh output: version 0
-                saved.append((name, -1, counter, 0))
+            if id(value) == self.output_id:
+                yield name, -1
                 continue
-            for index, tensor in enumerate(parents):
+            for index, tensor in enumerate(self.parents):
                 if value is tensor.data:
-                    counter = tensor._version_counter
-                    if counter is None:
-                        counter = tensor._version_counter = [0]
-                    saved.append((name, index, counter, counter[0]))
+                    yield name, index
                     break
-        if saved:
-            self.saved_versions = tuple(saved)
 
     def _check_saved_versions(self) -> None:
-        for name, source, counter, version in getattr(self, "saved_versions", ()):
-            if counter[0] != version:
+        """Backward refuses to use a saved tensor that was written in place after it was saved."""
+        if self.output_id is None:
+            return
+        # The common case first: nothing this node read was written since (no scan needed).
+        counter = self.output_counter
+        if counter is None or counter[0] == self.output_version:
+            versions = self.input_versions
+            if versions is None:
+                for parent in self.parents:
+                    if parent._version_counter is not None and parent._version_counter[0]:
+                        break
+                else:
+                    return
+            elif versions == tuple([parent._version for parent in self.parents]):
+                return
+        for name, source in self._saved_tensors():
+            if source < 0:
+                counter = self.output_counter
+                now, then = (0 if counter is None else counter[0]), self.output_version
+            else:
+                now = self.parents[source]._version
+                then = 0 if self.input_versions is None else self.input_versions[source]
+            if now != then:
                 array = self.__dict__[name]
                 what = "its output" if source < 0 else f"its input {source}"
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: [{array.dtype} {list(array.shape)}] is at version "
-                    f"{counter[0]}; expected version {version} instead. It is {what}, saved by "
+                    f"{now}; expected version {then} instead. It is {what}, saved by "
                     f"{self.name} as {name!r}. Hint: compute what you modify in place after "
                     f"backward(), or use an out-of-place op (x = x + 1 instead of x += 1)")
 
@@ -149,7 +178,6 @@ class Function:
             if key in self.scratch_saved:
                 memory.give_back_if_unreferenced(array)
             array = None
-        saved.pop("saved_versions", None)
         self.released = True
 
     def forward(ctx, *arrays, **attrs):  # pragma: no cover - every op defines it
@@ -263,10 +291,13 @@ class Tensor:
         return 0 if self._version_counter is None else self._version_counter[0]
 
     def _counter(self) -> list:
-        """The version counter, shared by every view of the same memory (made on first use)."""
+        """The version counter, shared by every view of the same memory (made on first use,
+        and then handed to the node that made this tensor, which may have saved it)."""
         counter = self._version_counter
         if counter is None:
             counter = self._version_counter = [0]
+            if self.grad_fn is not None:
+                self.grad_fn.output_counter = counter
         return counter
 
     def size(self, dim: int | None = None):
@@ -424,28 +455,27 @@ class Tensor:
     def _take_over(self, result: "Tensor") -> "Tensor":
         """Write ``result`` into this tensor and make its node ours (the in-place commit)."""
         ctx = result.grad_fn
-        saved, output_names = [], []
-        for name, source, counter, version in getattr(ctx, "saved_versions", ()):
-            if source >= 0 and ctx.parents[source] is self:
+        output_names = []
+        for name, value in list(ctx.__dict__.items()):
+            if type(value) is not np.ndarray:
+                continue
+            if value is self.data:
                 # The op saved our value from before the write: it keeps that value, as a
                 # private copy (PyTorch's original_self), no longer tied to this tensor.
-                setattr(ctx, name, np.array(ctx.__dict__[name]))
-            elif source < 0:  # the saved output is our memory from now on, at the new version
-                saved.append((name, source, self._counter(), self._version + 1))
+                setattr(ctx, name, np.array(value))
+            elif value is result.data:  # the saved output is our memory from now on
                 output_names.append(name)
-            else:
-                saved.append((name, source, counter, version))
-        if hasattr(ctx, "saved_versions"):
-            ctx.saved_versions = tuple(saved)
         # The node's inputs, as pictures and saved_for_backward show them: where the input was
         # this tensor, a stand-in for its old self (same memory, its old node), so that walking
         # the graph through .parents never loops back to the node that now made this tensor.
         before = Tensor._make(self.data, self.grad_fn)
         before.name, before._version_counter = self.name, self._counter()
         ctx.parents = tuple(before if p is self else p for p in ctx.parents)
+        counter = self._counter()  # (made before the write: the old node may need it too)
         self._write(result.data)
         for name in output_names:
             setattr(ctx, name, self.data)
+        ctx.output_id, ctx.output_counter, ctx.output_version = id(self.data), counter, counter[0]
         if self._view is None:
             if self.grad_fn is not None and self.grad_fn.retained is self:
                 self.grad_fn.retained, ctx.retained = None, self
@@ -456,6 +486,7 @@ class Tensor:
         # same view of the new base.
         base, path, _ = self._view
         before = Tensor._make(base.data, base.grad_fn)
+        before._version_counter = base._counter()
         node = V.WriteView.apply(base, result, path=path).grad_fn
         node.parents = (before,) + node.parents[1:]  # as above: no loop back through .parents
         base.grad_fn, base._requires_grad = node, True
@@ -676,7 +707,7 @@ def _topological_order(roots: list) -> list:
             continue
         expanded.add(key)
         push(node)
-        if not isinstance(node, Tensor):
+        if not isinstance(node, Tensor):  # a leaf has no edges
             for edge in node.edges:
                 if edge is not None and id(edge) not in expanded:
                     push(edge)
@@ -721,12 +752,14 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
     # backward(inputs=...): only these tensors' .grad is filled (a non-leaf's too, as torch does)
     accumulate_into = None if inputs is None else {id(_node_of(t)): t for t in inputs}
     for node in order:  # every check before any gradient changes
-        if not isinstance(node, Tensor):
-            if node.released:
-                raise RuntimeError(
-                    f"backward: trying to backward through the graph a second time: the buffers "
-                    f"{node.name} saved were freed by the first backward(). Pass "
-                    f"retain_graph=True to the first backward() to keep them")
+        if isinstance(node, Tensor):
+            continue
+        if node.released:
+            raise RuntimeError(
+                f"backward: trying to backward through the graph a second time: the buffers "
+                f"{node.name} saved were freed by the first backward(). Pass "
+                f"retain_graph=True to the first backward() to keep them")
+        if node.output_id is not None:
             node._check_saved_versions()
 
     grads = {}  # keyed by identity: equal values are still different nodes
@@ -734,37 +767,41 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
         key = id(_node_of(root))
         grads[key] = grads[key] + seed if key in grads else seed
     pop = grads.pop
+    plain = capture is None and accumulate_into is None  # .backward(): the common case
     with enable_grad() if create_graph else no_grad():
         for node in reversed(order):  # outputs before the inputs they were computed from
-            grad = pop(id(node), None)
+            key = id(node)
+            grad = pop(key, None)
             if grad is None:
                 continue
-            if capture is not None and id(node) in capture:
-                capture[id(node)] = grad
             if isinstance(node, Tensor):  # a leaf
-                if capture is None and (accumulate_into is None or id(node) in accumulate_into):
+                if plain or (capture is None and key in accumulate_into):
                     node._accumulate(grad, adopt=True)
+                elif capture is not None and key in capture:
+                    capture[key] = grad
                 continue
             fn = node
-            if capture is None:
-                if accumulate_into is None:
-                    if fn.retained is not None:
-                        fn.retained._accumulate(grad, adopt=False)
-                elif id(fn) in accumulate_into:
-                    accumulate_into[id(fn)]._accumulate(grad, adopt=False)
+            if plain:
+                if fn.retained is not None:
+                    fn.retained._accumulate(grad, adopt=False)
+            elif capture is not None:
+                if key in capture:
+                    capture[key] = grad
+            elif key in accumulate_into:
+                accumulate_into[key]._accumulate(grad, adopt=False)
             if create_graph:
                 input_grads = _backward_on_graph(fn, grad)
             else:
                 input_grads = fn.backward(grad)
             if type(input_grads) is not tuple or len(input_grads) != len(fn.edges):
                 input_grads = _as_gradient_tuple(fn, input_grads)
-            for index, (edge, parent, parent_grad) in enumerate(zip(fn.edges, fn.parents,
-                                                                   input_grads)):
+            for edge, parent, parent_grad in zip(fn.edges, fn.parents, input_grads):
                 if parent_grad is None:
                     continue
                 data = parent.data
                 if create_graph or type(parent_grad) is not np.ndarray \
                         or parent_grad.shape != data.shape or parent_grad.dtype != data.dtype:
+                    index = [g is parent_grad for g in input_grads].index(True)
                     parent_grad = _checked_gradient(fn, index, data, parent_grad, create_graph)
                 if edge is None:
                     continue
@@ -832,13 +869,18 @@ def _backward_on_graph(fn: Function, grad: Tensor):
     if fn.once_differentiable:  # its backward works on arrays; its result cannot go further
         return fn.backward(np.asarray(grad))
     arrays = {}
-    for name, source, *_ in getattr(fn, "saved_versions", ()):
+    for name, source in list(fn._saved_tensors()):
         array = arrays[name] = fn.__dict__[name]
         if source < 0:
             value = Tensor._make(array, fn)
+            value._version_counter = fn.output_counter or [fn.output_version]
         else:
             edge = fn.edges[source]
-            value = edge if isinstance(edge, Tensor) else Tensor._make(array, edge)
+            if isinstance(edge, Tensor):
+                value = edge
+            else:
+                value = Tensor._make(array, edge)
+                value._version_counter = fn.parents[source]._counter()
         setattr(fn, name, value)
     try:
         return fn.backward(grad)
