@@ -96,8 +96,8 @@ def public_names():
               if not n.startswith("_") and inspect.isfunction(v) and v.__module__ == init.__name__}
     names |= {f"optim.{n}" for n in ("Optimizer", "SGD", "Adam")}
     names |= {f"optim.Optimizer.{n}" for n in vars(optim.Optimizer) if not n.startswith("_")}
-    names |= {f"tinygrad_pool.Function.{n}" for n in ("apply", "apply_with_ctx",
-                                                      "saved_for_backward", "release")}
+    names |= {f"tinygrad_pool.Function.{n}" for n in ("apply", "saved_for_backward",
+                                                      "release")}
     return names
 
 

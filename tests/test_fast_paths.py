@@ -43,8 +43,32 @@ def _window_argmax_by_loop(x, kernel, stride, out_hw):
 
 @pytest.fixture(autouse=True)
 def phase_split_even_for_small_inputs(monkeypatch):
-    """The tests use small arrays; make the fast path take them as it takes large ones."""
+    """The tests use small arrays; make the fast path take them as it takes large ones (and
+    keep them off the small-input tiles path, tested on its own below)."""
     monkeypatch.setattr(pool, "PHASE_SPLIT_MIN_SIZE", 0)
+    monkeypatch.setattr(pool, "SMALL_INPUT", 0)
+
+
+@pytest.mark.parametrize("kernel,hw", [((2, 2), (4, 4)), ((2, 2), (7, 9)), ((3, 2), (9, 6)),
+                                       ((1, 1), (3, 5)), ((2, 3), (6, 6))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_small_input_tiles_path_equals_the_definition(rng, monkeypatch, kernel, hw, dtype):
+    """Windows that tile a small input take max_pool_tiles: values and indices as the
+    one-window-at-a-time definition, with ties (first wins), NaN (first NaN wins) and -inf."""
+    monkeypatch.setattr(pool, "SMALL_INPUT", 2048)
+    x = rng.integers(-2, 3, size=(2, 3) + hw).astype(dtype)  # few values: many ties
+    if dtype != np.int32:
+        x[0, 0, 0, 1] = np.nan
+        x[1, 2] = -np.inf
+    out_hw = (hw[0] // kernel[0], hw[1] // kernel[1])
+    calls = []
+    monkeypatch.setattr(pool, "max_and_first_tap", lambda *a, **k: calls.append(1))
+    out, argmax = pool.max_pool2d(x, kernel, kernel, (0, 0), (1, 1), out_hw)
+    assert not calls  # the general kernel was not used
+    want_out, want_idx = _window_argmax_by_loop(x, kernel, kernel, out_hw)
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(argmax, want_idx)
+    assert out.dtype == x.dtype and argmax.dtype == np.int32
 
 
 GEOMETRIES = [  # kernel, stride, input H×W: non-overlapping, overlapping, uneven, rectangular

@@ -12,12 +12,26 @@ one op file and you have seen the whole engine.
 """
 from __future__ import annotations
 
+import itertools
 import threading
 
 import numpy as np
 
 from .fast import memory
 from .grad_mode import _mode, enable_grad, no_grad  # noqa: F401  (no_grad: re-exported)
+
+
+# Every in-place write in the process takes the next number here. A node that saw the latest
+# number when it was made has had nothing written since, so backward skips its saved-tensor
+# check (the common case: the optimizer writes before the forward, not between forward and
+# backward). Numbers are unique, so a write from any thread always changes ``_last_write``.
+_write_numbers = itertools.count(1)
+_last_write = [0]
+
+
+def _note_write(counter: list) -> None:
+    counter[0] += 1
+    _last_write[0] = next(_write_numbers)
 
 
 class Function:
@@ -41,7 +55,7 @@ class Function:
     # Attributes every recorded node has; anything else on a node was saved by forward.
     _STRUCTURE = frozenset(("parents", "edges", "attrs", "needs_input_grad", "released",
                             "retained", "output_id", "output_counter", "output_version",
-                            "input_versions"))
+                            "input_versions", "writes_seen"))
 
     released = False  # set on the node by release(); a class default saves a store per op
     is_view = False  # the output shares the first input's memory (reshape, permute, index...)
@@ -54,15 +68,12 @@ class Function:
     # (None: every input was at version 0).
     output_id = output_counter = input_versions = None
     output_version = 0
+    writes_seen = -1  # _last_write when the node was made (-1: check it)
 
     @classmethod
-    def apply(cls, *inputs: "Tensor", **attrs) -> "Tensor":
-        """Run forward on the inputs' arrays; record this node if any input needs a gradient."""
-        return cls.apply_with_ctx(*inputs, **attrs)[0]
-
-    @classmethod
-    def apply_with_ctx(cls, *inputs: "Tensor", **attrs) -> tuple:
-        """``apply``, also handing back the node (for ops that return what forward saved)."""
+    def apply(cls, *inputs: "Tensor", return_ctx: bool = False, **attrs):
+        """Run forward on the inputs' arrays; record this node if any input needs a gradient.
+        (``return_ctx=True``: also hand back the node, for ops that return what it saved.)"""
         ctx = cls.__new__(cls)
         ctx.parents = inputs
         ctx.attrs = attrs
@@ -78,16 +89,16 @@ class Function:
                                else t if t._requires_grad else None for t in inputs])
             # What the saved-tensor check needs to know later (see _saved_tensors): which array
             # is the output, and the inputs' versions if any was ever written (else all 0).
-            ctx.output_id = id(out)
+            ctx.output_id, ctx.writes_seen = id(out), _last_write[0]
             for t in inputs:
-                if t._version_counter is not None:
+                if t._version_counter is not None and t._version_counter[0]:
                     ctx.input_versions = tuple([t._version for t in inputs])
                     break
         else:
             result = Tensor._make(out, None)
         if cls.is_view:
             result._become_view_of(inputs[0], cls, attrs)
-        return result, ctx
+        return (result, ctx) if return_ctx else result
 
     @classmethod
     def call(cls, *values, **attrs):
@@ -106,9 +117,9 @@ class Function:
 
     def _as_array_output(self, out) -> np.ndarray:
         array = np.asarray(out)
-        for name, value in list(vars(self).items()):
-            if value is out:  # a saved output keeps pointing at the output itself
-                setattr(self, name, array)
+        saved = self.__dict__
+        for name in [name for name, value in saved.items() if value is out]:
+            saved[name] = array  # a saved output keeps being the output itself
         return array
 
     def _saved_tensors(self):
@@ -172,13 +183,14 @@ class Function:
 
     def release(self) -> None:
         """Drop what forward saved; scratch buffers among it go back if nobody else holds them."""
-        saved = self.__dict__
-        for key in [k for k in saved if k not in self._STRUCTURE]:
+        saved, structure, scratch = self.__dict__, self._STRUCTURE, self.scratch_saved
+        for key in saved.keys() - structure:
             array = saved.pop(key)
-            if key in self.scratch_saved:
+            if key in scratch:
                 memory.give_back_if_unreferenced(array)
             array = None
         self.released = True
+        self.writes_seen = -1  # (backward checks a node only when this differs: see run_backward)
 
     def forward(ctx, *arrays, **attrs):  # pragma: no cover - every op defines it
         raise NotImplementedError
@@ -390,12 +402,15 @@ class Tensor:
     def _become_view_of(self, source: "Tensor", fn: type, attrs: dict) -> None:
         """Share ``source``'s memory and version, remembering how to get from its base here
         (the view ops applied in turn: an in-place write into the view replays them)."""
-        base_data = source.data if source.data.base is None else source.data.base
-        if self.data.base is not base_data and self.data.base is not source.data:
+        ours, theirs = self.data.base, source.data
+        if ours is not theirs and (ours is None or ours is not theirs.base):
             return  # NumPy had to copy (e.g. reshape of a transposed array): not a view
-        self._version_counter = source._counter()
-        base, chain, _ = source._view if source._view is not None else (source, (), None)
-        self._view = (base, chain + ((fn, attrs),), base.grad_fn)
+        self._version_counter = source._version_counter or source._counter()
+        if source._view is None:
+            self._view = (source, ((fn, attrs),), source.grad_fn)
+        else:
+            base, chain, _ = source._view
+            self._view = (base, chain + ((fn, attrs),), base.grad_fn)
 
     def _view_edge(self):
         """This view's node — made anew from its base's if the base was written in place
@@ -434,11 +449,11 @@ class Tensor:
         except TypeError:
             raise RuntimeError(f"result type {np.result_type(values)} can't be cast to the "
                                f"desired output type {self.dtype}") from None
-        self._counter()[0] += 1
+        _note_write(self._counter())
 
     def _bump_version(self) -> None:
         """Note a write made directly into ``data`` (optimizers, nn.init, load_state_dict)."""
-        self._counter()[0] += 1
+        _note_write(self._counter())
 
     def _inplace(self, fn: type, *others, **attrs) -> "Tensor":
         """``x.op_(...)``: the out-of-place op, written back into x's memory; x takes over the
@@ -714,6 +729,16 @@ def _topological_order(roots: list) -> list:
     return order
 
 
+def _check_node(fn: Function) -> None:
+    """Refuse to run a node whose buffers were freed, or whose saved tensors were modified."""
+    if fn.released:
+        raise RuntimeError(
+            f"backward: trying to backward through the graph a second time: the buffers "
+            f"{fn.name} saved were freed by the first backward(). Pass retain_graph=True to "
+            f"the first backward() to keep them")
+    fn._check_saved_versions()
+
+
 def _seed(root: Tensor, gradient, create_graph: bool):
     if not root._requires_grad:
         raise RuntimeError(
@@ -751,16 +776,11 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
     order = _topological_order([_node_of(root) for root in roots])
     # backward(inputs=...): only these tensors' .grad is filled (a non-leaf's too, as torch does)
     accumulate_into = None if inputs is None else {id(_node_of(t)): t for t in inputs}
+    last_write = _last_write[0]
     for node in order:  # every check before any gradient changes
-        if isinstance(node, Tensor):
-            continue
-        if node.released:
-            raise RuntimeError(
-                f"backward: trying to backward through the graph a second time: the buffers "
-                f"{node.name} saved were freed by the first backward(). Pass "
-                f"retain_graph=True to the first backward() to keep them")
-        if node.output_id is not None:
-            node._check_saved_versions()
+        # (release() also resets writes_seen, so one comparison finds both kinds of trouble)
+        if not isinstance(node, Tensor) and node.writes_seen != last_write:
+            _check_node(node)
 
     grads = {}  # keyed by identity: equal values are still different nodes
     for root, seed in zip(roots, seeds):
@@ -768,7 +788,9 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
         grads[key] = grads[key] + seed if key in grads else seed
     pop = grads.pop
     plain = capture is None and accumulate_into is None  # .backward(): the common case
-    with enable_grad() if create_graph else no_grad():
+    # Recorded only under create_graph (no_grad/enable_grad, switched by hand: this is per call)
+    mode_before, _mode.grad_enabled = _mode.grad_enabled, create_graph
+    try:
         for node in reversed(order):  # outputs before the inputs they were computed from
             key = id(node)
             grad = pop(key, None)
@@ -793,14 +815,18 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                 input_grads = _backward_on_graph(fn, grad)
             else:
                 input_grads = fn.backward(grad)
+            if type(input_grads) is np.ndarray:  # one input's gradient, bare
+                input_grads = (input_grads,)
             if type(input_grads) is not tuple or len(input_grads) != len(fn.edges):
                 input_grads = _as_gradient_tuple(fn, input_grads)
             for edge, parent, parent_grad in zip(fn.edges, fn.parents, input_grads):
                 if parent_grad is None:
                     continue
                 data = parent.data
+                # (dtypes by identity: NumPy's built-in ones are singletons, and comparing
+                # them with != costs more than the rest of this check together)
                 if create_graph or type(parent_grad) is not np.ndarray \
-                        or parent_grad.shape != data.shape or parent_grad.dtype != data.dtype:
+                        or parent_grad.dtype is not data.dtype or parent_grad.shape != data.shape:
                     index = [g is parent_grad for g in input_grads].index(True)
                     parent_grad = _checked_gradient(fn, index, data, parent_grad, create_graph)
                 if edge is None:
@@ -816,6 +842,8 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
             if type(grad) is np.ndarray and grad.nbytes >= memory.SCRATCH_MIN_BYTES \
                     and memory.unreferenced(grad):
                 memory.give_buffer(grad)  # used up: the next step's ops can write into it
+    finally:
+        _mode.grad_enabled = mode_before
 
 
 def _as_gradient_tuple(fn: Function, grads) -> tuple:

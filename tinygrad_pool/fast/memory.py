@@ -134,6 +134,7 @@ def give_back_if_unreferenced(array) -> None:
 def product(a, b):
     """``a * b``; for two arrays, into a reused buffer (ReLU's gradient is conv-sized). Any
     other operands (Tensors, under create_graph) multiply as usual."""
-    if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape:
+    if type(a) is np.ndarray and a.nbytes >= SCRATCH_MIN_BYTES and type(b) is np.ndarray \
+            and a.shape == b.shape:
         return np.multiply(a, b, out=take_buffer(a.shape, a.dtype))
     return a * b

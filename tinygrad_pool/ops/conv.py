@@ -37,7 +37,7 @@ class Conv2d(Function):
         return out
 
     def backward(ctx, grad):
-        geometry = {k: ctx.attrs[k] for k in ("stride", "padding", "dilation", "groups", "out_hw")}
+        geometry = ctx.attrs  # stride, padding, dilation, groups, out_hw: nothing else
         needs = ctx.needs_input_grad
         if type(grad) is np.ndarray:  # the fast path: the same three, sharing one copy of G
             grads = fast.conv2d_backward(grad, ctx.weight, getattr(ctx, "cols", None),

@@ -144,7 +144,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise ValueError(f"max_pool2d: ties must be one of {TIE_RULES}, got {ties!r}")
     attrs, dilation, input = _pool_args("max_pool2d", input, kernel_size, stride, padding,
                                         dilation, ceil_mode)
-    out, ctx = MaxPool2d.apply_with_ctx(input, dilation=dilation, ties=ties, **attrs)
+    out, ctx = MaxPool2d.apply(input, dilation=dilation, ties=ties, return_ctx=True,
+                               **attrs)
     if return_indices:
         return out, Tensor(ctx.argmax.astype(np.int64))  # a copy: the op reuses its buffer
     return out

@@ -32,7 +32,7 @@ def reduce_args(op, shape, axis, keepdims, dim, keepdim) -> dict:
 
 def expand_reduced(grad, input_shape: tuple, axis: tuple, keepdims: bool):
     """Put back the reduced axes as length-1 axes, so that the gradient broadcasts over them."""
-    if keepdims or grad.ndim == len(input_shape):
+    if keepdims or grad.ndim == 0 or grad.ndim == len(input_shape):  # 0-d broadcasts as it is
         return grad
     return grad.reshape(tuple(1 if a in axis else n for a, n in enumerate(input_shape)))
 

@@ -422,7 +422,7 @@ def _pool_marks(fn):
     if recomputed:
         # Run the op's own forward again: the very same first-max rule, with nothing to keep.
         with no_grad():
-            _, fresh = type(fn).apply_with_ctx(fn.parents[0], **fn.attrs)
+            _, fresh = type(fn).apply(fn.parents[0], return_ctx=True, **fn.attrs)
         argmax = fresh.argmax
     n, c, h, w = x.shape
     planes = x.reshape(n, c, h * w)
