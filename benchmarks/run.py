@@ -369,8 +369,8 @@ def tracemalloc_peak_ours():
 def scratch_mib():
     """What conv/pool keep in their scratch buffers between steps (allocated before the traced
     step, so not in its peak, but resident all the same)."""
-    from tinygrad_pool import scratch
-    free = getattr(scratch._scratch, "free", {})
+    from tinygrad_pool.fast import memory
+    free = getattr(memory._scratch, "free", {})
     return sum(buffer.nbytes for stack in free.values() for buffer in stack) / 2**20
 
 
