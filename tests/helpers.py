@@ -6,10 +6,15 @@
                    gradient of every input compared, for one random output weighting.
 
 ``UNARY``          the unary elementwise ops, by name (test_elementwise, test_tensor).
+``load_script``    a script of the repository (an example, the benchmark) as a module.
 
 torch is never imported here: parity tests receive it from the ``torch`` fixture, which skips
 when PyTorch is absent.
 """
+import importlib.util
+import sys
+from pathlib import Path
+
 import numpy as np
 
 import tinygrad_pool
@@ -74,3 +79,19 @@ def torch_parity(torch, fn, *arrays, torch_fn=None, seed=0, rtol=1e-7, atol=1e-1
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol,
                                    err_msg=f"gradient of input {k} differs from PyTorch")
     return out, tout, ours, theirs
+
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def load_script(relative_path: str):
+    """``examples/x.py`` or ``benchmarks/run.py`` imported as a module, once per process
+    (registered in sys.modules under its file name: dataclasses look their module up there)."""
+    name = Path(relative_path).stem
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPOSITORY / relative_path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -4,26 +4,15 @@ max-pool backward pass checked against what .backward() computes.
 The reference numbers come from ../shared/ARTICLE_NETWORK.md (re-runs of the article's original
 NumPy scripts); nothing here is derived from this package's own output.
 """
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+from helpers import load_script
 
 
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
-
-article = _load("article_network")
+article = load_script("examples/article_network.py")
 
 # ARTICLE_NETWORK.md, Example 1, first forward pass on x1.
 W1_ROUNDED = [[0.52968, 0.112431, -0.88621], [-0.498254, -0.032892, -0.021551],

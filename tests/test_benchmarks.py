@@ -1,20 +1,13 @@
 """benchmarks/run.py keeps running as the package changes: each of our workloads takes a step,
 and the memory measurement (f) reads the scratch buffers where they now live. (Timing is the
 benchmark's business, never asserted here.)"""
-import importlib.util
-import pathlib
-
 import pytest
-
-RUN = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
+from helpers import load_script
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("benchmarks_run", RUN)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/run.py")
 
 
 @pytest.mark.parametrize("key", ["a", "b", "c", "e"])

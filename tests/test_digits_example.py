@@ -1,24 +1,18 @@
 """examples/digits_cnn.py end to end, shortened (--quick): it learns, draws, saves and reloads."""
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
+from helpers import load_script
 
 pytest.importorskip("sklearn")
 pytest.importorskip("tqdm")
 pytest.importorskip("matplotlib")
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "digits_cnn.py"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
 def digits_cnn():
-    spec = importlib.util.spec_from_file_location("digits_cnn", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("examples/digits_cnn.py")
 
 
 @pytest.fixture(scope="module")

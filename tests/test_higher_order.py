@@ -10,11 +10,8 @@ tinygrad_pool.autograd is imported inside the tests (``_autograd()``): until it 
 here fails on its own instead of the whole file failing to collect.
 """
 import importlib
-import importlib.util
-import sys
 from collections import namedtuple
 from functools import partial
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -26,7 +23,7 @@ import tinygrad_pool
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import Tensor
 
-from helpers import leaf
+from helpers import leaf, load_script
 
 RTOL, ATOL = 1e-9, 1e-11
 
@@ -430,20 +427,9 @@ def test_third_derivative_of_composition_matches_finite_differences(rng):
 
 
 # ---- the seed article's network: Hessian-vector product ---------------------------------------
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-def _load_article():
-    if "article_network" in sys.modules:
-        return sys.modules["article_network"]
-    spec = importlib.util.spec_from_file_location("article_network", EXAMPLES / "article_network.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["article_network"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-article = _load_article()
+article = load_script("examples/article_network.py")
 ARTICLE_EXAMPLES = [article.EXAMPLE_1, article.EXAMPLE_2]
 ARTICLE_IDS = ["example1", "example2"]
 
@@ -608,22 +594,16 @@ def _pack(xs, as_tuple):
     return tuple(xs) if as_tuple else xs[0]
 
 
-@pytest.mark.parametrize("name", list(FUNCTIONAL))
-def test_functional_jacobian_matches_torch(torch, rng, name):
+@pytest.mark.parametrize("operation,name",
+                         [("jacobian", name) for name in FUNCTIONAL]
+                         + [("hessian", name) for name in ("scalar_single", "scalar_pair")])
+def test_functional_jacobian_and_hessian_match_torch(torch, rng, operation, name):
     fn, shapes, as_tuple = FUNCTIONAL[name]
     ours, theirs = _functional_inputs(torch, rng, shapes)
-    expected = torch.autograd.functional.jacobian(partial(fn, _theirs(torch)), _pack(theirs, as_tuple))
-    got = _functional().jacobian(partial(fn, OURS), _pack(ours, as_tuple))
-    _compare_nested(got, expected, "jacobian")
-
-
-@pytest.mark.parametrize("name", ["scalar_single", "scalar_pair"])
-def test_functional_hessian_matches_torch(torch, rng, name):
-    fn, shapes, as_tuple = FUNCTIONAL[name]
-    ours, theirs = _functional_inputs(torch, rng, shapes)
-    expected = torch.autograd.functional.hessian(partial(fn, _theirs(torch)), _pack(theirs, as_tuple))
-    got = _functional().hessian(partial(fn, OURS), _pack(ours, as_tuple))
-    _compare_nested(got, expected, "hessian")
+    expected = getattr(torch.autograd.functional, operation)(partial(fn, _theirs(torch)),
+                                                             _pack(theirs, as_tuple))
+    got = getattr(_functional(), operation)(partial(fn, OURS), _pack(ours, as_tuple))
+    _compare_nested(got, expected, operation)
 
 
 @pytest.mark.parametrize("name", ["scalar_single", "scalar_pair"])

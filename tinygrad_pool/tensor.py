@@ -142,20 +142,10 @@ class Function:
 
     def _check_saved_versions(self) -> None:
         """Backward refuses to use a saved tensor that was written in place after it was saved."""
-        if self.output_id is None:
+        if self.output_id is None:  # not recorded (a stand-in node): nothing was saved
             return
-        # The common case first: nothing this node read was written since (no scan needed).
-        counter = self.output_counter
-        if counter is None or counter[0] == self.output_version:
-            versions = self.input_versions
-            if versions is None:
-                for parent in self.parents:
-                    if parent._version_counter is not None and parent._version_counter[0]:
-                        break
-                else:
-                    return
-            elif versions == tuple([parent._version for parent in self.parents]):
-                return
+        # (Backward calls this only for nodes made before the last in-place write, so the scan
+        # needs no shortcut of its own.)
         for name, source in self._saved_tensors():
             if source < 0:
                 counter = self.output_counter
