@@ -1,39 +1,101 @@
-"""``torch.autograd``'s functions: gradients as values, and higher derivatives.
+"""``torch.autograd``'s functions: gradients as values, higher derivatives, custom Functions.
 
     from tinygrad_pool import autograd
     (dx,) = autograd.grad(loss, [x], create_graph=True)   # dx is itself in the graph
     (dx.norm_squared := (dx * dx).sum()).backward()        # so it differentiates again
 
+    class Exp(autograd.Function): ...                      # a custom op (autograd/function.py)
+
 The backward pass itself is the engine's (``tensor.run_backward``); this module chooses what it
-returns.
+returns. ``outputs``, ``inputs`` and the output gradients may each be one Tensor or a sequence,
+as in torch (``inputs`` also a dict of named Tensors: grad then returns a dict).
 """
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
+
 from ..tensor import Tensor, _node_of, run_backward
 from . import functional  # noqa: F401
+from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 
 
-def _as_tuple(values) -> tuple:
-    if values is None:
-        return (None,)
+def _tensors(function: str, argument: str, values) -> tuple:
+    """One Tensor or a sequence of them, as a tuple (torch accepts both)."""
     if isinstance(values, Tensor):
         return (values,)
-    return tuple(values)
+    if isinstance(values, (list, tuple)) or hasattr(values, "__next__"):
+        values = tuple(values)
+        for k, t in enumerate(values):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{function}: {argument}[{k}] must be a Tensor, got "
+                                f"{type(t).__name__}")
+        return values
+    raise TypeError(f"{function}: {argument} must be a Tensor or a sequence of Tensors, got "
+                    f"{type(values).__name__}")
+
+
+def _output_gradients(function: str, argument: str, gradients, outputs: tuple) -> tuple:
+    """The gradient for each output (None: ones, for a scalar output), checked against it."""
+    if gradients is None:
+        return (None,) * len(outputs)
+    if isinstance(gradients, Tensor):
+        gradients = (gradients,)
+    elif not isinstance(gradients, (list, tuple)):
+        raise TypeError(f"{function}: {argument} must be a Tensor, a sequence of Tensors (or "
+                        f"None) or None, got {type(gradients).__name__}")
+    gradients = tuple(gradients)
+    if len(gradients) != len(outputs):
+        raise RuntimeError(f"{function}: got {len(outputs)} tensors and {len(gradients)} "
+                           f"gradients ({argument} needs one per output)")
+    for k, (g, out) in enumerate(zip(gradients, outputs)):
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"{function}: {argument}[{k}] must be a Tensor or None, got "
+                            f"{type(g).__name__}")
+        if g is not None and g.shape != out.shape:
+            raise RuntimeError(f"{function}: Mismatch in shape: grad_output[{k}] has a shape of "
+                               f"{g.shape!r} and output[{k}] has a shape of {out.shape!r}.")
+    return gradients
+
+
+def _check_outputs(function: str, outputs: tuple) -> None:
+    for k, out in enumerate(outputs):
+        if not out.requires_grad:
+            raise RuntimeError(f"{function}: element {k} of tensors does not require grad and "
+                               f"does not have a grad_fn")
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False):
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` (weighted by ``grad_outputs``) with respect to ``inputs``,
     returned as a tuple instead of accumulated into ``.grad``. With ``create_graph=True`` they
-    are recorded, so they can be differentiated again."""
-    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
-    grad_outputs = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"grad: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    are recorded, so they can be differentiated again. An input the outputs do not depend on
+    is an error, or None with ``allow_unused=True``, or zeros with ``materialize_grads=True``."""
+    if is_grads_batched:
+        raise NotImplementedError("grad: is_grads_batched=True (vmap over grad_outputs) is not "
+                                  "supported; call grad once per grad_outputs")
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    allow_unused = materialize_grads if allow_unused is None else allow_unused
+    names = None
+    if isinstance(inputs, dict):
+        names, inputs = list(inputs), list(inputs.values())
+    outputs = _tensors("grad", "outputs", outputs)
+    inputs = _tensors("grad", "inputs", inputs)
+    if not inputs:
+        raise RuntimeError("grad: `inputs` argument to `grad()` cannot be empty.")
+    grad_outputs = _output_gradients("grad", "grad_outputs", grad_outputs, outputs)
     for k, t in enumerate(inputs):
-        if not isinstance(t, Tensor) or not t.requires_grad:
-            raise RuntimeError(f"grad: input {k} does not require grad (One of the differentiated "
-                               f"Tensors does not require grad)")
+        if not t.requires_grad:
+            raise RuntimeError(f"grad: input {k} does not require grad (One of the "
+                               f"differentiated Tensors does not require grad)")
+    _check_outputs("grad", outputs)
     nodes = [_node_of(t) for t in inputs]
     capture = {id(node): None for node in nodes}
     run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=capture)
@@ -42,21 +104,39 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         g = capture[id(node)]
         if g is None:
             if not allow_unused:
-                raise RuntimeError(f"grad: input {k} (shape {t.shape}) was not used in the "
-                                   f"graph of the outputs (One of the differentiated Tensors "
-                                   f"appears to not have been used in the graph. Set "
-                                   f"allow_unused=True if this is the desired behavior.)")
-            results.append(None)
+                raise RuntimeError(f"grad: The differentiated Tensor at index {k} appears to not "
+                                   f"have been used in the graph. Set allow_unused=True if this "
+                                   f"is the desired behavior. (Its shape: {tuple(t.shape)}.)")
+            results.append(Tensor(np.zeros(t.shape, t.dtype)) if materialize_grads else None)
         elif isinstance(g, Tensor):
             results.append(g)
         else:
             results.append(Tensor._make(g.astype(t.dtype, copy=True), None))
-    return tuple(results)
+    return dict(zip(names, results)) if names is not None else tuple(results)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """``t.backward()`` for several outputs at once, their gradients summed into ``.grad``."""
-    tensors = _as_tuple(tensors)
-    grad_tensors = (None,) * len(tensors) if grad_tensors is None else _as_tuple(grad_tensors)
-    run_backward(tensors, grad_tensors, retain_graph, create_graph,
-                 inputs=None if inputs is None else _as_tuple(inputs))
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """``t.backward()`` for several outputs at once, their gradients summed into ``.grad``
+    (only into those of ``inputs``, when given)."""
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                      FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("backward: `grad_tensors` and `grad_variables` (deprecated) "
+                               "arguments both passed to `backward()`. Please only use "
+                               "`grad_tensors`.")
+        grad_tensors = grad_variables
+    tensors = _tensors("backward", "tensors", tensors)
+    grad_tensors = _output_gradients("backward", "grad_tensors", grad_tensors, tensors)
+    if inputs is not None:
+        inputs = _tensors("backward", "inputs", list(inputs.values())
+                          if isinstance(inputs, dict) else inputs)
+        if not inputs:
+            raise RuntimeError("backward: `inputs` argument to `backward()` cannot be empty.")
+        for k, t in enumerate(inputs):
+            if not t.requires_grad:
+                raise RuntimeError(f"backward: inputs[{k}]: can't retain_grad on Tensor that "
+                                   f"has requires_grad=False")
+    _check_outputs("backward", tensors)
+    run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=inputs)
