@@ -1,19 +1,34 @@
-"""Losses and the log-softmax they rest on.
+"""Losses, with PyTorch's signatures and semantics, and the log-softmax they rest on.
 
 cross_entropy is log_softmax followed by the negative log-likelihood, as in PyTorch: two small
 Functions whose derivatives are each one line, and the same saved tensors as PyTorch's (the
-log-softmax's output; nothing of the logits).
+log-softmax's output; nothing of the logits). Label smoothing and class-probability targets are
+written on top of them as PyTorch defines them, with Tensor operations (autograd is free).
+
+Every loss is twice differentiable: a Function's backward is written with operations that also
+run on Tensors (``Clamp.call``, ``Log.call``, operators), so ``create_graph=True`` records it.
+
+A reduction of 'mean' over nothing is nan, as in PyTorch (0 / 0, computed without a warning).
 """
 import math
+import warnings
 
 import numpy as np
 
-from ..tensor import Function, Tensor
+from ..grad_mode import is_grad_enabled
+from ..tensor import Function, Tensor, unbroadcast
 from .args import check_reduction, tensor_arg
-from .elementwise import Exp
+from .elementwise import Clamp, Exp, Log
 from .reduce import normalize_axis
 
+# binary_cross_entropy's backward divides by max(x (1 - x), EPSILON) (PyTorch's constant: a C
+# float, so 1e-12 rounded to float32), and its logs are clamped at LOG_FLOOR, so a prediction of
+# exactly 0 or 1 costs 100, not infinity.
+EPSILON = float(np.float32(1e-12))
+LOG_FLOOR = -100
 
+
+# ---- the Functions ----------------------------------------------------------------------------
 class SumOfSquares(Function):
     """L = Σ xᵢ²;  ∂L/∂x = 2x — the seed article's cost (with its ½ folded into the caller)"""
 
@@ -25,22 +40,101 @@ class SumOfSquares(Function):
         return (2 * grad) * ctx.x
 
 
+def _reduced(losses: np.ndarray, reduction: str):
+    """The per-element losses of a Function's forward, reduced ('mean' of nothing: nan)."""
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    with np.errstate(invalid="ignore"):
+        return losses.sum() / losses.dtype.type(losses.size)
+
+
+def _mean_scale(ctx) -> float:
+    """1/n for a 'mean' (n: the number of elements averaged), else 1."""
+    return 1 / max(ctx.count, 1) if ctx.attrs["reduction"] == "mean" else 1
+
+
 class MSELoss(Function):
-    """L = mean (x - t)²;  ∂L/∂x = 2 (x - t) / n,  ∂L/∂t = -∂L/∂x  (saves both, as PyTorch)"""
+    """ℓ = (x - t)², averaged or summed;  ∂ℓ/∂x = 2 (x - t) = -∂ℓ/∂t  (saves both, as PyTorch)
+
+    Input and target broadcast against each other (PyTorch warns, then broadcasts); each
+    gradient is summed back to its own shape.
+    """
 
     def forward(ctx, input, target, reduction):
         ctx.input, ctx.target = input, target
         squared = (input - target) ** 2
-        if reduction == "none":
-            return squared
-        return squared.sum() if reduction == "sum" else squared.mean()
+        ctx.count = squared.size
+        return _reduced(squared, reduction)
 
     def backward(ctx, grad):
-        reduction = ctx.attrs["reduction"]
-        scale = 2 / math.prod(ctx.input.shape) if reduction == "mean" else 2
-        grad_input = (ctx.input - ctx.target) * (grad * scale)
-        return (grad_input if ctx.needs_input_grad[0] else None,
-                -grad_input if ctx.needs_input_grad[1] else None)
+        grad_diff = (ctx.input - ctx.target) * (grad * (2 * _mean_scale(ctx)))
+        return (unbroadcast(grad_diff, ctx.input.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-grad_diff, ctx.target.shape) if ctx.needs_input_grad[1] else None)
+
+
+class SmoothL1Loss(Function):
+    """ℓ(d) = d²/2β where |d| < β, else |d| - β/2  (d = x - t, β > 0);
+    ∂ℓ/∂x = clamp(d/β, -1, 1) = -∂ℓ/∂t"""
+
+    def forward(ctx, input, target, beta, reduction):
+        ctx.input, ctx.target = input, target
+        diff = input - target
+        size = np.abs(diff)
+        losses = np.where(size < beta, 0.5 * diff * diff / beta, size - 0.5 * beta)
+        ctx.count = losses.size
+        return _reduced(losses.astype(diff.dtype, copy=False), reduction)
+
+    def backward(ctx, grad):
+        slope = Clamp.call((ctx.input - ctx.target) / ctx.attrs["beta"], low=-1.0, high=1.0)
+        grad_diff = slope * (grad * _mean_scale(ctx))
+        return (unbroadcast(grad_diff, ctx.input.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-grad_diff, ctx.target.shape) if ctx.needs_input_grad[1] else None)
+
+
+class BinaryCrossEntropy(Function):
+    """ℓ = -w [t log x + (1 - t) log(1 - x)], each log clamped at -100 (PyTorch's);
+    ∂ℓ/∂x = w (x - t) / max(x (1 - x), 1e-12),  ∂ℓ/∂t = -w logit(x)  (PyTorch's formulas)"""
+
+    def forward(ctx, input, target, weight, reduction):
+        ctx.input, ctx.target = input, target
+        with np.errstate(divide="ignore"):  # log 0 = -inf, clamped to -100 just below
+            log_x = np.maximum(np.log(input), LOG_FLOOR)
+            log_1m_x = np.maximum(np.log1p(-input), LOG_FLOOR)
+        losses = (target - 1) * log_1m_x - target * log_x
+        if weight is not None:
+            losses = losses * weight
+        ctx.count = losses.size
+        return _reduced(losses, reduction)
+
+    def backward(ctx, grad):
+        x, t, weight = ctx.input, ctx.target, ctx.attrs["weight"]
+        grad = grad * _mean_scale(ctx)
+        if weight is not None:
+            grad = grad * weight
+        grad_x = grad_t = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad * (x - t) / Clamp.call(x * (1 - x), low=EPSILON, high=None)
+        if ctx.needs_input_grad[1]:
+            with np.errstate(divide="ignore"):  # x = 0 or 1: an infinite slope, as PyTorch's
+                grad_t = grad * (Log.call(1 - x) - Log.call(x))
+        return grad_x, grad_t
+
+
+class LogSigmoid(Function):
+    """log σ(x) = min(x, 0) - log(1 + e^-|x|);  d log σ(x) = σ(-x) dx
+
+    The form with -|x| never exponentiates a positive number: stable for any x.
+    """
+
+    def forward(ctx, x):
+        ctx.x = x
+        return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+
+    def backward(ctx, grad):
+        # σ(-x) as exp(log σ(-x)): accurate in both tails, where 1 - σ(x) would round to 0.
+        return grad * Exp.call(LogSigmoid.call(-ctx.x))
 
 
 class LogSoftmax(Function):
@@ -59,40 +153,278 @@ class LogSoftmax(Function):
 
 
 class NLLLoss(Function):
-    """L = -mean log_probs[n, target[n]];  ∂L/∂log_probs = -onehot(target) / N"""
+    """L = -Σₙ wₙ log_probs[n, tₙ] (÷ Σₙ wₙ for the mean), wₙ = weight[tₙ], 0 where ignored;
+    ∂L/∂log_probs[n, c] = -wₙ [c = tₙ] (÷ Σₙ wₙ)
 
-    def forward(ctx, log_probs, target, reduction):
-        losses = -log_probs[np.arange(len(target)), target]
+    log_probs is (N, C, d1, ...) and target (N, d1, ...): one class index per position. A
+    target equal to ``ignore_index`` weighs 0 (and is never read as a class).
+    """
+
+    def forward(ctx, log_probs, target, weight, ignore_index, reduction):
+        kept = target != ignore_index
+        # Each target's class as an index along the class axis; an ignored one reads class 0
+        # (any valid class would do: it is weighted by 0).
+        classes = np.where(kept, target, 0)
+        weights = kept if weight is None else weight[classes] * kept
+        ctx.classes, ctx.kept = np.expand_dims(classes, 1), np.expand_dims(kept, 1)
+        ctx.target_weights = np.expand_dims(weights.astype(log_probs.dtype, copy=False), 1)
         ctx.shape = log_probs.shape
+        losses = -(ctx.target_weights * np.take_along_axis(log_probs, ctx.classes, axis=1))
+        losses = losses[:, 0]
         if reduction == "none":
             return losses
-        return losses.sum() if reduction == "sum" else losses.mean()
+        if reduction == "sum":
+            return losses.sum()
+        ctx.total_weight = ctx.target_weights.sum()
+        with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: 0/0 = nan (PyTorch)
+            return losses.sum() / ctx.total_weight
 
     def backward(ctx, grad):
-        target, reduction = ctx.attrs["target"], ctx.attrs["reduction"]
-        n = len(target)
-        picked = np.zeros(ctx.shape, dtype=grad.dtype)  # a constant: where each label is
-        picked[np.arange(n), target] = -1
-        if reduction == "none":
-            return picked * grad[:, None]
-        return picked * (grad / n if reduction == "mean" else grad)
+        reduction, coefficients = ctx.attrs["reduction"], ctx.target_weights
+        if reduction == "mean":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                # ignored targets get exactly 0, even when the total is 0 (PyTorch skips them)
+                coefficients = np.where(ctx.kept, coefficients / ctx.total_weight, 0)
+        picked = np.zeros(ctx.shape, dtype=grad.dtype)  # a constant: -wₙ where each target is
+        np.put_along_axis(picked, ctx.classes, -coefficients, axis=1)
+        if reduction == "none":  # one gradient per position: put back the class axis
+            grad = grad.reshape(grad.shape[:1] + (1,) + grad.shape[1:])
+        return picked * grad
 
 
+# ---- argument checks --------------------------------------------------------------------------
+def _reduction(op: str, reduction, size_average=None, reduce=None) -> str:
+    """PyTorch's ``reduction``, or what its deprecated ``size_average``/``reduce`` spell."""
+    if size_average is not None or reduce is not None:
+        if reduce is None or reduce:
+            reduction = "mean" if size_average is None or size_average else "sum"
+        else:
+            reduction = "none"
+        warnings.warn(f"{op}: size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.", stacklevel=3)
+    check_reduction(op, reduction)
+    return reduction
+
+
+def _reduce(losses: Tensor, reduction: str) -> Tensor:
+    """Per-element losses (a Tensor) reduced ('mean' of nothing: nan, as in PyTorch)."""
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    if losses.numel() == 0:  # (NumPy's mean would warn)
+        return losses.sum() * math.nan
+    return losses.mean()
+
+
+def _constant(op: str, name: str, value, dtype) -> np.ndarray:
+    """A tensor argument the loss is not differentiable in (a weight): its array, in the input's
+    dtype. Requiring grad is an error, as in PyTorch."""
+    value = tensor_arg(op, name, value)
+    if value.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"{op}: the loss is not differentiable with respect to {name}; it "
+                           f"cannot have requires_grad=True (pass {name}.detach())")
+    return value.data.astype(dtype, copy=False)
+
+
+def _broadcastable_to(op: str, name: str, array: np.ndarray, shape: tuple) -> np.ndarray:
+    """``array`` checked to broadcast to ``shape`` (without growing it), as PyTorch's in-place
+    multiplication by a weight requires."""
+    try:
+        fits = np.broadcast_shapes(array.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"{op}: {name} has shape {array.shape}, which does not broadcast to "
+                           f"the input's shape {shape}")
+    return array
+
+
+def _class_weights(op: str, weight, n_classes: int, dtype):
+    """The optional per-class weight: a 1-D tensor of C entries (as an array), or None."""
+    if weight is None:
+        return None
+    weight = _constant(op, "weight", weight, dtype)
+    if weight.shape != (n_classes,):
+        raise RuntimeError(f"{op}: weight tensor should be defined either for all {n_classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+    return weight
+
+
+def _target_like(op: str, input: Tensor, target, integers_allowed: bool = True) -> Tensor:
+    """A regression target: a Tensor keeps its floating dtype (mixed float dtypes promote, as in
+    PyTorch); integers become the input's dtype; arrays and numbers are constants in the
+    input's dtype."""
+    if not isinstance(target, Tensor):
+        return Tensor._make(tensor_arg(op, "target", target).data.astype(input.dtype), None)
+    if target.dtype.kind != "f":
+        if not integers_allowed:
+            raise RuntimeError(f"{op}: target must be a floating point tensor (probabilities), "
+                               f"got dtype {target.dtype}")
+        return Tensor._make(target.data.astype(input.dtype), None)
+    return target
+
+
+def _regression_pair(op: str, input, target) -> tuple:
+    """input and target of an elementwise loss. Different shapes broadcast, with PyTorch's
+    warning (an (N, 1) prediction against an (N,) target is usually a bug)."""
+    input = tensor_arg(op, "input", input)
+    target = _target_like(op, input, target)
+    if target.shape != input.shape:
+        try:
+            np.broadcast_shapes(input.shape, target.shape)
+        except ValueError:
+            raise RuntimeError(f"{op}: the size of input {input.shape} and the size of target "
+                               f"{target.shape} do not broadcast (trailing dimensions must be "
+                               f"equal or 1)") from None
+        warnings.warn(f"{op}: Using a target size ({target.shape}) that is different to the "
+                      f"input size ({input.shape}). This will likely lead to incorrect results "
+                      f"due to broadcasting. Please ensure they have the same size.",
+                      UserWarning, stacklevel=3)
+    return input, target
+
+
+def _class_input(op: str, input) -> Tensor:
+    input = tensor_arg(op, "input", input)
+    if input.ndim == 0:
+        raise ValueError(f"{op}: Expected 1 or more dimensions (got 0): input must be (C,), "
+                         f"(N, C) or (N, C, d1, ...)")
+    return input
+
+
+def _int_arg(op: str, name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{op}: {name} must be an int, got {type(value).__name__} {value!r}")
+    return int(value)
+
+
+def _class_labels(op: str, input: Tensor, target, ignore_index: int) -> np.ndarray:
+    """The class-index target of an (N, C, d1, ...) input (or (C,) input, 0-d target), checked:
+    integers, of shape (N, d1, ...), each in [0, C) unless it is ``ignore_index``."""
+    labels = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if labels.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: target must hold integer class indices (expected dtype "
+                           f"int64), got dtype {labels.dtype}")
+    n_classes = input.shape[0 if input.ndim == 1 else 1]
+    if input.ndim == 1:  # unbatched: one target, 0-d (or of size 1, which PyTorch allows)
+        if labels.ndim > 1:
+            raise RuntimeError(f"{op}: 0D or 1D target tensor expected for a 1-D input, got "
+                               f"target of shape {labels.shape}")
+        if labels.ndim == 1 and labels.shape != (1,):
+            raise ValueError(f"{op}: For 1D input, 1D target must have size 1, but got target "
+                             f"size: {labels.shape[0]}")
+    else:
+        batch = labels.shape[0] if labels.ndim else 0
+        if input.ndim == 2 and labels.ndim > 1:
+            raise RuntimeError(f"{op}: 0D or 1D target tensor expected, multi-target not "
+                               f"supported (input {input.shape}, target {labels.shape})")
+        if batch != input.shape[0]:
+            raise ValueError(f"{op}: Expected input batch_size ({input.shape[0]}) to match "
+                             f"target batch_size ({batch}) (input {input.shape}, target "
+                             f"{labels.shape})")
+        expected = input.shape[:1] + input.shape[2:]
+        if labels.shape != expected:
+            raise RuntimeError(f"{op}: Expected target size {list(expected)}, got "
+                               f"{list(labels.shape)} (input {input.shape})")
+    out_of_range = (labels != ignore_index) & ((labels < 0) | (labels >= n_classes))
+    if out_of_range.any():
+        raise IndexError(f"{op}: Target {labels[out_of_range].flat[0]} is out of bounds: class "
+                         f"indices must lie in [0, {n_classes}) or equal ignore_index "
+                         f"({ignore_index})")
+    return labels.reshape(1) if input.ndim == 1 else labels
+
+
+# ---- the functional API (torch.nn.functional's signatures) -----------------------------------
 def sum_of_squares(input) -> Tensor:
     """Σ x² over every element (the seed article's cost is ½ · sum_of_squares(output - target))."""
     return SumOfSquares.apply(tensor_arg("sum_of_squares", "input", input))
 
 
-def mse_loss(input, target, reduction="mean") -> Tensor:
-    """Mean (or sum) of (input - target)². The shapes must match: silent broadcasting between,
-    say, (N, 1) and (N,) is the classic bug this refuses."""
-    check_reduction("mse_loss", reduction)
-    input = tensor_arg("mse_loss", "input", input)
-    target = input._const(target)
-    if input.shape != target.shape:
-        raise ValueError(f"mse_loss: input has shape {input.shape} but target has shape "
-                         f"{target.shape}; they must match")
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
+    """Mean (or sum) of (input - target)²; different shapes broadcast, with PyTorch's warning."""
+    reduction = _reduction("mse_loss", reduction, size_average, reduce)
+    input, target = _regression_pair("mse_loss", input, target)
     return MSELoss.apply(input, target, reduction=reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
+    """Mean (or sum) of |input - target|  (∂/∂input = sign(input - target), 0 where equal)."""
+    reduction = _reduction("l1_loss", reduction, size_average, reduce)
+    input, target = _regression_pair("l1_loss", input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
+                   beta=1.0) -> Tensor:
+    """Quadratic (d²/2β) where |d| = |input - target| < beta, linear (|d| - β/2) beyond;
+    beta = 0 is l1_loss."""
+    reduction = _reduction("smooth_l1_loss", reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    if beta == 0:  # the quadratic part is gone (PyTorch switches to l1_loss too)
+        return l1_loss(input, target, reduction=reduction)
+    input, target = _regression_pair("smooth_l1_loss", input, target)
+    return SmoothL1Loss.apply(input, target, beta=float(beta), reduction=reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0) -> Tensor:
+    """d²/2 where |d| < delta, delta (|d| - delta/2) beyond: delta · smooth_l1_loss(beta=delta)."""
+    reduction = _reduction("huber_loss", reduction)
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss: delta must be positive, got {delta}")
+    input, target = _regression_pair("huber_loss", input, target)
+    return SmoothL1Loss.apply(input, target, beta=float(delta), reduction=reduction) * delta
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean") -> Tensor:
+    """-weight · [t log p + (1 - t) log(1 - p)] for probabilities p = input in [0, 1]; each
+    log is clamped at -100, so p = 0 or 1 gives a finite loss."""
+    op = "binary_cross_entropy"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    input = tensor_arg(op, "input", input)
+    target = _target_like(op, input, target, integers_allowed=False)
+    if target.shape != input.shape:
+        raise ValueError(f"{op}: target has shape {target.shape} but input has shape "
+                         f"{input.shape}; they must be the same")
+    if weight is not None:
+        weight = _broadcastable_to(op, "weight", _constant(op, "weight", weight, input.dtype),
+                                   input.shape)
+    # (not (0 <= x <= 1) catches nan too)
+    if not ((input.data >= 0) & (input.data <= 1)).all():
+        raise RuntimeError(f"{op}: all elements of input should be between 0 and 1 (they are "
+                           f"probabilities; for logits use binary_cross_entropy_with_logits)")
+    if not ((target.data >= 0) & (target.data <= 1)).all():
+        raise RuntimeError(f"{op}: all elements of target should be between 0 and 1")
+    return BinaryCrossEntropy.apply(input, target, weight=weight, reduction=reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None) -> Tensor:
+    """binary_cross_entropy(sigmoid(input), target), computed from the logits as PyTorch does:
+    ℓ = (1 - t) x - (1 + (pos_weight - 1) t) log σ(x), times weight — stable for any |x|."""
+    op = "binary_cross_entropy_with_logits"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    input = tensor_arg(op, "input", input)
+    target = _target_like(op, input, target, integers_allowed=False)
+    if target.shape != input.shape:
+        raise ValueError(f"{op}: Target size {target.shape} must be the same as input size "
+                         f"{input.shape}")
+    if weight is not None:
+        weight = _broadcastable_to(op, "weight", _constant(op, "weight", weight, input.dtype),
+                                   input.shape)
+    if pos_weight is not None:
+        pos_weight = _broadcastable_to(
+            op, "pos_weight", _constant(op, "pos_weight", pos_weight, input.dtype), input.shape)
+    log_sigmoid = LogSigmoid.apply(input)
+    if pos_weight is not None:
+        # positives weigh pos_weight, negatives 1: the weight of -log σ(x) is 1 + (p - 1) t
+        log_sigmoid = log_sigmoid * ((pos_weight - 1) * target + 1)
+    losses = (1 - target) * input - log_sigmoid  # -log(1 - σ(x)) = x - log σ(x)
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(losses, reduction)
 
 
 def log_softmax(input, dim=-1) -> Tensor:
@@ -104,32 +436,115 @@ def softmax(input, dim=-1) -> Tensor:
     return log_softmax(input, dim).exp()
 
 
-def _labels(op: str, input: Tensor, target) -> np.ndarray:
-    """The integer class labels of a (N, C) input, checked."""
-    labels = target.data if isinstance(target, Tensor) else np.asarray(target)
-    if input.ndim != 2:
-        raise ValueError(f"{op}: input must be 2-D (N, C), got shape {input.shape}")
-    if labels.dtype.kind not in "iu":
-        raise TypeError(f"{op}: target must hold integer class labels, got dtype {labels.dtype}")
-    if labels.shape != (input.shape[0],):
-        raise ValueError(f"{op}: target has shape {labels.shape} but input has shape "
-                         f"{input.shape}; expected ({input.shape[0]},)")
-    if labels.size and (labels.min() < 0 or labels.max() >= input.shape[1]):
-        raise ValueError(f"{op}: labels must lie in [0, {input.shape[1]}), got "
-                         f"{labels.min()}..{labels.max()}")
-    return labels
+def _nll(op: str, log_probs: Tensor, target, weight, ignore_index: int, reduction: str):
+    """The negative log-likelihood of checked arguments; also returns the labels (batched) and
+    the per-class weights, for cross_entropy's label smoothing."""
+    weights = _class_weights(op, weight, log_probs.shape[0 if log_probs.ndim == 1 else 1],
+                             log_probs.dtype)
+    labels = _class_labels(op, log_probs, target, ignore_index)
+    unbatched = log_probs.ndim == 1
+    if unbatched:  # one sample: a batch of one, and its loss alone (0-d) for 'none'
+        log_probs = log_probs.reshape(1, -1)
+    loss = NLLLoss.apply(log_probs, target=labels, weight=weights, ignore_index=ignore_index,
+                         reduction=reduction)
+    if unbatched and reduction == "none":
+        loss = loss.reshape(())
+    return loss, labels, weights
 
 
-def nll_loss(input, target, reduction="mean") -> Tensor:
-    """-log_probs[n, target[n]], averaged (or summed) over the batch: log-probabilities (N, C)."""
-    check_reduction("nll_loss", reduction)
-    input = tensor_arg("nll_loss", "input", input)
-    return NLLLoss.apply(input, target=_labels("nll_loss", input, target), reduction=reduction)
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean") -> Tensor:
+    """-weight[t] · input[n, t] for log-probabilities input (N, C, d1, ...) and class indices
+    target (N, d1, ...) (or (C,) and a 0-d target); 'mean' divides by the sum of the weights of
+    the targets that are not ``ignore_index``."""
+    reduction = _reduction("nll_loss", reduction, size_average, reduce)
+    input = _class_input("nll_loss", input)
+    ignore_index = _int_arg("nll_loss", "ignore_index", ignore_index)
+    return _nll("nll_loss", input, target, weight, ignore_index, reduction)[0]
 
 
-def cross_entropy(input, target, reduction="mean") -> Tensor:
-    """Mean of -log softmax(input)[target] over the batch: logits (N, C), integer labels (N,)."""
-    check_reduction("cross_entropy", reduction)
-    input = tensor_arg("cross_entropy", "input", input)
-    labels = _labels("cross_entropy", input, target)
-    return NLLLoss.apply(log_softmax(input, 1), target=labels, reduction=reduction)
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0) -> Tensor:
+    """nll_loss(log_softmax(input, class dim), target) for logits (N, C, d1, ...) or (C,).
+
+    ``target`` holds class indices (N, d1, ...), or class probabilities of input's own shape.
+    With ``label_smoothing`` ε the target is mixed with the uniform distribution: the loss is
+    (1 - ε) · nll + ε/C · Σ_c -weight[c] log p_c (PyTorch's definition, weights and
+    ignore_index included).
+    """
+    op = "cross_entropy"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    input = _class_input(op, input)
+    ignore_index = _int_arg(op, "ignore_index", ignore_index)
+    if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, (int, float, np.number)):
+        raise TypeError(f"{op}: label_smoothing must be a float, got "
+                        f"{type(label_smoothing).__name__}")
+    if label_smoothing > 1.0:  # (a negative one means none, as PyTorch takes it)
+        raise RuntimeError(f"{op}: label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    class_dim = 0 if input.ndim == 1 else 1
+    n_classes = input.shape[class_dim]
+    log_probs = log_softmax(input, class_dim)
+    target_shape = target.shape if isinstance(target, Tensor) else np.shape(target)
+    if tuple(target_shape) == input.shape:
+        return _cross_entropy_soft(op, log_probs, target, weight, ignore_index, reduction,
+                                   label_smoothing)
+    loss, labels, weights = _nll(op, log_probs, target, weight, ignore_index, reduction)
+    if label_smoothing <= 0:
+        return loss
+    # Σ_c -weight[c] log p_c at each position, 0 where the target is ignored
+    if input.ndim == 1:
+        log_probs = log_probs.reshape(1, -1)
+    per_class = log_probs if weights is None else log_probs * _along_classes(weights, log_probs)
+    smooth = -per_class.sum(dim=1)
+    ignored = labels == ignore_index
+    if ignored.any():
+        smooth[ignored] = 0.0  # PyTorch's masked_fill_: no gradient reaches ignored positions
+    if reduction == "none":
+        smooth = smooth.reshape(()) if input.ndim == 1 else smooth
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    else:  # divided by the same total weight as the nll term
+        kept = ~ignored
+        total = kept.sum() if weights is None else weights[labels[kept]].sum()
+        smooth = smooth.sum() / total if total != 0 else smooth.sum() * math.nan
+    return (1 - label_smoothing) * loss + smooth * (label_smoothing / n_classes)
+
+
+def _along_classes(weights: np.ndarray, log_probs: Tensor) -> np.ndarray:
+    """Per-class weights shaped (C, 1, ..., 1) to broadcast along axis 1 of (N, C, d1, ...)."""
+    return weights.reshape((-1,) + (1,) * (log_probs.ndim - 2))
+
+
+def _cross_entropy_soft(op, log_probs: Tensor, target, weight, ignore_index: int,
+                        reduction: str, label_smoothing: float) -> Tensor:
+    """cross_entropy with class probabilities: -Σ_c weight[c] target_c log p_c per position;
+    'mean' divides by the number of positions (N · d1 ...), whatever the weights."""
+    if not isinstance(target, Tensor):  # an array: a constant in the input's dtype
+        target = tensor_arg(op, "target", target)
+        if target.dtype.kind == "f":
+            target = Tensor._make(target.data.astype(log_probs.dtype), None)
+    if target.dtype.kind != "f":
+        raise RuntimeError(f"{op}: Expected floating point type for target with class "
+                           f"probabilities, got {target.dtype} (class indices have shape "
+                           f"(N, d1, ...), without the class axis)")
+    if ignore_index >= 0:
+        raise RuntimeError(f"{op}: ignore_index is not supported for floating point target "
+                           f"(got ignore_index={ignore_index})")
+    unbatched = log_probs.ndim == 1
+    if unbatched:
+        log_probs, target = log_probs.reshape(1, -1), target.reshape(1, -1)
+    n_classes = log_probs.shape[1]
+    weights = _class_weights(op, weight, n_classes, log_probs.dtype)
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    products = log_probs * target
+    if weights is not None:
+        products = products * _along_classes(weights, log_probs)
+    if reduction == "none":
+        losses = -products.sum(dim=1)
+        return losses.reshape(()) if unbatched else losses
+    if reduction == "sum":
+        return -products.sum()
+    positions = products.numel() // n_classes if n_classes else 0
+    return -products.sum() / positions if positions else -products.sum() * math.nan
