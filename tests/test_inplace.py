@@ -46,7 +46,7 @@ class Ours:
         return self.nn.Linear(n_in, n_out, dtype=np.float64)
 
     def amax(self, t, dim):
-        return t.max(dim=dim)
+        return t.amax(dim=dim)
 
 
 class Torch:

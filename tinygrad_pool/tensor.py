@@ -17,6 +17,7 @@ import threading
 
 import numpy as np
 
+from . import dtypes
 from .fast import memory
 from .grad_mode import _mode, enable_grad, no_grad  # noqa: F401  (no_grad: re-exported)
 
@@ -224,6 +225,23 @@ def _check_can_require_grad(dtype) -> None:
                            f"Tensor(x, dtype=np.float32))")
 
 
+class Size(tuple):
+    """A tensor's shape: a tuple of ints (torch.Size), printed as ``Size([2, 3])``."""
+
+    def numel(self) -> int:
+        return int(np.prod(self, dtype=np.int64))
+
+    def __repr__(self) -> str:
+        return f"Size({list(self)})"
+
+    def __str__(self) -> str:  # as a plain tuple: messages such as "got shape (2, 3)" stay short
+        return tuple.__repr__(self)
+
+    def __getitem__(self, index):
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
+
 # Leaf gradients are summed under one lock: two threads running backward on one shared model
 # must both land in .grad (a read-add-write without it loses updates).
 _ACCUMULATE_LOCK = threading.Lock()
@@ -264,10 +282,15 @@ class Tensor:
         return t
 
     # ---- what it is -------------------------------------------------------------------------
-    shape = property(lambda self: self.data.shape)
+    shape = property(lambda self: Size(self.data.shape))
     dtype = property(lambda self: self.data.dtype)
     ndim = property(lambda self: self.data.ndim)
     is_leaf = property(lambda self: self.grad_fn is None)
+    device = "cpu"  # (torch's device; the only one here)
+    is_cuda = False
+
+    def dim(self) -> int:
+        return self.data.ndim
 
     @property
     def requires_grad(self) -> bool:
@@ -304,7 +327,9 @@ class Tensor:
 
     def size(self, dim: int | None = None):
         """PyTorch's ``size()``: the shape, or the length of one dimension."""
-        return self.data.shape if dim is None else self.data.shape[dim]
+        if dim is None:
+            return Size(self.data.shape)
+        return self.data.shape[R.normalize_axis("size", self.data.ndim, dim)]
 
     def numel(self) -> int:
         return self.data.size
@@ -320,11 +345,67 @@ class Tensor:
 
     def item(self):
         if self.data.size != 1:
-            raise ValueError(
-                f"item: only one-element tensors can be converted to a Python number, "
-                f"but this one has shape {self.shape}"
-            )
+            raise RuntimeError(f"item: a Tensor with {self.data.size} elements cannot be "
+                               f"converted to Scalar (shape {list(self.data.shape)})")
         return self.data.item()
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def __float__(self): return float(self.item())
+    def __int__(self): return int(self.item())
+
+    def __index__(self):
+        if self.data.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
+                               f"(shape {list(self.data.shape)}; use .any() or .all())")
+        return bool(self.data.item())
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"`` works on a one-element tensor, as in torch."""
+        if self.data.ndim == 0 and spec:
+            return format(self.data.item(), spec)
+        return format(str(self), spec)
+
+    # ---- dtype conversions (torch's names; a float-to-float cast stays in the graph) ---------
+    def to(self, *args, dtype=None, device=None, copy: bool = False, non_blocking: bool = False):
+        """``to(dtype)``, ``to("cpu")``, ``to(other_tensor)``, ``to(device, dtype)``."""
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif isinstance(arg, str) and arg not in dtypes.DTYPES:
+                device = arg
+            else:
+                dtype = arg
+        if device is not None and str(device) != "cpu":
+            raise RuntimeError(f"to: device {device!r} is not available: tinygrad_pool runs "
+                               f"on the CPU only; see docs/porting.md")
+        if dtype is None:
+            return self.clone() if copy else self
+        dtype = dtypes.as_dtype("to", dtype)
+        if dtype == self.data.dtype:
+            return self.clone() if copy else self
+        if dtype.kind == "f" and self.data.dtype.kind == "f":
+            return V.Cast.apply(self, dtype=dtype)
+        return Tensor._make(self.data.astype(dtype), None)  # not differentiable: no graph
+
+    def type(self, dtype=None):
+        return str(self.data.dtype) if dtype is None else self.to(dtype)
+
+    def float(self): return self.to(dtypes.float32)
+    def double(self): return self.to(dtypes.float64)
+    def half(self): return self.to(dtypes.float16)
+    def long(self): return self.to(dtypes.int64)
+    def int(self): return self.to(dtypes.int32)
+    def bool(self): return self.to(dtypes.bool)
+    def type_as(self, other): return self.to(other.dtype)
+    def cpu(self): return self
 
     def clone(self) -> "Tensor":
         """A copy in new memory, still in the graph (its gradient passes straight through)."""
@@ -343,6 +424,15 @@ class Tensor:
             self.grad_fn.retained = self
         self.retains_grad = True
         return self
+
+    def __getattr__(self, name: str):
+        # Only reached for a name the class does not have: a torch method we do not support
+        # must fail loudly, never do something else.
+        if name.startswith("__") or name in Tensor.__slots__:
+            raise AttributeError(f"'Tensor' object has no attribute {name!r}")
+        raise AttributeError(f"'Tensor' object has no attribute {name!r}: tinygrad_pool does "
+                             f"not support Tensor.{name} (the supported torch names are listed "
+                             f"in docs/porting.md)")
 
     def __repr__(self) -> str:
         body = np.array2string(self.data, separator=", ", prefix="Tensor(", precision=4)
@@ -508,35 +598,81 @@ class Tensor:
             return Tensor._make(np.asarray(other, dtype=self.data.dtype), None)
         return Tensor._make(_as_array(other, None), None)
 
-    def __add__(self, other): return E.Add.apply(self, self._const(other))
-    def __radd__(self, other): return E.Add.apply(self._const(other), self)
-    def __sub__(self, other): return E.Sub.apply(self, self._const(other))
-    def __rsub__(self, other): return E.Sub.apply(self._const(other), self)
-    def __mul__(self, other): return E.Mul.apply(self, self._const(other))
-    def __rmul__(self, other): return E.Mul.apply(self._const(other), self)
-    def __truediv__(self, other): return E.Div.apply(self, self._const(other))
-    def __rtruediv__(self, other): return E.Div.apply(self._const(other), self)
+    def _pair(self, other) -> tuple:
+        """(self, other) as tensors of one dtype, by torch's promotion rules: a Python number
+        does not change a float tensor's dtype; ``int_tensor * 1.5`` is float32 (ops/elementwise)."""
+        if isinstance(other, Tensor):
+            if other.data.dtype is self.data.dtype:  # the common case, decided at once
+                return self, other
+        elif isinstance(other, (int, float)) and self.data.dtype.kind == "f":
+            return self, Tensor._make(np.asarray(other, dtype=self.data.dtype), None)
+        elif isinstance(other, np.ndarray):
+            other = Tensor._make(other, None)
+        return tuple(E.promote(self, other))
+
+    def __add__(self, other): return E.Add.apply(*self._pair(other))
+    def __sub__(self, other): return E.Sub.apply(*self._pair(other))
+    def __mul__(self, other): return E.Mul.apply(*self._pair(other))
+    def __truediv__(self, other): return E.Div.apply(*E.floating_pair(*self._pair(other)))
+    def __radd__(self, other): return E.Add.apply(*self._pair(other)[::-1])
+    def __rsub__(self, other): return E.Sub.apply(*self._pair(other)[::-1])
+    def __rmul__(self, other): return E.Mul.apply(*self._pair(other)[::-1])
+    def __rtruediv__(self, other): return E.Div.apply(*E.floating_pair(*self._pair(other)[::-1]))
     def __neg__(self): return E.Neg.apply(self)
-    def __matmul__(self, other): return M.MatMul.apply(self, self._const(other))
-    def __rmatmul__(self, other): return M.MatMul.apply(self._const(other), self)
+    def __matmul__(self, other): return M.MatMul.apply(*self._pair(other))
+    def __rmatmul__(self, other): return M.MatMul.apply(*self._pair(other)[::-1])
     def __getitem__(self, index): return V.Index.apply(self, index=V.normalize_index(index))
+    def __pow__(self, exponent): return E.pow(self, exponent)
+    def __rpow__(self, base): return E.pow(base, self)
+    def pow(self, exponent): return E.pow(self, exponent)
 
-    def __pow__(self, exponent):
-        if isinstance(exponent, Tensor) or not np.isscalar(exponent):
-            raise TypeError(
-                f"pow: the exponent must be a Python number, got {type(exponent).__name__}; "
-                f"for a tensor exponent write (exponent * x.log()).exp()"
-            )
-        return E.Pow.apply(self, exponent=float(exponent))
-
-    # Comparisons give bool tensors: they have no gradient.
+    # Comparisons and logic give bool tensors, element by element: they have no gradient.
+    # (A tensor stays hashable by identity, as in torch, so it can key a dict or sit in a set.)
     def _compare(self, other, op) -> "Tensor":
-        return Tensor._make(np.asarray(op(self.data, self._const(other).data)), None)
+        other = self._pair(other)[1].data
+        if self.data.shape != other.shape and self.data.ndim and other.ndim:
+            E.check_broadcast(op.__name__, self.data, other)
+        return Tensor._make(np.asarray(op(self.data, other)), None)
 
+    def __eq__(self, other): return self._compare(other, np.equal)
+    def __ne__(self, other): return self._compare(other, np.not_equal)
     def __gt__(self, other): return self._compare(other, np.greater)
     def __lt__(self, other): return self._compare(other, np.less)
     def __ge__(self, other): return self._compare(other, np.greater_equal)
     def __le__(self, other): return self._compare(other, np.less_equal)
+    __hash__ = object.__hash__
+    eq, ne, gt, lt, ge, le = __eq__, __ne__, __gt__, __lt__, __ge__, __le__
+    greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
+
+    def _logical(self, other, op, name: str) -> "Tensor":
+        other = self._const(other).data
+        if self.data.dtype.kind == "f" or other.dtype.kind == "f":
+            raise RuntimeError(f"{name}: not implemented for floating-point tensors (dtypes "
+                               f"{self.data.dtype} and {other.dtype}); use bool or int tensors")
+        return Tensor._make(np.asarray(op(self.data, other)), None)
+
+    def __and__(self, other): return self._logical(other, np.bitwise_and, "and (&)")
+    def __or__(self, other): return self._logical(other, np.bitwise_or, "or (|)")
+    def __xor__(self, other): return self._logical(other, np.bitwise_xor, "xor (^)")
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+
+    def __invert__(self):
+        if self.data.dtype.kind == "f":
+            raise TypeError(f"~ (bitwise not) is only supported for integer and bool tensors, "
+                            f"got {self.data.dtype}")
+        return Tensor._make(np.asarray(~self.data), None)
+
+    def logical_not(self): return Tensor._make(np.asarray(self.data == 0), None)
+    def logical_and(self, other): return Tensor._make(np.logical_and(self.data, self._const(other).data), None)
+    def logical_or(self, other): return Tensor._make(np.logical_or(self.data, self._const(other).data), None)
+
+    def all(self, dim=None, keepdim: bool = False):
+        args = R.reduce_args("all", self.data.shape, None, keepdim, dim, None)
+        return Tensor._make(np.asarray(self.data.all(axis=args["axis"], keepdims=args["keepdims"])), None)
+
+    def any(self, dim=None, keepdim: bool = False):
+        args = R.reduce_args("any", self.data.shape, None, keepdim, dim, None)
+        return Tensor._make(np.asarray(self.data.any(axis=args["axis"], keepdims=args["keepdims"])), None)
 
     def exp(self): return E.Exp.apply(self)
     def log(self): return E.Log.apply(self)
@@ -546,13 +682,22 @@ class Tensor:
     def tanh(self): return E.Tanh.apply(self)
     def arctan(self): return E.Arctan.apply(self)
     def abs(self): return E.Abs.apply(self)
+    def log1p(self): return E.log1p(self)
+    def rsqrt(self): return E.rsqrt(self)
+    def sin(self): return E.sin(self)
+    def cos(self): return E.cos(self)
+    def sign(self): return E.sign(self)
+    def floor(self): return E.floor(self)
+    def ceil(self): return E.ceil(self)
+    def round(self, *, decimals: int = 0): return E.round(self, decimals=decimals)
+    def maximum(self, other): return E.maximum(self, other)
+    def minimum(self, other): return E.minimum(self, other)
+    def where(self, condition, other): return E.where(condition, self, other)
 
-    def clamp(self, min=None, max=None):
-        if min is None and max is None:
-            raise ValueError("clamp: at least one of min and max must not be None")
-        return E.Clamp.apply(self, low=min, high=max)
-
-    def clamp_min(self, min): return self.clamp(min=min)
+    def clamp(self, min=None, max=None): return E.clamp(self, min, max)
+    clip = clamp
+    def clamp_min(self, min): return E.clamp(self, min=min)
+    def clamp_max(self, max): return E.clamp(self, max=max)
 
     # In place (PyTorch's trailing underscore; augmented operators too). ``a @= b`` is not
     # here on purpose: PyTorch has no in-place matmul, so Python rebinds ``a`` to ``a @ b``.
@@ -623,13 +768,27 @@ class Tensor:
     def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         return R.Mean.apply(self, **R.reduce_args("mean", self.shape, axis, keepdims, dim, keepdim))
 
-    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        return R.Max.apply(self, **R.reduce_args("max", self.shape, axis, keepdims, dim, keepdim))
+    def max(self, dim=None, keepdim: bool = False):
+        """The largest value (0-d); with ``dim``, ``(values, indices)`` along it; given a
+        tensor, the elementwise maximum — as torch's ``max``."""
+        return R.max(self, dim, keepdim)
 
-    def argmax(self, axis=None, *, dim=None) -> "Tensor":
-        """Index of the maximum (not differentiable: an integer tensor)."""
-        axis = dim if dim is not None else axis
-        return Tensor._make(np.asarray(self.data.argmax(axis=axis)), None)
+    def min(self, dim=None, keepdim: bool = False): return R.min(self, dim, keepdim)
+    def amax(self, dim=(), keepdim: bool = False): return R.amax(self, dim, keepdim)
+    def amin(self, dim=(), keepdim: bool = False): return R.amin(self, dim, keepdim)
+    def argmax(self, dim=None, keepdim: bool = False): return R.argmax(self, dim, keepdim)
+    def argmin(self, dim=None, keepdim: bool = False): return R.argmin(self, dim, keepdim)
+    def prod(self, dim=None, keepdim: bool = False): return R.prod(self, dim, keepdim)
+
+    def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+        return R.var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+        return R.std(self, dim, unbiased, keepdim, correction=correction)
+
+    def norm(self, p="fro", dim=None, keepdim: bool = False): return R.norm(self, p, dim, keepdim)
+    def logsumexp(self, dim, keepdim: bool = False): return R.logsumexp(self, dim, keepdim)
+    def cumsum(self, dim): return R.cumsum(self, dim)
 
     def reshape(self, *shape):
         return V.Reshape.apply(self, shape=V.resolve_shape("reshape", self.shape, shape))

@@ -5,11 +5,22 @@ What each op saves for backward is what PyTorch saves (exp, sqrt, relu, sigmoid 
 output; log, abs, arctan and pow their input; a product each factor only when the other needs a
 gradient), so the same in-place edits are refused. Masks and signs are computed from the saved
 arrays' values (``np.asarray``): they are constants, with no derivative of their own.
+
+The functions at the end (``sin(x)``, ``maximum(a, b)``, ``where(c, a, b)``, ``pow``, ``clamp``
+...) are torch's entry points: they check their arguments, apply torch's type promotion
+(``promote``) and call the Function.
 """
 import numpy as np
 
+from .. import dtypes
 from ..fast import memory
-from ..tensor import Function, unbroadcast
+from ..tensor import Function, Tensor, unbroadcast
+from .movement import Cast, Fill
+
+
+class BroadcastError(RuntimeError, ValueError):
+    """Shapes that do not broadcast: torch raises RuntimeError; this package raised ValueError
+    before it followed torch, so the error is both."""
 
 
 def check_broadcast(op: str, a: np.ndarray, b: np.ndarray) -> None:
@@ -17,7 +28,7 @@ def check_broadcast(op: str, a: np.ndarray, b: np.ndarray) -> None:
     try:
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
-        raise ValueError(
+        raise BroadcastError(
             f"{op}: cannot broadcast shapes {a.shape} and {b.shape} (trailing dimensions "
             f"must be equal or 1)"
         ) from None
@@ -91,17 +102,70 @@ class Div(Function):
 
 
 class Pow(Function):
-    """d(xᵖ) = p xᵖ⁻¹ dx, for a constant exponent p"""
+    """d(xᵖ) = p xᵖ⁻¹ dx, for a constant exponent p (0 for p = 0, even at x = 0, as torch)"""
 
     def forward(ctx, x, exponent):
         ctx.x = x
-        return x ** x.dtype.type(exponent) if x.dtype.kind == "f" else x ** exponent
+        if x.dtype.kind == "f":
+            with np.errstate(divide="ignore", invalid="ignore"):  # 0⁻¹ = inf, (-1)^½ = nan
+                return x ** x.dtype.type(exponent)
+        if float(exponent).is_integer():
+            return integer_power(x, np.asarray(int(exponent), dtype=x.dtype))
+        return x ** exponent  # (``pow`` promotes integers to float first, as torch)
 
     def backward(ctx, grad):
         p = ctx.attrs["exponent"]
+        if p == 0:  # p x⁻¹ would make 0 · inf = nan at x = 0
+            return Fill.call(grad, value=0)
         if p == 2.0:  # the common case, without a second call to pow
             return grad * (2 * ctx.x)
-        return grad * (p * ctx.x ** (p - 1))
+        return grad * (p * Pow.call(ctx.x, exponent=p - 1))
+
+
+def integer_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """Integer powers as torch computes them: a negative exponent gives 1/base truncated
+    (1 for base 1, ±1 for base -1, else 0) where NumPy refuses."""
+    negative = exponent < 0
+    if not negative.any():
+        return base ** exponent
+    result = base ** np.where(negative, 0, exponent)
+    odd = np.abs(exponent) % 2 == 1
+    reciprocal = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
+    return np.where(negative, reciprocal, result).astype(result.dtype)
+
+
+class PowTensor(Function):
+    """d(aᵇ) = b aᵇ⁻¹ da + aᵇ log(a) db — torch's rules at the edges: da-part 0 where b = 0,
+    db-part 0 where a = 0 and b ≥ 0 (saves a, b and the output, as torch)"""
+
+    def forward(ctx, base, exponent):
+        if base.shape != exponent.shape and base.ndim and exponent.ndim:
+            check_broadcast("pow", base, exponent)
+        ctx.base, ctx.exponent = base, exponent
+        if base.dtype.kind != "f":
+            ctx.out = integer_power(base, exponent)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                ctx.out = base ** exponent
+        return ctx.out
+
+    def backward(ctx, grad):
+        base, exponent, out = ctx.base, ctx.exponent, ctx.out
+        zero = np.zeros((), grad.dtype)
+        grad_base = grad_exponent = None
+        # Infinities are part of the answer here (0⁻¹, log 0, log of a negative base is nan),
+        # as in torch: NumPy is told not to warn about them.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if ctx.needs_input_grad[0]:
+                power = grad * (exponent * PowTensor.call(base, exponent - 1))
+                grad_base = unbroadcast(
+                    Where.call(zero, power, condition=np.asarray(exponent) == 0), base.shape)
+            if ctx.needs_input_grad[1]:
+                undefined = (np.asarray(base) == 0) & (np.asarray(exponent) >= 0)
+                grad_exponent = unbroadcast(
+                    Where.call(zero, grad * (out * Log.call(base)), condition=undefined),
+                    exponent.shape)
+        return grad_base, grad_exponent
 
 
 class Neg(Function):
@@ -130,7 +194,8 @@ class Log(Function):
 
     def forward(ctx, x):
         ctx.x = x
-        return np.log(x)
+        with np.errstate(divide="ignore", invalid="ignore"):  # log 0 = -inf, log -1 = nan
+            return np.log(x)
 
     def backward(ctx, grad):
         return grad / ctx.x
@@ -221,3 +286,387 @@ class Clamp(Function):
         if high is not None:
             inside &= x <= high
         return grad * inside
+
+
+class Log1p(Function):
+    """d log(1 + x) = dx / (1 + x)"""
+
+    def forward(ctx, x):
+        ctx.x = x
+        with np.errstate(divide="ignore", invalid="ignore"):  # log1p(-1) = -inf, as torch
+            return np.log1p(x)
+
+    def backward(ctx, grad):
+        return grad / (ctx.x + 1)
+
+
+class Rsqrt(Function):
+    """d x^(-½) = -½ x^(-3/2) dx = -½ out³ dx — written with the output, which is what torch saves"""
+
+    def forward(ctx, x):
+        with np.errstate(divide="ignore", invalid="ignore"):  # rsqrt(0) = inf, rsqrt(-1) = nan
+            ctx.out = 1 / np.sqrt(x)
+        return ctx.out
+
+    def backward(ctx, grad):
+        out = ctx.out
+        return grad * (-0.5 * out * out * out)
+
+
+class Sin(Function):
+    """d sin x = cos x dx"""
+
+    def forward(ctx, x):
+        ctx.x = x
+        return np.sin(x)
+
+    def backward(ctx, grad):
+        return grad * Cos.call(ctx.x)
+
+
+class Cos(Function):
+    """d cos x = -sin x dx"""
+
+    def forward(ctx, x):
+        ctx.x = x
+        return np.cos(x)
+
+    def backward(ctx, grad):
+        return grad * -Sin.call(ctx.x)
+
+
+class StepFunction(Function):
+    """A piecewise-constant function (sign, floor, ceil, round): its derivative is 0 wherever it
+    exists, and torch passes back 0 everywhere — zeros, not None, so .grad is filled."""
+
+    def backward(ctx, grad):
+        return Fill.call(grad, value=0)
+
+
+class Sign(StepFunction):
+    """d sign(x) = 0"""
+
+    def forward(ctx, x):
+        return np.sign(x) if x.dtype != bool else x.copy()
+
+
+class Floor(StepFunction):
+    """d ⌊x⌋ = 0"""
+
+    def forward(ctx, x):
+        return np.floor(x) if x.dtype.kind == "f" else x.copy()
+
+
+class Ceil(StepFunction):
+    """d ⌈x⌉ = 0"""
+
+    def forward(ctx, x):
+        return np.ceil(x) if x.dtype.kind == "f" else x.copy()
+
+
+class Round(StepFunction):
+    """d round(x) = 0 — halves go to the even neighbour (0.5 → 0, 1.5 → 2), as torch and NumPy;
+    with ``decimals`` the value is scaled by 10^decimals, rounded and scaled back, as torch"""
+
+    def forward(ctx, x, decimals):
+        if x.dtype.kind != "f":
+            return x.copy()
+        if decimals == 0:
+            return np.rint(x)
+        # torch's order of operations (so float32 results agree bit for bit): multiply by
+        # 10^d for d > 0, divide by 10^-d for d < 0
+        scale = x.dtype.type(10.0 ** abs(decimals))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.rint(x * scale) / scale if decimals > 0 else np.rint(x / scale) * scale
+
+
+class Maximum(Function):
+    """d max(a, b) = [a > b] da + [b > a] db; at a tie each side gets half, as torch
+    (a nan on either side sends the whole gradient to both, as torch's masks do)"""
+
+    def forward(ctx, a, b):
+        if a.shape != b.shape and a.ndim and b.ndim:
+            check_broadcast("maximum", a, b)
+        ctx.a, ctx.b = a, b
+        return np.maximum(a, b)
+
+    def backward(ctx, grad):
+        a, b = np.asarray(ctx.a), np.asarray(ctx.b)
+        return split_at_ties(ctx, grad, a < b, a > b)
+
+
+class Minimum(Function):
+    """d min(a, b) = [a < b] da + [b < a] db; at a tie each side gets half, as torch"""
+
+    def forward(ctx, a, b):
+        if a.shape != b.shape and a.ndim and b.ndim:
+            check_broadcast("minimum", a, b)
+        ctx.a, ctx.b = a, b
+        return np.minimum(a, b)
+
+    def backward(ctx, grad):
+        a, b = np.asarray(ctx.a), np.asarray(ctx.b)
+        return split_at_ties(ctx, grad, a > b, a < b)
+
+
+def split_at_ties(ctx, grad, a_loses, b_loses) -> tuple:
+    """torch's gradient of maximum/minimum: the loser gets 0, each side half at a tie."""
+    a, b = np.asarray(ctx.a), np.asarray(ctx.b)
+    share = np.where(a == b, 0.5, 1.0).astype(grad.dtype)  # a constant
+    grad_a = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_a = unbroadcast(grad * np.where(a_loses, 0, share), a.shape)
+    if ctx.needs_input_grad[1]:
+        grad_b = unbroadcast(grad * np.where(b_loses, 0, share), b.shape)
+    return grad_a, grad_b
+
+
+class Where(Function):
+    """where(c, a, b) takes a where c holds, else b: da gets the gradient where c, db where not
+    (the condition is a constant, an attribute: it has no gradient)"""
+
+    def forward(ctx, a, b, condition):
+        return np.where(condition, a, b)
+
+    def backward(ctx, grad):
+        condition = ctx.attrs["condition"]
+        a, b = ctx.parents
+        zero = np.zeros((), grad.dtype)
+        grad_a = unbroadcast(Where.call(grad, zero, condition=condition), a.shape) \
+            if ctx.needs_input_grad[0] else None
+        grad_b = unbroadcast(Where.call(zero, grad, condition=condition), b.shape) \
+            if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+class ClampTensor(Function):
+    """clamp(x, lo, hi) = min(max(x, lo), hi) with tensor bounds, torch's gradient: x gets dx
+    where lo ≤ x ≤ hi; lo gets dlo where x < lo < hi; hi gets dhi where x > hi or hi < lo (the
+    output is hi there). ``sides`` names the bounds that follow x: ("min",), ("max",) or both."""
+
+    def forward(ctx, x, *bounds, sides):
+        ctx.x = x
+        out = x
+        for side, bound in zip(sides, bounds):
+            setattr(ctx, side, bound)  # saved as ctx.min / ctx.max, as torch saves them
+            out = np.maximum(out, bound) if side == "min" else np.minimum(out, bound)
+        shape = np.broadcast_shapes(x.shape, *[b.shape for b in bounds])
+        return np.broadcast_to(out, shape).copy() if out.shape != shape else out
+
+    def backward(ctx, grad):
+        sides = ctx.attrs["sides"]
+        x = np.asarray(ctx.x)
+        low = np.asarray(ctx.min) if "min" in sides else None
+        high = np.asarray(ctx.max) if "max" in sides else None
+        if low is not None and high is not None:
+            masks = {"x": (x >= low) & (x <= high), "min": (x < low) & (low < high),
+                     "max": (x > high) | (high < low)}
+        elif low is not None:
+            masks = {"x": x >= low, "min": x < low}
+        else:
+            masks = {"x": x <= high, "max": x > high}
+        zero = np.zeros((), grad.dtype)
+        grads = []
+        for name, parent, needed in zip(("x",) + sides, ctx.parents, ctx.needs_input_grad):
+            grads.append(unbroadcast(Where.call(grad, zero, condition=masks[name]), parent.shape)
+                         if needed else None)
+        return tuple(grads)
+
+
+# ---- torch's entry points -------------------------------------------------------------------
+# Type promotion as torch (torch.result_type): the kinds rank bool < integer < floating. Among
+# operands of the same rank a tensor with dimensions decides over a 0-d tensor, which decides
+# over a Python number; an operand of a higher kind from a lower tier still lifts the result to
+# its kind — a 0-d tensor with its own dtype, a Python float as the default dtype (float32):
+#   int64 tensor + 1.5 → float32;  float32 tensor + float64 0-d tensor → float32;
+#   int32 tensor + float64 0-d tensor → float64;  bool tensor + 1 → int64;  int8 tensor + 1 → int8.
+# (Complex numbers are not supported.)
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def _promote_pair(a, b):
+    """torch.promote_types for two dtypes (None: no operand of that tier)."""
+    if a is None or b is None:
+        return a if b is None else b
+    rank_a, rank_b = _KIND_RANK[a.kind], _KIND_RANK[b.kind]
+    if rank_a != rank_b:  # torch: int64 with float16 is float16 (NumPy would say float64)
+        return a if rank_a > rank_b else b
+    return np.promote_types(a, b)
+
+
+def _number_dtype(value) -> np.dtype:
+    if isinstance(value, (bool, np.bool_)):
+        return dtypes.bool
+    if isinstance(value, (int, np.integer)):
+        return dtypes.int64
+    return dtypes.get_default_dtype()
+
+
+def result_dtype(*operands) -> np.dtype:
+    """torch.result_type of Tensors and Python numbers (see the rules above)."""
+    tiers = [None, None, None]  # tensors with dimensions, 0-d tensors, Python numbers
+    for value in operands:
+        if isinstance(value, Tensor):
+            tier, dtype = (0 if value.ndim else 1), value.dtype
+        else:
+            tier, dtype = 2, _number_dtype(value)
+        tiers[tier] = _promote_pair(tiers[tier], dtype)
+    result = None
+    for dtype in reversed(tiers):  # numbers first, then 0-d tensors, then dimensioned ones
+        result = _combine_tiers(dtype, result)
+    return result
+
+
+def _combine_tiers(higher, lower):
+    """torch's combine_categories: the higher tier's dtype, unless the lower one is of a higher
+    kind (then that kind wins, with the lower tier's dtype)."""
+    if higher is None:
+        return lower
+    if higher.kind == "f":
+        return higher
+    if higher == dtypes.bool or (lower is not None and lower.kind == "f"):
+        return _promote_pair(higher, lower)
+    return higher
+
+
+def is_number(value) -> bool:
+    return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
+
+
+def check_tensor(op: str, name: str, value) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(value).__name__}")
+    return value
+
+
+def check_operand(op: str, name: str, value):
+    if not (isinstance(value, Tensor) or is_number(value)):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor or Number, not "
+                        f"{type(value).__name__}")
+    return value
+
+
+def as_dtype(value, dtype) -> Tensor:
+    """A Tensor or Python number as a Tensor of ``dtype`` (a Tensor cast in the graph)."""
+    if not isinstance(value, Tensor):
+        return Tensor._make(np.asarray(value, dtype=dtype), None)
+    if value.dtype == dtype:
+        return value
+    if value.requires_grad and dtype.kind == "f":
+        return Cast.apply(value, dtype=dtype)
+    return Tensor._make(value.data.astype(dtype), None)
+
+
+def promote(*operands) -> list:
+    """The operands (Tensors and Python numbers) as Tensors of torch's common dtype."""
+    dtype = result_dtype(*operands)
+    return [as_dtype(value, dtype) for value in operands]
+
+
+def floating(x: Tensor) -> Tensor:
+    """The input of a function that only makes sense on floats (sin, log1p, ...): integers and
+    bools become the default floating dtype, as torch."""
+    return x if x.dtype.kind == "f" else as_dtype(x, dtypes.get_default_dtype())
+
+
+def floating_pair(a: Tensor, b: Tensor) -> tuple:
+    """Operands of true division, already of one dtype: integers divide as floats (torch)."""
+    return (a, b) if a.dtype.kind == "f" else (floating(a), floating(b))
+
+
+def log1p(input) -> Tensor:
+    return Log1p.apply(floating(check_tensor("log1p", "input", input)))
+
+
+def rsqrt(input) -> Tensor:
+    return Rsqrt.apply(floating(check_tensor("rsqrt", "input", input)))
+
+
+def sin(input) -> Tensor:
+    return Sin.apply(floating(check_tensor("sin", "input", input)))
+
+
+def cos(input) -> Tensor:
+    return Cos.apply(floating(check_tensor("cos", "input", input)))
+
+
+def sign(input) -> Tensor:
+    return Sign.apply(check_tensor("sign", "input", input))
+
+
+def floor(input) -> Tensor:
+    return Floor.apply(check_tensor("floor", "input", input))
+
+
+def ceil(input) -> Tensor:
+    return Ceil.apply(check_tensor("ceil", "input", input))
+
+
+def round(input, *, decimals: int = 0) -> Tensor:
+    input = check_tensor("round", "input", input)
+    if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
+        raise TypeError(f"round(): argument 'decimals' must be int, not "
+                        f"{type(decimals).__name__}")
+    if decimals != 0 and input.dtype.kind != "f":
+        raise NotImplementedError(f"round(): decimals={decimals} is only implemented for "
+                                  f"floating tensors, got dtype {input.dtype}")
+    return Round.apply(input, decimals=int(decimals))
+
+
+def maximum(input, other) -> Tensor:
+    a, b = promote(check_tensor("maximum", "input", input), check_tensor("maximum", "other", other))
+    return Maximum.apply(a, b)
+
+
+def minimum(input, other) -> Tensor:
+    a, b = promote(check_tensor("minimum", "input", input), check_tensor("minimum", "other", other))
+    return Minimum.apply(a, b)
+
+
+def where(condition, input, other) -> Tensor:
+    """``condition ? input : other`` elementwise, broadcasting all three (numbers allowed)."""
+    condition = check_tensor("where", "condition", condition)
+    if condition.dtype != bool:
+        raise RuntimeError(f"where: expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype}")
+    a, b = promote(check_operand("where", "input", input), check_operand("where", "other", other))
+    shapes = [condition.shape, a.shape, b.shape]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise BroadcastError(f"where: cannot broadcast the shapes of condition, input and other "
+                             f"{tuple(map(tuple, shapes))} together") from None
+    return Where.apply(a, b, condition=condition.data)
+
+
+def pow(input, exponent) -> Tensor:
+    """``input ** exponent``: tensor ** number, tensor ** tensor, or number ** tensor (``__rpow__``)."""
+    if not isinstance(input, Tensor):
+        check_operand("pow", "self", input)
+        check_tensor("pow", "exponent", exponent)
+    else:
+        check_operand("pow", "exponent", exponent)
+    base, power = promote(input, exponent)
+    if isinstance(exponent, Tensor) or not isinstance(input, Tensor):
+        return PowTensor.apply(base, power)
+    if base.dtype.kind != "f" and exponent < 0:
+        raise RuntimeError(f"pow: integers to negative integer powers are not allowed "
+                           f"(a {base.dtype} tensor to the power {exponent})")
+    return Pow.apply(base, exponent=exponent)
+
+
+def clamp(input, min=None, max=None) -> Tensor:
+    """Limit input to [min, max]: both bounds numbers (or None), or both Tensors (or None)."""
+    input = check_tensor("clamp", "input", input)
+    if min is None and max is None:
+        raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+    bounds = {side: value for side, value in (("min", min), ("max", max)) if value is not None}
+    if all(isinstance(v, Tensor) for v in bounds.values()):
+        x, *limits = promote(input, *bounds.values())
+        return ClampTensor.apply(x, *limits, sides=tuple(bounds))
+    if all(is_number(v) for v in bounds.values()):
+        x = as_dtype(input, result_dtype(input, *bounds.values()))
+        return Clamp.apply(x, low=min, high=max)
+    kinds = ", ".join(f"{side}={type(value).__name__}" for side, value in bounds.items())
+    raise TypeError(f"clamp(): min and max must both be Tensors or both be numbers (or None), "
+                    f"got {kinds}")

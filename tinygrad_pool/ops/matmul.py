@@ -52,3 +52,79 @@ class MatMul(Function):
             b2_shape = b_shape + (1,) if len(b_shape) == 1 else b_shape
             grad_b = unbroadcast(a.swapaxes(-1, -2) @ grad, b2_shape).reshape(b_shape)
         return grad_a, grad_b
+
+
+def parse_einsum(equation: str, operands: list) -> tuple:
+    """``"ij,jk->ik"`` as ([input subscripts], output subscripts), checked against the operands.
+
+    The subset supported: letters only, no ``...``, no letter repeated within one operand (no
+    diagonals). Without ``->`` the output is torch's implicit one: the letters that appear
+    exactly once, in alphabetical order."""
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: equation must be a string, got {type(equation).__name__}")
+    text = equation.replace(" ", "")
+    inputs, arrow, output = text.partition("->")
+    inputs = inputs.split(",")
+    if "." in text:
+        raise NotImplementedError("einsum: '...' (ellipsis) is not supported here; see "
+                                  "docs/porting.md")
+    if not all(s.isalpha() for s in inputs if s) or (output and not output.isalpha()):
+        raise ValueError(f"einsum: equation {equation!r} may only contain letters, ',' and '->'")
+    if not arrow:
+        letters = "".join(inputs)
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(inputs) != len(operands):
+        raise ValueError(f"einsum: equation {equation!r} names {len(inputs)} operands but "
+                         f"{len(operands)} were given")
+    sizes = {}
+    for subscripts, array in zip(inputs, operands):
+        if len(subscripts) != array.ndim:
+            raise ValueError(f"einsum: the subscripts {subscripts!r} name {len(subscripts)} "
+                             f"dimensions for an operand of shape {array.shape}")
+        if len(set(subscripts)) != len(subscripts):
+            raise NotImplementedError(f"einsum: a letter repeated within one operand "
+                                      f"({subscripts!r}, a diagonal) is not supported here")
+        for letter, n in zip(subscripts, array.shape):
+            if sizes.setdefault(letter, n) != n:
+                raise ValueError(f"einsum: letter {letter!r} has size {sizes[letter]} in one "
+                                 f"operand and {n} in another")
+    if set(output) - set("".join(inputs)) or len(set(output)) != len(output):
+        raise ValueError(f"einsum: the output {output!r} must use each input letter at most "
+                         f"once")
+    return inputs, output
+
+
+class Einsum(Function):
+    """out = Σ over the letters missing from the output, of the product of the operands
+
+    ∂L/∂operandₖ is an einsum too: the output gradient times every other operand, summed over
+    the letters operand k lacks. A letter only operand k has was summed away in forward, so the
+    gradient is the same all along it: broadcast back.
+    """
+
+    def forward(ctx, *operands, inputs, output):
+        ctx.operands = operands
+        return np.einsum(",".join(inputs) + "->" + output, *operands)
+
+    def backward(ctx, grad):
+        inputs, output = ctx.attrs["inputs"], ctx.attrs["output"]
+        grads = []
+        for k, subscripts in enumerate(inputs):
+            if not ctx.needs_input_grad[k]:
+                grads.append(None)
+                continue
+            others = [s for i, s in enumerate(inputs) if i != k]
+            available = set(output).union(*others)
+            kept = "".join(c for c in subscripts if c in available)
+            partial = Einsum.call(grad, *[o for i, o in enumerate(ctx.operands) if i != k],
+                                  inputs=(output, *others), output=kept)
+            if kept != subscripts:  # letters only this operand has: the gradient is constant
+                shape = ctx.operands[k].shape  # along them, so broadcast it back
+                partial = partial.reshape(tuple(n if c in available else 1
+                                                for c, n in zip(subscripts, shape)))
+                partial = Expand.call(partial, shape=shape)
+            grads.append(partial)
+        return tuple(grads)
+
+
+from .movement import Expand  # noqa: E402  (movement imports nothing from here)

@@ -1,17 +1,43 @@
-"""Reductions over axes: sum, mean, max (and the fused, numerically stable log-softmax lives in
-loss.py). Their backward spreads the output gradient back over the axes that were reduced."""
+"""Reductions over axes: sum, mean, max/min (amax/amin, and with a dim their values and
+indices), prod, var/std, norm, logsumexp, cumsum, argmax/argmin (the fused, numerically stable
+log-softmax lives in loss.py). Their backward spreads the output gradient back over the axes
+that were reduced.
+
+The functions at the end are torch's entry points (``var(x, dim, correction=0)``,
+``max(x, dim)`` → ``MaxResult(values, indices)``): they check the arguments and call the
+Function.
+"""
+import builtins
+import math
+from typing import NamedTuple
+
 import numpy as np
 
-from ..tensor import Function
-from .movement import Expand
+from ..tensor import Function, Tensor
+from .elementwise import Abs, Exp, Pow, Sign, Where, check_tensor, floating
+from .movement import Expand, Fill, Flip, IndexScatter
+
+
+class DimensionError(IndexError, ValueError):
+    """A dimension out of range: torch raises IndexError; this package raised ValueError before
+    it followed torch, so the error is both."""
 
 
 def normalize_axis(op: str, ndim: int, axis: int) -> int:
-    if not isinstance(axis, (int, np.integer)) or not -max(ndim, 1) <= axis < max(ndim, 1):
-        raise ValueError(
-            f"{op}: axis {axis} is out of range for a tensor with {ndim} dimensions"
+    # (a 0-d tensor accepts dim 0 and -1, as in torch; builtins.max: this module defines max)
+    size = builtins.max(ndim, 1)
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"{op}: dim must be an int, got {type(axis).__name__}")
+    if not -size <= axis < size:
+        raise DimensionError(
+            f"{op}: axis {axis} is out of range for a tensor with {ndim} dimensions (expected "
+            f"to be in range of [{-size}, {size - 1}], but got {axis})"
         )
-    return int(axis) % max(ndim, 1)
+    return int(axis) % size
+
+
+class RepeatedDimensionError(RuntimeError, ValueError):
+    """A dim named twice: torch raises RuntimeError (this package raised ValueError before)."""
 
 
 def reduce_args(op, shape, axis, keepdims, dim, keepdim) -> dict:
@@ -26,7 +52,8 @@ def reduce_args(op, shape, axis, keepdims, dim, keepdim) -> dict:
         given = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
         axes = tuple(sorted(normalize_axis(op, len(shape), a) for a in given))
         if len(set(axes)) != len(axes):
-            raise ValueError(f"{op}: axis {axis} names a dimension twice (shape {shape})")
+            raise RepeatedDimensionError(f"{op}: axis {axis} names a dimension twice "
+                                         f"(shape {shape})")
     return {"axis": axes, "keepdims": bool(keepdims)}
 
 
@@ -70,11 +97,12 @@ class Max(Function):
     PyTorch, it saves its input and its output.
     """
 
+    reducer = staticmethod(np.max)
+
     def forward(ctx, x, axis, keepdims):
-        if x.size == 0:
-            raise ValueError(f"max: cannot take the max of an empty tensor (shape {x.shape})")
+        check_nonempty(type(ctx).__name__.lower(), x.shape, axis)
         ctx.x = x
-        ctx.out = x.max(axis=axis, keepdims=keepdims)
+        ctx.out = ctx.reducer(x, axis=axis, keepdims=keepdims)
         return ctx.out
 
     def backward(ctx, grad):
@@ -83,3 +111,454 @@ class Max(Function):
         is_max = x == expand_reduced(np.asarray(ctx.out), x.shape, axis, keepdims)
         share = is_max / is_max.sum(axis=axis, keepdims=True, dtype=x.dtype)  # a constant
         return expand_reduced(grad, x.shape, axis, keepdims) * share
+
+
+class Min(Max):
+    """d min(x) / d xⱼ = [xⱼ is a minimum] / (number of minima) — amin's rule, as Max"""
+
+    reducer = staticmethod(np.min)
+
+
+def check_nonempty(op: str, shape: tuple, axes: tuple) -> None:
+    """torch's errors for max/min/argmax of nothing: a full reduction of an empty tensor, or a
+    reduced dim of size 0 (reducing other dims of an empty tensor is fine: the result is empty)."""
+    if not math.prod(shape):
+        if len(axes) == len(shape):
+            raise RuntimeError(f"{op}(): Expected reduction dim to be specified for "
+                               f"input.numel() == 0 (an empty tensor of shape {shape}). "
+                               f"Specify the reduction dim with the 'dim' argument.")
+        for a in axes:
+            if shape[a] == 0:
+                raise DimensionError(f"{op}(): Expected reduction dim {a} to have non-zero size "
+                                     f"(the tensor is empty, shape {shape})")
+
+
+class MaxAlongDim(Function):
+    """max(x, dim) → values and their indices: the gradient goes to the selected element only
+    (torch's rule for max/min with a dim; the first of tied maxima is selected, as on torch's
+    CPU). Saves the indices, as torch."""
+
+    pick = staticmethod(np.argmax)
+
+    def forward(ctx, x, dim, keepdim):
+        if x.ndim == 0:  # a 0-d tensor is its own max, at index 0
+            ctx.indices = np.zeros((), np.int64)
+            return x.copy()
+        indices = ctx.pick(x, axis=dim, keepdims=True)
+        values = np.take_along_axis(x, indices, axis=dim)
+        ctx.indices = indices if keepdim else indices.squeeze(dim)
+        return values if keepdim else values.squeeze(dim)
+
+    def backward(ctx, grad):
+        dim, keepdim = ctx.attrs["dim"], ctx.attrs["keepdim"]
+        shape = ctx.parents[0].shape
+        if len(shape) == 0:
+            return grad
+        grad = expand_reduced(grad, shape, (dim,), keepdim)
+        indices = np.asarray(ctx.indices)
+        if not keepdim:
+            indices = np.expand_dims(indices, dim)
+        # The advanced index of each selected element: its own position on every other axis
+        index = tuple(indices if a == dim else
+                      np.arange(n).reshape([-1 if b == a else 1 for b in range(len(shape))])
+                      for a, n in enumerate(shape))
+        return IndexScatter.call(grad, index=index, shape=shape)
+
+
+class MinAlongDim(MaxAlongDim):
+    """min(x, dim) → values and indices; the gradient goes to the selected element only"""
+
+    pick = staticmethod(np.argmin)
+
+
+def _return_type_repr(self) -> str:
+    # torch's own text, so that a ported script prints what it printed under torch
+    return f"torch.return_types.{self._op}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+
+class MaxResult(NamedTuple):
+    """What ``max(x, dim)`` returns: a named tuple, as ``torch.return_types.max``."""
+    values: Tensor
+    indices: Tensor
+    _op = "max"
+    __repr__ = _return_type_repr
+
+
+class MinResult(NamedTuple):
+    """What ``min(x, dim)`` returns: a named tuple, as ``torch.return_types.min``."""
+    values: Tensor
+    indices: Tensor
+    _op = "min"
+    __repr__ = _return_type_repr
+
+
+class Prod(Function):
+    """d Πᵢ xᵢ / d xⱼ = Πᵢ≠ⱼ xᵢ — which is out / xⱼ when no xᵢ is 0 (torch's fast case); with
+    zeros the product of the others is computed as such (``ProdOfOthers``), as torch does"""
+
+    def forward(ctx, x, axis, keepdims):
+        ctx.x = x
+        ctx.out = x.prod(axis=axis, keepdims=keepdims)
+        return ctx.out
+
+    def backward(ctx, grad):
+        axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
+        x = ctx.x
+        grad = expand_reduced(grad, x.shape, axis, keepdims)
+        if x.ndim == 0:
+            return grad
+        if not (np.asarray(x) == 0).any():
+            return grad * (expand_reduced(ctx.out, x.shape, axis, keepdims) / x)
+        return grad * ProdOfOthers.call(x, axis=axis)
+
+
+def exclusive_cumprod(x: np.ndarray, axis: int) -> np.ndarray:
+    """[1, x₀, x₀x₁, ...]: the product of the elements before each one along ``axis``."""
+    before = np.delete(np.concatenate([np.ones_like(np.take(x, [0], axis)), x], axis), -1, axis)
+    return np.cumprod(before, axis=axis)
+
+
+class ProdOfOthers(Function):
+    """yⱼ = Πᵢ≠ⱼ xᵢ along the reduced axes (exact with zeros: no division), and
+    ∂yⱼ/∂xₖ = Πᵢ∉{j,k} xᵢ for k ≠ j. Its backward works on arrays only (a third derivative of
+    a product with zeros is refused, ``once_differentiable``)."""
+
+    once_differentiable = True
+
+    def forward(ctx, x, axis):
+        ctx.x = x
+        flat = moved_to_end(x, axis)
+        before = exclusive_cumprod(flat, -1)
+        after = np.flip(exclusive_cumprod(np.flip(flat, -1), -1), -1)
+        return moved_back(before * after, x.shape, axis)
+
+    def backward(ctx, grad):
+        axis = ctx.attrs["axis"]
+        x = moved_to_end(np.asarray(ctx.x), axis)  # (..., n)
+        g = moved_to_end(np.asarray(grad), axis)
+        n = x.shape[-1]
+        eye = np.eye(n, dtype=bool)
+        # Row k: x with xₖ replaced by 1; the product of the others in it, at j ≠ k, is
+        # Πᵢ∉{j,k} xᵢ — one n × n slice per reduced row (the O(n²) is only paid with zeros).
+        without_k = np.where(eye, 1, x[..., None, :])
+        before = exclusive_cumprod(without_k, -1)
+        after = np.flip(exclusive_cumprod(np.flip(without_k, -1), -1), -1)
+        grad_x = np.where(eye, 0, before * after * g[..., None, :]).sum(-1)
+        return moved_back(grad_x, ctx.x.shape, axis)
+
+
+def moved_to_end(x: np.ndarray, axis: tuple) -> np.ndarray:
+    """The reduced axes moved last and merged into one (the others keep their order)."""
+    kept = [a for a in range(x.ndim) if a not in axis]
+    return x.transpose(kept + list(axis)).reshape([x.shape[a] for a in kept] + [-1])
+
+
+def moved_back(y: np.ndarray, shape: tuple, axis: tuple) -> np.ndarray:
+    kept = [a for a in range(len(shape)) if a not in axis]
+    order = kept + list(axis)
+    y = y.reshape([shape[a] for a in order])
+    return y.transpose(np.argsort(order))
+
+
+class Var(Function):
+    """var = Σ (x - x̄)² / (N - c);  d var / d xⱼ = 2 (xⱼ - x̄) / (N - c) (the x̄ terms cancel,
+    since Σ (x - x̄) = 0). N - c below 0 counts as 0, so the result is inf or nan, as torch."""
+
+    def forward(ctx, x, axis, correction, keepdims):
+        ctx.x = x
+        centered = x - x.mean(axis=axis, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (centered * centered).sum(axis=axis, keepdims=keepdims) / degrees_of_freedom(
+                x.shape, axis, correction)
+
+    def backward(ctx, grad):
+        axis, correction, keepdims = (ctx.attrs[k] for k in ("axis", "correction", "keepdims"))
+        x = ctx.x
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.divide(2.0, degrees_of_freedom(x.shape, axis, correction))
+            return (expand_reduced(grad, x.shape, axis, keepdims) * scale) * \
+                (x - x.mean(axis=axis, keepdims=True))
+
+
+class Std(Function):
+    """std = √var;  d std / d xⱼ = (xⱼ - x̄) / ((N - c) std) — and 0 where std = 0 (a constant
+    slice), as torch, where the formula would divide by 0. Saves x and the output, as torch."""
+
+    def forward(ctx, x, axis, correction, keepdims):
+        ctx.x = x
+        centered = x - x.mean(axis=axis, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ctx.out = np.sqrt((centered * centered).sum(axis=axis, keepdims=keepdims)
+                              / degrees_of_freedom(x.shape, axis, correction))
+        return ctx.out
+
+    def backward(ctx, grad):
+        axis, correction, keepdims = (ctx.attrs[k] for k in ("axis", "correction", "keepdims"))
+        x = ctx.x
+        out = expand_reduced(ctx.out, x.shape, axis, keepdims)
+        grad = expand_reduced(grad, x.shape, axis, keepdims)
+        is_zero = np.asarray(out) == 0  # a constant: where the gradient is defined as 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.divide(1.0, degrees_of_freedom(x.shape, axis, correction))
+            per_std = Where.call(np.zeros((), x.dtype), grad / (out + is_zero), condition=is_zero)
+            return (per_std * scale) * (x - x.mean(axis=axis, keepdims=True))
+
+
+def degrees_of_freedom(shape: tuple, axis: tuple, correction) -> float:
+    return builtins.max(0, math.prod(shape[a] for a in axis) - correction)
+
+
+class VectorNorm(Function):
+    """‖x‖ₚ = (Σ |xᵢ|ᵖ)^(1/p);  d‖x‖ₚ / dxⱼ = sign(xⱼ) |xⱼ|ᵖ⁻¹ / ‖x‖ₚᵖ⁻¹ — and torch's special
+    cases: p = 2 gives x / ‖x‖ (0 where ‖x‖ = 0), p = 1 sign(x), p = ±inf splits among the
+    elements of largest (smallest) |x|, p = 0 (a count) has gradient 0. Saves x and the output."""
+
+    def forward(ctx, x, ord, axis, keepdims):
+        ctx.x = x
+        magnitude = np.abs(x)
+        if ord == np.inf or ord == -np.inf:
+            check_nonempty("linalg.vector_norm", x.shape, axis)
+            out = (np.max if ord > 0 else np.min)(magnitude, axis=axis, keepdims=keepdims)
+        elif ord == 0:
+            out = (x != 0).sum(axis=axis, keepdims=keepdims, dtype=x.dtype)
+        elif ord == 1:
+            out = magnitude.sum(axis=axis, keepdims=keepdims)
+        elif ord == 2:
+            out = np.sqrt((x * x).sum(axis=axis, keepdims=keepdims))
+        else:
+            with np.errstate(divide="ignore", over="ignore"):
+                out = (magnitude ** x.dtype.type(ord)).sum(axis=axis, keepdims=keepdims) \
+                    ** x.dtype.type(1 / ord)
+        ctx.out = out
+        return out
+
+    def backward(ctx, grad):
+        p, axis, keepdims = (ctx.attrs[k] for k in ("ord", "axis", "keepdims"))
+        x = ctx.x
+        grad = expand_reduced(grad, x.shape, axis, keepdims)
+        norm = expand_reduced(ctx.out, x.shape, axis, keepdims)
+        zero = np.zeros((), x.dtype)
+        if p == 0:
+            return Fill.call(x, value=0) * grad
+        if p == 1:
+            return Sign.call(x) * grad
+        norm_is_zero = np.asarray(norm) == 0  # constants, as torch's masked_fill
+        safe_norm = norm + norm_is_zero  # 1 where the norm is 0: no division by 0 to hide
+        if p == 2:
+            return Where.call(zero, grad * (x / safe_norm), condition=norm_is_zero)
+        if p == np.inf or p == -np.inf:
+            magnitude = np.abs(np.asarray(x))
+            chosen = (magnitude == np.asarray(norm)) | np.isnan(magnitude)
+            share = chosen / chosen.sum(axis=axis, keepdims=True, dtype=x.dtype)
+            return Sign.call(x) * (grad * share)
+        x_is_zero = np.asarray(x) == 0
+        if p < 1:  # |x|ᵖ⁻¹ is infinite at 0, where torch defines the gradient as 0
+            scaled = Where.call(zero, Sign.call(x) * Pow.call(Abs.call(x) + x_is_zero,
+                                                               exponent=p - 1),
+                                condition=x_is_zero)
+            return scaled * grad * Pow.call(norm, exponent=1 - p)
+        if p < 2:
+            scaled = Sign.call(x) * Pow.call(Abs.call(x), exponent=p - 1)
+        else:
+            scaled = x * Pow.call(Abs.call(x), exponent=p - 2)
+        per_norm = Where.call(zero, grad / Pow.call(safe_norm, exponent=p - 1),
+                              condition=norm_is_zero)
+        return scaled * per_norm
+
+
+class LogSumExp(Function):
+    """y = log Σ eˣ;  dy/dxⱼ = e^(xⱼ - y) (the softmax). The max is subtracted before exp, so no
+    exponent is positive; an infinite max is not (inf - inf would be nan), as torch."""
+
+    def forward(ctx, x, axis, keepdims):
+        ctx.x = x
+        shift = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+        shift = np.where(np.isinf(shift), 0, shift)
+        with np.errstate(divide="ignore"):  # log 0 = -inf: an empty or all -inf slice
+            out = np.log(np.exp(x - shift).sum(axis=axis, keepdims=True)) + shift
+        ctx.out = out if keepdims else out.squeeze(axis)
+        return ctx.out
+
+    def backward(ctx, grad):
+        axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
+        x = ctx.x
+        out = expand_reduced(ctx.out, x.shape, axis, keepdims)
+        return expand_reduced(grad, x.shape, axis, keepdims) * Exp.call(x - out)
+
+
+class Cumsum(Function):
+    """yᵢ = Σⱼ≤ᵢ xⱼ;  ∂L/∂xⱼ = Σᵢ≥ⱼ gᵢ: the gradient summed from the end (flip, cumsum, flip)"""
+
+    def forward(ctx, x, axis):
+        if x.ndim == 0:
+            return x.astype(np.int64) if x.dtype.kind in "biu" else x.copy()
+        return np.cumsum(x, axis=axis, dtype=np.int64 if x.dtype.kind in "biu" else x.dtype)
+
+    def backward(ctx, grad):
+        axis = ctx.attrs["axis"]
+        if grad.ndim == 0:
+            return grad
+        return Flip.call(Cumsum.call(Flip.call(grad, dims=(axis,)), axis=axis), dims=(axis,))
+
+
+# ---- torch's entry points -------------------------------------------------------------------
+def _dims(op: str, x: Tensor, dim, empty_means_all: bool = True) -> tuple:
+    """dim as torch takes it (None, an int, or a sequence of ints) → sorted axes."""
+    if dim is None or (empty_means_all and isinstance(dim, (tuple, list)) and not dim):
+        return tuple(range(x.ndim))
+    return reduce_args(op, x.shape, dim, False, None, None)["axis"]
+
+
+def _single_dim(op: str, x: Tensor, dim) -> int:
+    return normalize_axis(op, x.ndim, dim)
+
+
+def amax(input, dim=(), keepdim: bool = False) -> Tensor:
+    """The maximum over ``dim`` (all dims for ``()``); the gradient is split among ties."""
+    input = check_tensor("amax", "input", input)
+    axis = _dims("amax", input, dim)
+    check_nonempty("amax", input.shape, axis)
+    return Max.apply(input, axis=axis, keepdims=bool(keepdim))
+
+
+def amin(input, dim=(), keepdim: bool = False) -> Tensor:
+    """The minimum over ``dim`` (all dims for ``()``); the gradient is split among ties."""
+    input = check_tensor("amin", "input", input)
+    axis = _dims("amin", input, dim)
+    check_nonempty("amin", input.shape, axis)
+    return Min.apply(input, axis=axis, keepdims=bool(keepdim))
+
+
+def _extreme(op: str, input, dim, keepdim, full: type, along: type, result: type, other_op):
+    if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
+        return other_op(input, dim)
+    input = check_tensor(op, "input", input)
+    if dim is None:
+        if keepdim:
+            raise TypeError(f"{op}(): keepdim=True needs a dim (torch.{op}(input) takes no "
+                            f"keepdim)")
+        return full.apply(input, axis=tuple(range(input.ndim)), keepdims=False)
+    dim = _single_dim(op, input, dim)
+    check_nonempty(op, input.shape, (dim,) if input.ndim else ())
+    values, ctx = along.apply(input, dim=dim, keepdim=bool(keepdim), return_ctx=True)
+    # The indices are the caller's to keep (a copy: backward reads the saved ones)
+    return result(values, Tensor._make(np.array(ctx.indices, dtype=np.int64), None))
+
+
+def max(input, dim=None, keepdim: bool = False):
+    """torch.max: ``max(x)`` a 0-d tensor (gradient split among ties); ``max(x, dim)`` a
+    ``MaxResult(values, indices)`` (gradient to the selected index); ``max(x, other)`` the
+    elementwise maximum."""
+    from .elementwise import maximum
+    return _extreme("max", input, dim, keepdim, Max, MaxAlongDim, MaxResult, maximum)
+
+
+def min(input, dim=None, keepdim: bool = False):
+    """torch.min: as ``max``, for the minimum (``MinResult``)."""
+    from .elementwise import minimum
+    return _extreme("min", input, dim, keepdim, Min, MinAlongDim, MinResult, minimum)
+
+
+def _arg_extreme(op: str, pick, input, dim, keepdim) -> Tensor:
+    input = check_tensor(op, "input", input)
+    if dim is None:
+        if input.data.size == 0:
+            raise DimensionError(f"{op}(): Expected reduction dim to be specified for "
+                                 f"input.numel() == 0 (shape {input.shape}).")
+        index = np.asarray(pick(input.data), dtype=np.int64)  # into the flattened tensor
+        return Tensor._make(index.reshape((1,) * input.ndim) if keepdim else index, None)
+    dim = _single_dim(op, input, dim)
+    if input.ndim == 0:
+        return Tensor._make(np.zeros((), np.int64), None)
+    check_nonempty(op, input.shape, (dim,))
+    return Tensor._make(pick(input.data, axis=dim, keepdims=bool(keepdim)).astype(np.int64), None)
+
+
+def argmax(input, dim=None, keepdim: bool = False) -> Tensor:
+    """Index of the maximum (the first one at ties; the flattened index when dim is None)."""
+    return _arg_extreme("argmax", np.argmax, input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim: bool = False) -> Tensor:
+    """Index of the minimum (the first one at ties; the flattened index when dim is None)."""
+    return _arg_extreme("argmin", np.argmin, input, dim, keepdim)
+
+
+def prod(input, dim=None, keepdim: bool = False) -> Tensor:
+    """The product of all elements, or along one dim (torch takes a single int)."""
+    input = check_tensor("prod", "input", input)
+    if dim is None:
+        if keepdim:
+            raise TypeError("prod(): keepdim=True needs a dim (torch.prod(input) takes no "
+                            "keepdim)")
+        axis = tuple(range(input.ndim))
+    else:
+        if isinstance(dim, (tuple, list)):
+            raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+        axis = (_single_dim("prod", input, dim),) if input.ndim else ()
+    if input.dtype.kind in "biu":  # torch: integer and bool products are int64
+        input = Tensor._make(input.data.astype(np.int64), None)
+    return Prod.apply(input, axis=axis, keepdims=bool(keepdim))
+
+
+def _variance_args(op: str, input, dim, unbiased, keepdim, correction):
+    """torch's three spellings: (dim=None, *, correction=1, keepdim=False), the legacy
+    (dim, unbiased, keepdim) and (unbiased) — ``var(x, True)`` passes a bool as dim."""
+    input = check_tensor(op, "input", input)
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{op}(): give either unbiased= (legacy) or correction=, not both")
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    elif correction is None:
+        correction = 1
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"{op}(): std and var only support floating point dtypes, got "
+                           f"{input.dtype}")
+    return input, dict(axis=_dims(op, input, dim), correction=correction, keepdims=bool(keepdim))
+
+
+def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """The variance Σ (x - x̄)² / (N - correction) over ``dim`` (all dims for None)."""
+    input, args = _variance_args("var", input, dim, unbiased, keepdim, correction)
+    return Var.apply(input, **args)
+
+
+def std(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """The standard deviation √var over ``dim`` (all dims for None)."""
+    input, args = _variance_args("std", input, dim, unbiased, keepdim, correction)
+    return Std.apply(input, **args)
+
+
+def norm(input, p="fro", dim=None, keepdim: bool = False) -> Tensor:
+    """torch.Tensor.norm: the vector p-norm over ``dim`` (all elements for None); ``'fro'``
+    is the 2-norm (over at most two dims); ``inf``/``-inf`` the largest/smallest |x|."""
+    input = check_tensor("norm", "input", input)
+    if isinstance(p, str):
+        if p != "fro":
+            raise ValueError(f"norm: p={p!r} is not supported (only 'fro' and numbers: the "
+                             f"nuclear norm needs an SVD)")
+        if isinstance(dim, (tuple, list)) and len(dim) > 2:
+            raise RuntimeError(f"norm: the Frobenius norm is over at most 2 dims, got dim={dim}")
+        p = 2
+    if not isinstance(p, (int, float, np.integer, np.floating)) or isinstance(p, bool):
+        raise TypeError(f"norm(): argument 'p' must be a number or 'fro', got "
+                        f"{type(p).__name__}")
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"norm: expected a floating point tensor as input, got "
+                           f"{input.dtype}")
+    return VectorNorm.apply(input, ord=float(p), axis=_dims("norm", input, dim),
+                            keepdims=bool(keepdim))
+
+
+def logsumexp(input, dim, keepdim: bool = False) -> Tensor:
+    """log Σ exp(x) over ``dim`` (an int or a tuple), computed without overflow."""
+    input = floating(check_tensor("logsumexp", "input", input))
+    return LogSumExp.apply(input, axis=_dims("logsumexp", input, dim), keepdims=bool(keepdim))
+
+
+def cumsum(input, dim) -> Tensor:
+    """Running sums along ``dim`` (integers and bools sum as int64, as torch)."""
+    input = check_tensor("cumsum", "input", input)
+    return Cumsum.apply(input, axis=_single_dim("cumsum", input, dim))

@@ -1,0 +1,60 @@
+"""PyTorch's dtype names, as the NumPy dtypes that hold the data.
+
+``tinygrad_pool.float32`` *is* ``np.dtype("float32")``, so ``x.dtype == tinygrad_pool.float32``
+and ``x.to(tinygrad_pool.long)`` read as in torch, and a NumPy dtype works wherever a dtype is
+expected. (What differs: ``print(x.dtype)`` shows ``float32``, not ``torch.float32``.)
+
+New floating tensors default to float32, as in torch: Python floats, ``zeros(3)``,
+``rand(2, 2)``. Data that already has a dtype (a NumPy array, a Tensor) keeps it.
+"""
+import builtins
+
+import numpy as np
+
+float16 = half = np.dtype("float16")
+float32 = float = np.dtype("float32")  # noqa: A001  (torch's names, on purpose)
+float64 = double = np.dtype("float64")
+int8 = np.dtype("int8")
+uint8 = np.dtype("uint8")
+int16 = short = np.dtype("int16")
+int32 = int = np.dtype("int32")  # noqa: A001
+int64 = long = np.dtype("int64")
+bool = np.dtype("bool")  # noqa: A001
+
+DTYPES = {name: value for name, value in dict(globals()).items()
+          if isinstance(value, np.dtype)}
+
+_default = [float32]
+
+
+def get_default_dtype() -> np.dtype:
+    """The dtype of new floating tensors made from Python numbers (torch's default: float32)."""
+    return _default[0]
+
+
+def set_default_dtype(dtype) -> None:
+    dtype = as_dtype("set_default_dtype", dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"set_default_dtype: only floating-point types are supported as the "
+                        f"default type, got {dtype}")
+    _default[0] = dtype
+
+
+def as_dtype(op: str, dtype) -> np.dtype:
+    """A dtype argument as a NumPy dtype. Python's ``float``, ``int`` and ``bool`` mean what they
+    do in torch (float64, int64, bool); anything that is not a supported dtype is refused."""
+    if isinstance(dtype, np.dtype) and dtype.kind in "fiub":
+        return dtype
+    if dtype in _PYTHON_TYPES:
+        return _PYTHON_TYPES[dtype]
+    try:
+        result = np.dtype(dtype)
+    except TypeError:
+        result = None
+    if result is None or result.kind not in "fiub" or dtype is None:
+        raise TypeError(f"{op}: dtype must be one of tinygrad_pool's dtypes "
+                        f"({', '.join(sorted(DTYPES))}), got {dtype!r}")
+    return result
+
+
+_PYTHON_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool}
