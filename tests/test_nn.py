@@ -66,7 +66,7 @@ def test_reassigning_and_deleting_attributes():
     assert next(layer.parameters()) is layer.weight
     layer.bias = None
     assert [name for name, _ in layer.named_parameters()] == ["weight"]
-    with pytest.raises(TypeError, match="cannot assign ndarray to parameter 'weight'"):
+    with pytest.raises(TypeError, match="cannot assign 'ndarray' as parameter 'weight'"):
         layer.weight = np.zeros((3, 2))
     del layer.weight
     assert list(layer.parameters()) == []
@@ -113,12 +113,12 @@ def test_train_eval_propagate_to_every_submodule():
 
 
 # ---- state_dict --------------------------------------------------------------------------------
-def test_state_dict_is_a_copy_keyed_by_parameter_names():
+def test_state_dict_is_keyed_by_parameter_names_and_shares_their_memory():
     model = TwoBranch()
     state = model.state_dict()
     assert list(state) == [name for name, _ in model.named_parameters()]
-    state["head.bias"][...] = 123.0
-    assert not np.any(model.head.bias.data == 123.0)  # editing the copy leaves the model alone
+    state["head.bias"].data[...] = 123.0
+    assert np.all(model.head.bias.data == 123.0)  # torch's values are the parameters' memory
 
 
 def test_state_dict_round_trip_into_a_fresh_model():
@@ -137,7 +137,7 @@ def test_state_dict_round_trip_into_a_fresh_model():
 
 def test_load_state_dict_reports_missing_unexpected_and_shape_errors_and_changes_nothing():
     model = small_cnn()
-    before = model.state_dict()
+    before = {name: value.data.copy() for name, value in model.state_dict().items()}
     state = model.state_dict()
     del state["4.bias"]
     state["5.weight"] = np.zeros(3)
@@ -145,9 +145,10 @@ def test_load_state_dict_reports_missing_unexpected_and_shape_errors_and_changes
     with pytest.raises(RuntimeError) as error:
         model.load_state_dict(state)
     message = str(error.value)
-    assert "missing key(s): 4.bias" in message
-    assert "unexpected key(s): 5.weight" in message
-    assert "0.weight: expected shape (4, 1, 3, 3), got (4, 1, 5, 5)" in message
+    assert 'Missing key(s) in state_dict: "4.bias"' in message
+    assert 'Unexpected key(s) in state_dict: "5.weight"' in message
+    assert ("size mismatch for 0.weight: copying a param with shape (4, 1, 5, 5) from "
+            "checkpoint, the shape in current model is (4, 1, 3, 3).") in message
     for name, array in model.state_dict().items():
         np.testing.assert_array_equal(array, before[name], err_msg=name)
 
@@ -160,7 +161,9 @@ def test_load_state_dict_non_strict_returns_the_key_lists_but_still_refuses_bad_
     missing, unexpected = model.load_state_dict(state, strict=False)
     assert missing == ["4.bias"] and unexpected == ["extra"]
     state["4.weight"] = np.zeros((2, 2))
-    with pytest.raises(RuntimeError, match=r"4.weight: expected shape \(3, 16\), got \(2, 2\)"):
+    with pytest.raises(RuntimeError, match=r"size mismatch for 4.weight: copying a param with "
+                                           r"shape \(2, 2\) from checkpoint, the shape in "
+                                           r"current model is \(3, 16\)"):
         model.load_state_dict(state, strict=False)
 
 
@@ -217,7 +220,7 @@ def test_init_functions_fill_in_place_and_keep_dtype():
     init.kaiming_uniform_(t, a=0, nonlinearity="relu", generator=np.random.default_rng(0))
     assert np.all(np.abs(t.data) <= math.sqrt(2) * math.sqrt(3 / 5))
     assert init.calculate_gain("leaky_relu", math.sqrt(5)) == pytest.approx(math.sqrt(1 / 3))
-    with pytest.raises(ValueError, match="at least 2 dimensions"):
+    with pytest.raises(ValueError, match="fewer than 2 dimensions"):
         init.kaiming_uniform_(nn.Parameter(np.zeros(3, dtype=np.float32)))
 
 
@@ -280,7 +283,7 @@ def test_layers_match_torch_with_copied_weights(torch, name, kwargs):
 
 def test_linear_matches_torch_forward_and_backward(torch):
     ours, theirs = nn.Linear(5, 3), torch.nn.Linear(5, 3)
-    theirs.load_state_dict({k: torch.from_numpy(v) for k, v in ours.state_dict().items()})
+    theirs.load_state_dict({k: torch.from_numpy(v.numpy()) for k, v in ours.state_dict().items()})
     x = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
     out, expected = ours(Tensor(x)), theirs(torch.from_numpy(x))
     np.testing.assert_allclose(out.data, expected.detach().numpy(), rtol=1e-6, atol=1e-6)
@@ -300,3 +303,132 @@ def test_torch_state_dict_loads_into_our_model(torch):
     x = np.random.default_rng(2).standard_normal((2, 1, 4, 4)).astype(np.float32)
     np.testing.assert_allclose(ours(Tensor(x)).data, theirs(torch.from_numpy(x)).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+# ---- nn.utils ---------------------------------------------------------------------------------
+from tinygrad_pool.nn import utils  # noqa: E402
+
+
+def _params_with_grads(torch, dtypes, seed=0, scale=1.0):
+    """The same parameters (with .grad set) in both libraries; one has no gradient."""
+    rng = np.random.default_rng(seed)
+    shapes = [(3, 4), (5,), (2, 2, 2)][:len(dtypes)] + [(2,)]
+    ours, theirs = [], []
+    for k, shape in enumerate(shapes):
+        dtype = dtypes[k] if k < len(dtypes) else np.float32
+        value = rng.standard_normal(shape).astype(dtype)
+        p, q = nn.Parameter(value), torch.nn.Parameter(torch.tensor(value))
+        if k < len(dtypes):  # the last parameter has no gradient: it is skipped
+            grad = (rng.standard_normal(shape) * scale).astype(dtype)
+            p.grad, q.grad = Tensor(grad), torch.tensor(grad)
+        ours.append(p)
+        theirs.append(q)
+    return ours, theirs
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1, float("inf"), 3.0, 0.5, "inf"])
+@pytest.mark.parametrize("max_norm", [0.5, 1e3])  # clipping, and a scale clamped to 1
+@pytest.mark.parametrize("dtypes", [(np.float32,) * 3, (np.float64,) * 3,
+                                    (np.float32, np.float64, np.float32)])
+def test_clip_grad_norm_matches_torch(torch, norm_type, max_norm, dtypes):
+    ours, theirs = _params_with_grads(torch, dtypes)
+    total = utils.clip_grad_norm_(ours, max_norm, norm_type=norm_type)
+    expected = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type=norm_type)
+    assert isinstance(total, Tensor) and total.shape == () and not total.requires_grad
+    assert total.dtype == np.dtype(str(expected.dtype).replace("torch.", ""))
+    np.testing.assert_allclose(total.data, expected.numpy(), rtol=1e-6)
+    for p, q in zip(ours, theirs):
+        if q.grad is None:
+            assert p.grad is None
+        else:
+            assert p.grad.dtype == p.dtype
+            np.testing.assert_allclose(p.grad.data, q.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_clip_grad_norm_edge_cases_match_torch(torch):
+    ours, theirs = _params_with_grads(torch, (np.float64,))
+    total = utils.clip_grad_norm_(ours[0], 0.1)  # a single tensor, as torch accepts
+    assert total.item() == pytest.approx(torch.nn.utils.clip_grad_norm_(theirs[0], 0.1).item())
+    empty = utils.clip_grad_norm_([nn.Parameter(np.zeros(2))], 1.0)  # no gradients at all
+    assert empty.item() == torch.nn.utils.clip_grad_norm_([torch.nn.Parameter(
+        torch.zeros(2))], 1.0).item() == 0.0
+    ours, theirs = _params_with_grads(torch, (np.float32, np.float32))
+    ours[0].grad.data[0, 0] = theirs[0].grad[0, 0] = float("nan")
+    before = ours[1].grad.data.copy()
+    with pytest.raises(RuntimeError, match="is non-finite, so it cannot be clipped"):
+        utils.clip_grad_norm_(ours, 1.0, error_if_nonfinite=True)
+    np.testing.assert_array_equal(ours[1].grad.data, before)  # refused before any scaling
+    with pytest.raises(RuntimeError, match="is non-finite"):
+        torch.nn.utils.clip_grad_norm_(theirs, 1.0, error_if_nonfinite=True)
+    utils.clip_grad_norm_(ours, 1.0)  # without the check: NaN everywhere, as torch
+    torch.nn.utils.clip_grad_norm_(theirs, 1.0)
+    assert np.isnan(ours[1].grad.data).all() and torch.isnan(theirs[1].grad).all()
+    with pytest.raises(TypeError, match="clip_grad_norm_: max_norm must be a number, got str"):
+        utils.clip_grad_norm_(ours, "big")
+    with pytest.raises(TypeError, match="parameters must be Tensors, got a ndarray"):
+        utils.clip_grad_norm_([np.zeros(2)], 1.0)
+
+
+def test_clip_grad_norm_bumps_the_gradients_versions_and_keeps_them(torch):
+    ours, _ = _params_with_grads(torch, (np.float32,), scale=10.0)
+    grad = ours[0].grad
+    utils.clip_grad_norm_(ours, 1.0)
+    assert ours[0].grad is grad and grad._version == 1  # scaled in place
+
+
+@pytest.mark.parametrize("clip_value", [0.3, 2.0])
+def test_clip_grad_value_matches_torch(torch, clip_value):
+    ours, theirs = _params_with_grads(torch, (np.float32, np.float64))
+    assert utils.clip_grad_value_(ours, clip_value) is None
+    torch.nn.utils.clip_grad_value_(theirs, clip_value)
+    for p, q in zip(ours, theirs):
+        if q.grad is not None:
+            np.testing.assert_array_equal(p.grad.data, q.grad.numpy())
+    with pytest.raises(TypeError, match="clip_value must be a number"):
+        utils.clip_grad_value_(ours, None)
+
+
+@pytest.mark.parametrize("dtypes", [(np.float64,) * 3, (np.float32, np.float64, np.float32)])
+def test_parameters_to_vector_matches_torch_and_is_differentiable(torch, dtypes):
+    ours, theirs = _params_with_grads(torch, dtypes)
+    for p, q in zip(ours, theirs):
+        p.grad = q.grad = None
+    v, tv = utils.parameters_to_vector(ours), torch.nn.utils.parameters_to_vector(theirs)
+    assert v.dtype == np.dtype(str(tv.dtype).replace("torch.", ""))
+    np.testing.assert_array_equal(v.data, tv.detach().numpy())
+    weights = np.random.default_rng(5).standard_normal(v.shape)
+    (v * v * Tensor(weights)).sum().backward()
+    (tv * tv * torch.tensor(weights)).sum().backward()
+    for p, q in zip(ours, theirs):
+        assert p.grad.dtype == p.dtype
+        np.testing.assert_allclose(p.grad.data, q.grad.numpy(), rtol=1e-6)
+    # twice differentiable: the backward is indexing and reshapes
+    from tinygrad_pool import autograd
+    p = nn.Parameter(np.arange(3.0))
+    (g,) = autograd.grad((utils.parameters_to_vector([p]) ** 3).sum(), [p], create_graph=True)
+    (h,) = autograd.grad(g.sum(), [p])
+    np.testing.assert_allclose(h.data, 6 * np.arange(3.0))
+    with pytest.raises(ValueError, match="expected a non-empty list of Tensors"):
+        utils.parameters_to_vector([])
+
+
+def test_vector_to_parameters_matches_torch(torch):
+    ours, theirs = _params_with_grads(torch, (np.float32, np.float32))
+    n = sum(p.numel() for p in ours)
+    vec = np.arange(n + 2, dtype=np.float64)  # longer than needed: the rest is ignored (torch)
+    v, tv = Tensor(vec), torch.tensor(vec)
+    param_objects = list(ours)
+    utils.vector_to_parameters(v, ours)
+    torch.nn.utils.vector_to_parameters(tv, theirs)
+    for p, q, obj in zip(ours, theirs, param_objects):
+        assert p is obj and p.dtype == np.float64 and str(q.dtype) == "torch.float64"
+        np.testing.assert_array_equal(p.data, q.detach().numpy())
+        assert np.shares_memory(p.data, v.data)  # views of the vector, as torch's
+    with pytest.raises(TypeError, match="expected a Tensor, but got: list"):
+        utils.vector_to_parameters([1.0], ours)
+    with pytest.raises(RuntimeError, match=r"shape '\[3, 4\]' is invalid for input of size 2"):
+        utils.vector_to_parameters(Tensor(np.zeros(2)), ours)
+    held = ours[0].data
+    with pytest.raises(RuntimeError, match=r"shape '\[5\]' is invalid for input of size 1"):
+        utils.vector_to_parameters(Tensor(np.zeros(13)), ours)  # the first fits, not the second
+    assert ours[0].data is held  # nothing changed

@@ -131,9 +131,10 @@ def test_training_steps_on_recycled_buffers_match_steps_on_fresh_memory(rng):
 # first steps the test grabs everything a user can reach — outputs and their .data/.numpy(),
 # leaf .grad (before zero_grad(set_to_none=True) drops it), what the conv and max-pool nodes
 # saved (through saved_for_backward() and through attributes, before the backward that releases
-# them), the indices of return_indices=True, state_dict() values, the arrays passed as
-# gradient= — and keeps a private copy of each. After all the steps every held array must equal
-# its copy, or, where torch says the value changes, have changed exactly as torch's does; and no
+# them), the indices of return_indices=True, state_dict() values (the parameters' own memory,
+# as torch's), the arrays passed as gradient= — and keeps a private copy of each. After all the
+# steps every held array must equal its copy, or, where torch says the value changes, have
+# changed exactly as torch's does; and no
 # held array may ever go into or come out of the scratch pool, or share memory with anything the
 # later steps made. Most held arrays are above SCRATCH_MIN_BYTES, so candidates for reuse: the
 # input (32·1·28·28·4 = 100 KiB), conv and ReLU outputs (800 KiB), conv columns (900 KiB), pooled
@@ -196,9 +197,9 @@ class _Held:
       "doubled" a leaf's .grad grabbed after the first of two backward passes: the second one
                 accumulates into the same memory (torch's AccumulateGrad adds in place too), so
                 it ends as exactly twice its copy;
-      "param"   the parameter's own memory (p.data, p.numpy(), the weight a conv node saved):
-                as in torch it follows the optimizer, ending equal to the parameter after the
-                last step (replayed by the test on copies).
+      "param"   the parameter's own memory (p.data, p.numpy(), state_dict() values, the weight
+                a conv node saved): as in torch it follows the optimizer, ending equal to the
+                parameter after the last step (replayed by the test on copies).
     Holding: step 0 holds things as returned (Tensors, .data, saved_for_backward() values),
     step 1 through .numpy() and node attributes, step 2 only views of them."""
 
@@ -320,7 +321,7 @@ def _train(monkeypatch, data=None, steps=STEPS):
                 held.keep(name, t)
             held.keep("gradient= of the head (logits)", g_logits)
             for name, value in model.state_dict().items():
-                held.keep(f"state_dict()[{name!r}]", value)
+                held.keep(f"state_dict()[{name!r}]", value, "param", name)
             for name, param in params.items():
                 held.keep(f"parameter {name}", param, "param", name)
 
@@ -402,11 +403,14 @@ def test_held_references_of_every_kind_survive_training_unchanged(monkeypatch):
     big = [a for a in owners if a.nbytes >= memory.SCRATCH_MIN_BYTES]
     assert len(big) > len(owners) // 2  # most held memory is large enough to be reused
     _check_held(held, model, expected)
-    # state_dict() values are copies (module.py), never the parameters' memory: they keep the
-    # values of the step they were taken at, while the parameters moved on.
+    # state_dict() values are the parameters' memory (detached Tensors, as torch's): they
+    # followed the optimizer to the parameters' final values (checked as "param" above).
+    params = dict(model.named_parameters())
     sd = [e for e in held.entries if "state_dict" in e.name]
+    assert len(sd) == 4 * (len(GRAB_STEPS) + 1)  # 4 per grab step; at step 0 Tensor and .data
     for entry in sd:
-        assert not any(np.shares_memory(_array_of(entry.obj), p.data) for p in model.parameters())
+        assert entry.expect == "param"
+        assert np.shares_memory(_array_of(entry.obj), params[entry.param].data)
 
 
 def _give_back_always(array):
@@ -415,9 +419,11 @@ def _give_back_always(array):
         memory.give_buffer(array if array.base is None else array.base)
 
 
-def _state_dict_of_live_arrays(self):
-    """A broken state_dict: the parameters' own arrays, as torch's (ours promises copies)."""
-    return OrderedDict((name, t.data) for name, t in self.named_parameters())
+def _state_dict_of_copies(self, keep_vars=False, **_):
+    """A broken state_dict: copies of the parameters (torch's, and ours, share their memory).
+    (keep_vars=True, what load_state_dict asks for, still gives the parameters themselves.)"""
+    return OrderedDict((name, t if keep_vars else Tensor(t.data))  # Tensor(array) copies
+                       for name, t in self.named_parameters())
 
 
 @pytest.mark.parametrize("target, name, broken, victims", [
@@ -431,12 +437,13 @@ def _state_dict_of_live_arrays(self):
     (memory, "unreferenced", lambda *args: True,
      ["step 0: gradient= of the features", "step 1: gradient= of the features",
       "step 2: gradient= of the features"]),
-    (nn.Module, "state_dict", _state_dict_of_live_arrays, ["state_dict()['fc.weight']"]),
-], ids=["saved-buffers-recycled", "gradients-recycled", "state-dict-not-copied"])
+    (nn.Module, "state_dict", _state_dict_of_copies, ["state_dict()['fc.weight']"]),
+], ids=["saved-buffers-recycled", "gradients-recycled", "state-dict-copied"])
 def test_the_check_fails_on_an_engine_that_reuses_held_arrays(monkeypatch, target, name,
                                                               broken, victims):
     """The check above is able to fail: with the engine broken so that held arrays are
-    recycled (or handed out live), it reports exactly those arrays."""
+    recycled (or state_dict() values that no longer follow the parameters), it reports
+    exactly those arrays."""
     monkeypatch.setattr(target, name, broken)
     held, model, expected = _train(monkeypatch, steps=8)  # the grab steps and a few more
     with pytest.raises(AssertionError) as caught:
@@ -520,9 +527,7 @@ def test_held_references_change_exactly_as_torchs_do(monkeypatch, torch):
     entries encodes: activations, indices, gradient= arrays, what max-pool saved and a .grad
     dropped by zero_grad(set_to_none=True) never change; a leaf's .grad held across a second
     backward grows in place to twice its value; p.data and the weight a conv node saved are the
-    parameter's memory and end as the trained parameter. One documented difference: torch's
-    state_dict() values share the parameters' memory and follow the optimizer too, ours are
-    copies (nn/module.py) and keep the values of the step they were taken at."""
+    parameter's memory and end as the trained parameter, and so do state_dict() values."""
     data = _training_data()
     ours, model, expected = _train(monkeypatch, data)
     _check_held(ours, model, expected)
@@ -537,12 +542,6 @@ def test_held_references_change_exactly_as_torchs_do(monkeypatch, torch):
     for label, (tensor, clone) in theirs.items():
         entry = step0.get(label) or step0[label + " .data"]
         now = tensor.detach().numpy()
-        if label.startswith("state_dict()"):  # torch: the parameter itself; ours: a copy
-            param = torch_params[label[len("state_dict()['"):-2]]
-            assert tensor.data_ptr() == param.data_ptr() and not torch.equal(tensor, clone)
-            assert entry.expect == "same" and np.array_equal(entry.obj, entry.copy)
-            np.testing.assert_allclose(entry.obj, clone.numpy(), rtol=1e-6)
-            continue
         if entry.expect == "same":  # torch's did not change either
             assert torch.equal(tensor, clone), label
         elif entry.expect == "doubled":  # torch's grew in place to twice its value

@@ -1,4 +1,5 @@
-"""The layers of a small CNN — Conv2d, MaxPool2d, AvgPool2d, ReLU, Flatten, Linear — as Modules.
+"""The layers of a small CNN — Conv2d, MaxPool2d, AvgPool2d, Flatten, Linear — as Modules (ReLU
+and the other activations are in ``activation.py``).
 
 Each layer holds its settings and Parameters and calls one function of ``nn.functional`` in
 ``forward``; the math lives there and in ``ops/``. Weights start as PyTorch's do:
@@ -12,6 +13,7 @@ import numpy as np
 from . import functional as F
 from . import init
 from ..windows import pair
+from .activation import ReLU  # noqa: F401  (it lived here; nn/__init__ imports it from here)
 from .module import Module, Parameter
 
 
@@ -146,13 +148,6 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class ReLU(Module):
-    """max(x, 0), elementwise."""
-
-    def forward(self, input):
-        return F.relu(input)
 
 
 class Flatten(Module):

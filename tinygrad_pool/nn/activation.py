@@ -1,0 +1,131 @@
+"""Activation layers, as ``torch.nn``'s: each holds its settings and calls one op in ``forward``
+(the Functions and their derivatives live in ``ops/activation.py``, ``ops/elementwise.py`` and
+``ops/loss.py``). Their reprs are torch's, so a printed model reads the same in both.
+"""
+import warnings
+
+from ..ops import activation as A
+from ..ops.loss import log_softmax, softmax
+from .module import Module
+
+
+class ReLU(Module):
+    """max(x, 0), elementwise; ``inplace=True`` overwrites the input (``relu_``)."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return input.relu_() if self.inplace else input.relu()
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class LeakyReLU(Module):
+    """x where x > 0, else negative_slope · x."""
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
+        super().__init__()
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, input):
+        return A.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class ELU(Module):
+    """x where x > 0, else α (eˣ - 1)."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return A.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class GELU(Module):
+    """x Φ(x), Φ the standard normal CDF; ``approximate='tanh'`` uses the tanh formula."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return A.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    """x σ(x)."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return A.silu(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Sigmoid(Module):
+    """1 / (1 + e⁻ˣ)."""
+
+    def forward(self, input):
+        return input.sigmoid()
+
+
+class Tanh(Module):
+    """tanh(x)."""
+
+    def forward(self, input):
+        return input.tanh()
+
+
+def implicit_softmax_dim(op: str, ndim: int) -> int:
+    """The dim torch's softmax picks when called with ``dim=None`` (a legacy rule it warns about):
+    0 for 0-, 1- and 3-dimensional input, else 1."""
+    warnings.warn(f"Implicit dimension choice for {op} has been deprecated. Change the call to "
+                  f"include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+class Softmax(Module):
+    """exp(x) / Σ exp(x) along ``dim``."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        dim = implicit_softmax_dim("softmax", input.ndim) if self.dim is None else self.dim
+        return softmax(input, dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    """x - log Σ exp(x) along ``dim``."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        dim = implicit_softmax_dim("log_softmax", input.ndim) if self.dim is None else self.dim
+        return log_softmax(input, dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

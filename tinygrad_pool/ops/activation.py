@@ -1,0 +1,206 @@
+"""Activations beyond relu, sigmoid and tanh (those are in elementwise.py): leaky ReLU, ELU, GELU
+(exact and tanh-approximated), SiLU, and the error function GELU rests on.
+
+Each Function saves what PyTorch saves — the input — and writes its backward with operators and
+``Function.call`` (``Exp``, ``Tanh``, ``Erf``...), so that under ``create_graph=True`` the
+backward is recorded and differentiates again, as all of these do in torch. Which side of zero
+an element lies on is read from the saved input's values (``np.asarray``): a constant mask, with
+no derivative of its own.
+"""
+import math
+
+import numpy as np
+
+from ..tensor import Function, Tensor
+from .args import tensor_arg
+from .elementwise import Clamp, Exp, Sigmoid, Tanh
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_GELU_CUBIC = 0.044715  # the cubic term of GELU's tanh approximation (Hendrycks & Gimpel)
+
+# Where erf switches from its power series to the continued fraction of erfc, and how many
+# terms each takes: measured against math.erf, both stay within 2e-15 of it on their side.
+_SERIES_BELOW, _SERIES_TERMS, _FRACTION_DEPTH = 2.0, 40, 40
+
+
+def erf_values(x) -> np.ndarray:
+    """erf(x) in float64, to about 1e-16, for every element at once (NumPy has no erf, and the
+    package depends on NumPy alone).
+
+    |x| < 2: erf(x) = 2/√π · e^(-x²) · Σₙ 2ⁿ x^(2n+1) / (1·3·5···(2n+1)) — every term has the
+    sign of x, so the sum never cancels (the plain Taylor series alternates).
+    |x| ≥ 2: erf(x) = sign(x) (1 - erfc|x|), with the continued fraction
+    erfc(x) = e^(-x²)/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + …)))), evaluated from the bottom.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty_like(x)
+    near = np.abs(x) < _SERIES_BELOW
+    s = x[near]
+    s2 = s * s
+    ratio = 2 * s2  # term n = term n-1 · 2x² / (2n + 1), updated in place
+    term, total = s.copy(), s.copy()
+    for n in range(1, _SERIES_TERMS):
+        term *= ratio
+        term *= 1 / (2 * n + 1)
+        total += term
+    out[near] = _TWO_OVER_SQRT_PI * np.exp(-s2) * total
+    far = ~near  # (NaN lands here and stays NaN; ±inf gives ±1)
+    a = np.abs(x[far])
+    fraction = a.copy()
+    for k in range(_FRACTION_DEPTH, 0, -1):
+        fraction = a + (k / 2) / fraction
+    erfc = np.exp(-a * a) / (math.sqrt(math.pi) * fraction)  # (0 / inf = 0 at |x| = inf)
+    out[far] = np.sign(x[far]) * (1 - erfc)
+    return out
+
+
+class Erf(Function):
+    """d erf(x) = (2/√π) e^(-x²) dx"""
+
+    def forward(ctx, x):
+        ctx.x = x
+        return erf_values(x).astype(x.dtype, copy=False)
+
+    def backward(ctx, grad):
+        x = ctx.x
+        return grad * (_TWO_OVER_SQRT_PI * Exp.call(-(x * x)))
+
+
+class LeakyReLU(Function):
+    """d leaky_relu(x) = (1 if x > 0 else negative_slope) dx"""
+
+    def forward(ctx, x, negative_slope):
+        ctx.x = x
+        return np.where(x > 0, x, x * x.dtype.type(negative_slope))
+
+    def backward(ctx, grad):
+        x = np.asarray(ctx.x)
+        slope = np.where(x > 0, 1, ctx.attrs["negative_slope"]).astype(x.dtype)
+        return grad * slope
+
+
+class ELU(Function):
+    """d elu(x) = (1 if x > 0 else α eˣ) dx"""
+
+    def forward(ctx, x, alpha):
+        ctx.x = x
+        return np.where(x > 0, x, x.dtype.type(alpha) * np.expm1(np.minimum(x, 0)))
+
+    def backward(ctx, grad):
+        x, alpha = ctx.x, ctx.attrs["alpha"]
+        values = np.asarray(x)
+        positive = (~(values <= 0)).astype(x.dtype)  # (NaN counts as positive, as in torch)
+        at_zero = (values == 0).astype(x.dtype)
+        negative = (values < 0).astype(x.dtype)
+        # At 0 the slope is α, a constant: torch's second derivative is 0 there. eˣ is taken
+        # of the negative side only (clamped at 0): a large positive x would overflow exp,
+        # and the mask zeroes it anyway.
+        exp_negative = Exp.call(Clamp.call(x, low=None, high=0))
+        return grad * (positive + alpha * at_zero + (alpha * negative) * exp_negative)
+
+
+class GELU(Function):
+    """gelu(x) = x Φ(x);  d gelu(x) = (Φ(x) + x φ(x)) dx, Φ the standard normal CDF, φ its density"""
+
+    def forward(ctx, x):
+        ctx.x = x
+        wide = np.asarray(x, dtype=np.float64)
+        # As torch computes it: x · ½ (1 + erf(x/√2)).
+        return (wide * 0.5 * (1 + erf_values(wide * _SQRT_HALF))).astype(x.dtype, copy=False)
+
+    def backward(ctx, grad):
+        x = ctx.x
+        cdf = 0.5 * (1 + Erf.call(x * _SQRT_HALF))
+        density = _INV_SQRT_2PI * Exp.call(-0.5 * (x * x))
+        return grad * (cdf + x * density)
+
+
+class GELUTanh(Function):
+    """gelu(x) ≈ ½ x (1 + tanh u), u = √(2/π)(x + 0.044715 x³);
+    d gelu = (½ (1 + tanh u) + ½ x (1 - tanh² u) u′) dx, u′ = √(2/π)(1 + 3·0.044715 x²)"""
+
+    def forward(ctx, x):
+        ctx.x = x
+        inner = x.dtype.type(_SQRT_2_OVER_PI) * (x + x.dtype.type(_GELU_CUBIC) * x * x * x)
+        return 0.5 * x * (1 + np.tanh(inner))
+
+    def backward(ctx, grad):
+        x = ctx.x
+        t = Tanh.call(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * (x * x * x)))
+        du = _SQRT_2_OVER_PI * (1 + (3 * _GELU_CUBIC) * (x * x))
+        return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
+
+
+def _sigmoid_values(x: np.ndarray) -> np.ndarray:
+    """σ(x) = 1 / (1 + e⁻ˣ) with e raised only to -|x| (no overflow), and small values kept as
+    they are (σ(-40) ≈ 4e-18, where 1 + tanh(x/2) would round to 0)."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1, e) / (1 + e)
+
+
+class SiLU(Function):
+    """silu(x) = x σ(x);  d silu(x) = σ(x) (1 + x (1 - σ(x))) dx"""
+
+    def forward(ctx, x):
+        ctx.x = x
+        return x * _sigmoid_values(x)
+
+    def backward(ctx, grad):
+        x = ctx.x
+        s = Sigmoid.call(x)
+        return grad * (s * (1 + x * (1 - s)))
+
+
+# ---- the functional forms (torch.nn.functional's names and signatures) ----------------------
+def _float_input(op: str, input) -> Tensor:
+    input = tensor_arg(op, "input", input)
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f"{op}: not implemented for input dtype {input.dtype}; "
+                                  f"expected a floating-point tensor")
+    return input
+
+
+def _number(op: str, name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{op}: {name} must be a number, got {type(value).__name__} {value!r}")
+    return float(value)
+
+
+def _run(fn: type, input: Tensor, inplace: bool, **attrs) -> Tensor:
+    """The op out of place, or written into ``input`` (``inplace=True``, as torch's ``op_``)."""
+    return input._inplace(fn, **attrs) if inplace else fn.apply(input, **attrs)
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, else negative_slope · x."""
+    input = _float_input("leaky_relu", input)
+    slope = _number("leaky_relu", "negative_slope", negative_slope)
+    return _run(LeakyReLU, input, inplace, negative_slope=slope)
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, else α (eˣ - 1)."""
+    input = _float_input("elu", input)
+    return _run(ELU, input, inplace, alpha=_number("elu", "alpha", alpha))
+
+
+def gelu(input, approximate: str = "none") -> Tensor:
+    """x Φ(x) (``approximate='none'``) or its tanh approximation (``approximate='tanh'``)."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"gelu: approximate argument must be either none or tanh, got "
+                           f"{approximate!r}")
+    input = _float_input("gelu", input)
+    return (GELU if approximate == "none" else GELUTanh).apply(input)
+
+
+def silu(input, inplace: bool = False) -> Tensor:
+    """x σ(x) (also called swish)."""
+    return _run(SiLU, _float_input("silu", input), inplace)
+
+
+def erf(input) -> Tensor:
+    """The error function, 2/√π ∫₀ˣ e^(-t²) dt."""
+    return Erf.apply(_float_input("erf", input))
