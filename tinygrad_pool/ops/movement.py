@@ -1,8 +1,14 @@
 """Shape ops: they move elements without changing them, so backward moves the gradient back.
 
-Reshape, permute, flip, expand and basic indexing return views (``is_view``): the output shares
-the input's memory and version counter, as in PyTorch. Writes into a tensor's memory are ops
-too (copy_, fill_, ``t[index] = value``): recorded like any other op when they need a gradient.
+Reshape, permute, expand and basic indexing return views (``is_view``): the output shares the
+input's memory and version counter, as in PyTorch — and so do squeeze, unsqueeze, unflatten,
+view_as (reshapes), t and mT (permutations) and narrow (a basic slice), which are those same
+Functions with other arguments. Flip, repeat, roll and pad copy. Writes into a tensor's memory
+are ops too (copy_, fill_, ``t[index] = value``): recorded like any other op when they need a
+gradient.
+
+Argument errors follow torch's types: IndexError for a dim out of range, RuntimeError for sizes
+that do not fit, TypeError for an argument of the wrong kind.
 """
 import math
 
@@ -11,90 +17,136 @@ import numpy as np
 from ..tensor import Function, Tensor, unbroadcast
 
 
+def is_int(value) -> bool:
+    """A Python or NumPy integer (bool is not one here: torch refuses ``unsqueeze(True)``)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def wrap_dim(op: str, dim, ndim: int, name: str = "dim") -> int:
+    """A dimension as a non-negative index: torch's rule, where -1 is the last dimension and a
+    0-d tensor takes dims in [-1, 0] as if it had one (``sum(0)`` of a scalar works)."""
+    if not is_int(dim):
+        raise TypeError(f"{op}: {name} must be an int, got {type(dim).__name__} ({dim!r})")
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: dimension {dim} is out of range for a tensor with {ndim} "
+                         f"dimensions (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return int(dim) % n
+
+
+def normalize_dims(op: str, ndim: int, dims, distinct: bool = False) -> tuple:
+    """One dim or a sequence of them, wrapped; ``distinct``: refuse one named twice (flip)."""
+    dims = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
+    wrapped = tuple(wrap_dim(op, d, ndim) for d in dims)
+    if distinct and len(set(wrapped)) != len(wrapped):
+        repeated = next(d for d in wrapped if wrapped.count(d) > 1)
+        raise RuntimeError(f"{op}: dim {repeated} appears multiple times in the list of dims "
+                           f"{dims}")
+    return wrapped
+
+
+def int_sizes(op: str, name: str, sizes) -> tuple:
+    """Sizes given as varargs ``f(2, 3)`` or one sequence ``f((2, 3))``, checked to be ints."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = sizes[0]
+    for n in sizes:
+        if not is_int(n):
+            raise TypeError(f"{op}: {name} must be a tuple of ints, got {tuple(sizes)} (an "
+                            f"element of type {type(n).__name__})")
+    return tuple(int(n) for n in sizes)
+
+
 def resolve_shape(op: str, old_shape: tuple, shape) -> tuple:
     """Accept reshape(2, 3) and reshape((2, 3)); fill in a single -1."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    shape = tuple(int(n) for n in shape)
+    shape = int_sizes(op, "shape", shape)
     size = math.prod(old_shape)
     if shape.count(-1) > 1 or any(n < -1 for n in shape):
-        raise ValueError(f"{op}: invalid shape {shape}: at most one -1 and no other negative sizes")
+        raise RuntimeError(f"{op}: invalid shape {shape}: at most one -1 (only one dimension "
+                           f"can be inferred) and no other negative sizes")
     known = math.prod(n for n in shape if n != -1)
     if -1 in shape:
         if known == 0 or size % known:
-            raise ValueError(f"{op}: cannot reshape a tensor of shape {old_shape} ({size} "
-                             f"elements) into {shape}")
+            raise RuntimeError(f"{op}: shape {shape} is invalid for a tensor of shape "
+                               f"{tuple(old_shape)} ({size} elements)")
         shape = tuple(size // known if n == -1 else n for n in shape)
     elif known != size:
-        raise ValueError(f"{op}: cannot reshape a tensor of shape {old_shape} ({size} elements) "
-                         f"into {shape} ({known} elements)")
+        raise RuntimeError(f"{op}: shape {shape} ({known} elements) is invalid for a tensor of "
+                           f"shape {tuple(old_shape)} ({size} elements)")
     return shape
-
-
-def normalize_dims(op: str, ndim: int, dims) -> tuple:
-    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
-    for d in dims:
-        if not -ndim <= d < ndim:
-            raise ValueError(f"{op}: dimension {d} is out of range for a tensor with {ndim} dimensions")
-    return tuple(int(d) % ndim for d in dims)
 
 
 def swap_dims(ndim: int, dim0, dim1) -> tuple:
     if dim0 is None and dim1 is None:
         return tuple(reversed(range(ndim)))
     if dim0 is None or dim1 is None:
-        raise ValueError("transpose: give both dimensions to swap, or none to reverse them all")
+        raise TypeError("transpose: give both dimensions to swap (dim0 and dim1), or none to "
+                        "reverse them all")
     dim0, dim1 = normalize_dims("transpose", ndim, (dim0, dim1))
     dims = list(range(ndim))
-    dims[dim0], dims[dim1] = dim1, dim0
+    if ndim:  # (a 0-d tensor's only "dimension" is 0: nothing to swap)
+        dims[dim0], dims[dim1] = dim1, dim0
     return tuple(dims)
 
 
 def check_permutation(ndim: int, dims) -> tuple:
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = dims[0]
+    if len(dims) != ndim:
+        raise RuntimeError(f"permute: dims {tuple(dims)} must name each of the {ndim} "
+                           f"dimensions of the tensor once (got {len(dims)} dims)")
     normalized = normalize_dims("permute", ndim, dims)
     if sorted(normalized) != list(range(ndim)):
-        raise ValueError(f"permute: dims {tuple(dims)} are not a permutation of the {ndim} "
-                         f"dimensions of the tensor")
+        raise RuntimeError(f"permute: dims {tuple(dims)} are not a permutation of the {ndim} "
+                           f"dimensions of the tensor (duplicate dims are not allowed)")
     return normalized
 
 
 def flattened_shape(shape: tuple, start_dim: int, end_dim: int) -> tuple:
+    start, end = normalize_dims("flatten", len(shape), (start_dim, end_dim))
     if not shape:
         return (1,)
-    start, end = normalize_dims("flatten", len(shape), (start_dim, end_dim))
     if start > end:
-        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
-                         f"(shape {shape})")
-    return shape[:start] + (int(np.prod(shape[start:end + 1])),) + shape[end + 1:]
+        raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
+                           f"(shape {tuple(shape)})")
+    return tuple(shape[:start]) + (math.prod(shape[start:end + 1]),) + tuple(shape[end + 1:])
 
 
 def normalize_index(index):
-    """Tensors used as indices become their arrays; lists become arrays (NumPy's advanced rules)."""
+    """An index as NumPy takes it, read with torch's rules: a Tensor becomes its array (integer
+    or bool only), a 0-d integer Tensor a plain int (so that ``x[i]`` is a view, torch's select),
+    a list an array; a slice must step forward."""
     def convert(i):
         if isinstance(i, Tensor):
+            kind = i.data.dtype.kind
+            if kind not in "iub":
+                raise IndexError(f"index: tensors used as indices must be long, int, byte or "
+                                 f"bool tensors, got one of dtype {i.data.dtype}")
+            if i.data.ndim == 0 and kind in "iu":
+                return int(i.data)
             return i.data
         if isinstance(i, list):
-            return np.asarray(i)
+            return np.asarray([j.data if isinstance(j, Tensor) else j for j in i])
+        if isinstance(i, slice) and i.step is not None and i.step <= 0:
+            raise ValueError(f"index: step must be greater than zero, got slice {i} (flip() "
+                             f"reverses a tensor)")
         return i
     return tuple(convert(i) for i in index) if isinstance(index, tuple) else convert(index)
 
 
 def expanded_shape(shape: tuple, sizes) -> tuple:
     """PyTorch's expand(): -1 keeps a size; new leading dimensions may be added."""
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = sizes[0]
-    sizes = tuple(int(n) for n in sizes)
+    sizes = int_sizes("expand", "size", sizes)
     if len(sizes) < len(shape):
-        raise ValueError(f"expand: the number of sizes {len(sizes)} must be at least the number "
-                         f"of dimensions {len(shape)} (shape {shape})")
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({len(shape)}) "
+                           f"(shape {tuple(shape)}, sizes {sizes})")
     full = (1,) * (len(sizes) - len(shape)) + tuple(shape)
     result = tuple(old if new == -1 else new for old, new in zip(full, sizes))
     for old, new in zip(full, result):
-        if old != new and old != 1:
-            raise ValueError(f"expand: the expanded size {new} must match the existing size "
-                             f"{old} at a non-singleton dimension (shape {shape}, sizes {sizes})")
+        if (old != new and old != 1) or new < 0:
+            raise RuntimeError(f"expand: the expanded size {new} must match the existing size "
+                               f"{old} at a non-singleton dimension (shape {tuple(shape)}, "
+                               f"sizes {sizes})")
     return result
 
 
@@ -133,10 +185,61 @@ class Flip(Function):
     """Reversing axes is its own inverse (a copy, as PyTorch's flip)"""
 
     def forward(ctx, x, dims):
-        return np.flip(x, dims).copy()
+        return np.flip(x, dims).copy() if x.ndim else x.copy()  # (a 0-d tensor flips to itself)
 
     def backward(ctx, grad):
         return Flip.call(grad, dims=ctx.attrs["dims"])
+
+
+class Repeat(Function):
+    """Tiling copies x ``repeats[i]`` times along dim i; each copy's gradient adds back:
+    dx = Σ over the copies of the gradient's matching block"""
+
+    def forward(ctx, x, repeats):
+        ctx.input_shape = x.shape
+        # Like torch, extra repeats add leading dimensions of size 1 before tiling.
+        x = x.reshape((1,) * (len(repeats) - x.ndim) + x.shape)
+        return np.tile(x, repeats)
+
+    def backward(ctx, grad):
+        repeats, shape = ctx.attrs["repeats"], ctx.input_shape
+        padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
+        # Dim i of the output is (copy, position) = (repeats[i], padded[i]), in that order:
+        # split every dim so, and sum over the copy axes.
+        blocks = grad.reshape(tuple(n for pair in zip(repeats, padded) for n in pair))
+        return blocks.sum(axis=tuple(range(0, 2 * len(repeats), 2))).reshape(shape)
+
+
+class Roll(Function):
+    """Rolling moves each element by ``shifts`` (cyclically); the gradient rolls back by
+    -shifts. ``dims=None`` rolls the flattened tensor, as torch's roll"""
+
+    def forward(ctx, x, shifts, dims):
+        return np.roll(x, shifts[0] if dims is None else shifts, axis=dims)
+
+    def backward(ctx, grad):
+        return Roll.call(grad, shifts=tuple(-s for s in ctx.attrs["shifts"]),
+                         dims=ctx.attrs["dims"])
+
+
+class Pad(Function):
+    """Constant padding, ``widths`` = (before, after) per dim (negative widths crop): the
+    gradient of the kept elements goes back, i.e. dx = the gradient padded by -widths"""
+
+    def forward(ctx, x, widths, value):
+        out = np.full(tuple(n + before + after for n, (before, after) in zip(x.shape, widths)),
+                      value, dtype=x.dtype)
+        # Per dim, the kept stretch of x (after cropping) and where it lands in out.
+        kept = [n - max(-before, 0) - max(-after, 0) for n, (before, after) in zip(x.shape, widths)]
+        if min(kept, default=1) > 0:  # (pad() checked that none is negative)
+            source = tuple(slice(max(-b, 0), max(-b, 0) + k) for k, (b, _) in zip(kept, widths))
+            target = tuple(slice(max(b, 0), max(b, 0) + k) for k, (b, _) in zip(kept, widths))
+            out[target] = x[source]
+        return out
+
+    def backward(ctx, grad):
+        widths = tuple((-before, -after) for before, after in ctx.attrs["widths"])
+        return Pad.call(grad, widths=widths, value=0)
 
 
 class Expand(Function):
@@ -238,7 +341,13 @@ class IndexPut(Function):
     def forward(ctx, x, value, index):
         ctx.value_shape = value.shape
         out = x.copy()
-        out[index] = value
+        try:
+            out[index] = value
+        except IndexError as error:
+            raise IndexError(f"index: {error} (tensor shape {x.shape})") from None
+        except ValueError as error:  # a value that does not broadcast: torch's RuntimeError
+            raise RuntimeError(f"index: {error} (tensor shape {x.shape}, value shape "
+                               f"{value.shape})") from None
         return out
 
     def backward(ctx, grad):
@@ -275,3 +384,196 @@ class WriteView(Function):
         grad_value = unbroadcast(apply_view_path(grad, path), ctx.value_shape) \
             if ctx.needs_input_grad[1] else None
         return grad_base, grad_value
+
+
+# ---- the functional entries (torch's signatures; Tensor methods call these) ----------------
+# The view ops below are existing Functions with new arguments: squeeze, unsqueeze, unflatten
+# and view_as are reshapes; t and mT permutations; narrow a basic slice (Index). Each is a view,
+# so in-place writes through it reach the base, as in torch.
+def _tensor(op: str, name: str, value) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{op}: {name} must be a Tensor, got {type(value).__name__}")
+    return value
+
+
+def flip(input, dims) -> Tensor:
+    """torch.flip(input, dims): a copy with the given dims reversed."""
+    return Flip.apply(input, dims=normalize_dims("flip", input.ndim, dims, distinct=True))
+
+
+def squeeze(input, dim=None) -> Tensor:
+    """Remove dims of size 1: all of them, or those named (a named dim of another size stays)."""
+    shape = input.shape
+    if dim is None:
+        drop = {d for d, n in enumerate(shape) if n == 1}
+    else:
+        drop = {d for d in normalize_dims("squeeze", input.ndim, dim, distinct=True)
+                if input.ndim and shape[d] == 1}
+    return Reshape.apply(input, shape=tuple(n for d, n in enumerate(shape) if d not in drop))
+
+
+def unsqueeze(input, dim) -> Tensor:
+    """Insert a dim of size 1 at ``dim`` (in [-ndim-1, ndim]: -1 appends)."""
+    dim = wrap_dim("unsqueeze", dim, input.ndim + 1)
+    shape = tuple(input.shape)
+    return Reshape.apply(input, shape=shape[:dim] + (1,) + shape[dim:])
+
+
+def unflatten(input, dim, sizes) -> Tensor:
+    """Split dim into ``sizes`` (whose product is its length; one -1 is inferred)."""
+    if input.ndim == 0:
+        raise RuntimeError("unflatten: a 0-d tensor has no dimension to unflatten")
+    dim = wrap_dim("unflatten", dim, input.ndim)
+    if not isinstance(sizes, (tuple, list)):
+        raise TypeError(f"unflatten: sizes must be a tuple of ints, got "
+                        f"{type(sizes).__name__}")
+    sizes, length = int_sizes("unflatten", "sizes", (tuple(sizes),)), input.shape[dim]
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    known = math.prod(n for n in sizes if n != -1)
+    fits = (known != 0 and length % known == 0) if -1 in sizes else known == length
+    if sizes.count(-1) > 1 or any(n < -1 for n in sizes) or not fits:
+        raise RuntimeError(f"unflatten: provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({length}) in the input tensor (at most one -1)")
+    sizes = tuple(length // known if n == -1 else n for n in sizes)
+    shape = tuple(input.shape)
+    return Reshape.apply(input, shape=shape[:dim] + sizes + shape[dim + 1:])
+
+
+def view_as(input, other) -> Tensor:
+    """input.view(other.shape)."""
+    other = _tensor("view_as", "other", other)
+    return Reshape.apply(input, shape=resolve_shape("view_as", input.shape, other.shape))
+
+
+def reshape_as(input, other) -> Tensor:
+    """input.reshape(other.shape)."""
+    other = _tensor("reshape_as", "other", other)
+    return Reshape.apply(input, shape=resolve_shape("reshape_as", input.shape, other.shape))
+
+
+def expand_as(input, other) -> Tensor:
+    """input.expand(other.shape): a read-only broadcast view."""
+    other = _tensor("expand_as", "other", other)
+    return Expand.apply(input, shape=expanded_shape(input.shape, tuple(other.shape)))
+
+
+def t(input) -> Tensor:
+    """The transpose of a matrix; a 0-d or 1-d tensor is returned as it is (a view)."""
+    if input.ndim > 2:
+        raise RuntimeError(f"t: expects a tensor with <= 2 dimensions, but input is "
+                           f"{input.ndim}D (shape {tuple(input.shape)}); use transpose(dim0, "
+                           f"dim1) or mT")
+    return Permute.apply(input, dims=tuple(reversed(range(input.ndim))))
+
+
+def matrix_transpose(input) -> Tensor:
+    """``x.mT``: the last two dims swapped (a batch of matrices, each transposed)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"mT: tensor.mT is only supported on matrices or batches of "
+                           f"matrices. Got {input.ndim}-D tensor.")
+    return Permute.apply(input, dims=swap_dims(input.ndim, -2, -1))
+
+
+def repeat(input, *repeats) -> Tensor:
+    """Tile the tensor ``repeats[i]`` times along dim i (extra repeats add leading dims)."""
+    if not repeats:
+        raise TypeError("repeat: missing the repeats (one int per dimension)")
+    repeats = int_sizes("repeat", "repeats", repeats)
+    if len(repeats) < input.ndim:
+        raise RuntimeError(f"repeat: the number of repeats {repeats} can not be smaller than "
+                           f"the number of dimensions of the tensor ({input.ndim}, shape "
+                           f"{tuple(input.shape)})")
+    if any(n < 0 for n in repeats):
+        raise RuntimeError(f"repeat: repeats {repeats} must be non-negative")
+    return Repeat.apply(input, repeats=repeats)
+
+
+def narrow(input, dim, start, length) -> Tensor:
+    """input[..., start:start + length, ...] along dim: a view (a negative start counts from
+    the end)."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow: narrow() cannot be applied to a 0-dim tensor")
+    dim = wrap_dim("narrow", dim, input.ndim)
+    if isinstance(start, Tensor) and start.ndim == 0 and start.dtype.kind in "iu":
+        start = int(start.data)  # torch takes a 0-d integer tensor for start
+    if not is_int(start) or not is_int(length):
+        raise TypeError(f"narrow: start and length must be ints, got "
+                        f"{type(start).__name__} and {type(length).__name__}")
+    size = input.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(f"narrow: start out of range (expected to be in range of [{-size}, "
+                         f"{size}], but got {start}) for dim {dim} of size {size}")
+    start = int(start) % size if start < 0 else int(start)
+    if length < 0:
+        raise RuntimeError(f"narrow: length must be non-negative, got {length}")
+    if start + length > size:
+        raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}) of dim {dim}")
+    index = (slice(None),) * dim + (slice(start, start + int(length)),)
+    return Index.apply(input, index=index)
+
+
+def roll(input, shifts, dims=None) -> Tensor:
+    """Shift elements cyclically by ``shifts`` along ``dims`` (the flattened tensor if None)."""
+    shifts = (shifts,) if not isinstance(shifts, (tuple, list)) else tuple(shifts)
+    if not all(is_int(s) for s in shifts):
+        raise TypeError(f"roll: shifts must be an int or a tuple of ints, got {shifts}")
+    shifts = tuple(int(s) for s in shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"roll: shifts and dimensions must align: {len(shifts)} shifts "
+                               f"{shifts} need as many dims (dims=None takes one shift)")
+        return Roll.apply(input, shifts=shifts, dims=None)
+    dims = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
+    if not shifts:
+        raise RuntimeError("roll: `shifts` required (got no shifts)")
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"roll: shifts and dimensions must align: shifts {shifts}, dims "
+                           f"{dims}")
+    if input.ndim == 0:
+        raise IndexError(f"roll: dimension specified as {dims[0]} but the tensor has no "
+                         f"dimensions")
+    return Roll.apply(input, shifts=shifts, dims=normalize_dims("roll", input.ndim, dims))
+
+
+def contiguous(input) -> Tensor:
+    """The tensor itself when its memory is already in row-major order, else a copy that is."""
+    return input if input.data.flags.c_contiguous else Clone.apply(input)
+
+
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
+    """torch.nn.functional.pad, constant mode: ``pad`` = (left, right) widths for the last dim,
+    then for the one before it, and so on; a negative width crops. Always a new tensor."""
+    if mode not in PAD_MODES:
+        raise NotImplementedError(f"pad: unrecognised padding mode {mode!r} (expected one of "
+                                  f"{PAD_MODES})")
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not implemented here; only "
+                                  f"'constant' is")
+    if not isinstance(pad, (tuple, list)):
+        raise TypeError(f"pad: pad must be a tuple of ints, got {type(pad).__name__}")
+    widths = int_sizes("pad", "pad", (tuple(pad),))
+    if len(widths) % 2:
+        raise RuntimeError(f"pad: padding length must be divisible by 2, got pad={widths}")
+    if len(widths) > 2 * input.ndim:
+        raise RuntimeError(f"pad: padding length should be less than or equal to two times the "
+                           f"input dimension but got padding length {len(widths)} and input "
+                           f"of dimension {input.ndim}")
+    # (left, right) pairs run from the last dim backwards; dims before them are not padded.
+    pairs = [(widths[i], widths[i + 1]) for i in range(0, len(widths), 2)][::-1]
+    per_dim = ((0, 0),) * (input.ndim - len(pairs)) + tuple(pairs)
+    for d, (n, (before, after)) in enumerate(zip(input.shape, per_dim)):
+        # torch crops first, then pads: cropping more than the whole dim is an error even
+        # where the padding would make up for it
+        if n - max(-before, 0) - max(-after, 0) < 0:
+            raise RuntimeError(f"pad: pad={widths} crops {max(-before, 0) + max(-after, 0)} "
+                               f"elements from dim {d}, which has only {n}")
+    if value is None:
+        value = 0
+    if not isinstance(value, (int, float, bool, np.number)):
+        raise TypeError(f"pad: value must be a number, got {type(value).__name__}")
+    return Pad.apply(input, widths=per_dim, value=value)

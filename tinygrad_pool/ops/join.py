@@ -1,0 +1,165 @@
+"""Joining tensors and splitting them again: cat and stack, chunk and split.
+
+cat is one Function whose backward hands each input its own slice of the gradient. stack is
+cat of the inputs each given a new dim of size 1. chunk and split return views — narrow slices
+of the input (movement's Index with basic slices) — so each piece shares the input's memory
+and version, and its gradient lands in its own part of the input's.
+"""
+import numpy as np
+
+from ..tensor import Function, Tensor
+from .movement import Index, is_int, unsqueeze, wrap_dim
+
+# torch's promotion between tensors of different kinds: the result takes the kind that ranks
+# higher (bool < integer < floating), with the largest type of that kind among the inputs —
+# int64 with float32 is float32 (NumPy would say float64).
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def promote_types(dtypes) -> np.dtype:
+    """The dtype torch gives the result of combining tensors of these dtypes."""
+    top = max(_KIND_RANK[d.kind] for d in dtypes)
+    return np.result_type(*[d for d in dtypes if _KIND_RANK[d.kind] == top])
+
+
+def _tensor_list(op: str, tensors) -> list:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}: tensors must be a list or tuple of Tensors, got "
+                        f"{type(tensors).__name__}")
+    for position, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: expected a Tensor as element {position} of tensors, got "
+                            f"{type(t).__name__}")
+    return list(tensors)
+
+
+def _skipped(shape: tuple) -> bool:
+    """torch's cat ignores a 1-d tensor with no elements, whatever the other shapes are."""
+    return tuple(shape) == (0,)
+
+
+class Cat(Function):
+    """Concatenation along dim: each input's gradient is its own slice of the output gradient,
+    dxₖ = grad[..., offsetₖ : offsetₖ + lengthₖ, ...]"""
+
+    def forward(ctx, *arrays, dim, dtype):
+        kept = [a for a in arrays if not _skipped(a.shape)]
+        # Where each input lies along dim in the output (None: skipped, it gets no slice).
+        ctx.spans, start = [], 0
+        for a in arrays:
+            if _skipped(a.shape):
+                ctx.spans.append(None)
+            else:
+                ctx.spans.append((start, start + a.shape[dim]))
+                start += a.shape[dim]
+        if not kept:  # only empty 1-d tensors
+            return np.zeros((0,), dtype)
+        return np.concatenate([a.astype(dtype, copy=False) for a in kept], axis=dim)
+
+    def backward(ctx, grad):
+        before = (slice(None),) * ctx.attrs["dim"]
+        return tuple(np.zeros((0,), grad.dtype) if span is None else grad[before + (slice(*span),)]
+                     for span in ctx.spans)
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    """torch.cat: join tensors of equal shape (but along ``dim``) end to end along ``dim``."""
+    tensors = _tensor_list("cat", tensors)
+    if not tensors:
+        raise ValueError("cat: expected a non-empty list of Tensors")
+    for position, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"cat: zero-dimensional tensor (at position {position}) cannot "
+                               f"be concatenated; unsqueeze it or use stack")
+    shaped = [(k, t) for k, t in enumerate(tensors) if not _skipped(t.shape)]
+    reference = shaped[0][1] if shaped else tensors[0]
+    dim = wrap_dim("cat", dim, reference.ndim)
+    for position, t in shaped[1:]:
+        if t.ndim != reference.ndim:
+            raise RuntimeError(f"cat: tensors must have same number of dimensions: got "
+                               f"{reference.ndim} and {t.ndim} (tensor number {position}, "
+                               f"shape {tuple(t.shape)})")
+        for d, (expected, got) in enumerate(zip(reference.shape, t.shape)):
+            if d != dim and expected != got:
+                raise RuntimeError(
+                    f"cat: sizes of tensors must match except in dimension {dim}. Expected "
+                    f"size {expected} but got size {got} for tensor number {position} in the "
+                    f"list (shapes {tuple(reference.shape)} and {tuple(t.shape)})")
+    dtype = promote_types([t.dtype for t in tensors])
+    return Cat.apply(*tensors, dim=dim, dtype=dtype)
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """torch.stack: tensors of one shape joined along a new dimension ``dim``."""
+    tensors = _tensor_list("stack", tensors)
+    if not tensors:
+        raise RuntimeError("stack: expects a non-empty list of Tensors")
+    first = tensors[0]
+    for position, t in enumerate(tensors[1:], start=1):
+        if t.shape != first.shape:
+            raise RuntimeError(f"stack: expects each tensor to be equal size, but got "
+                               f"{list(first.shape)} at entry 0 and {list(t.shape)} at entry "
+                               f"{position}")
+    dim = wrap_dim("stack", dim, first.ndim + 1)
+    return Cat.apply(*[unsqueeze(t, dim) for t in tensors], dim=dim,
+                     dtype=promote_types([t.dtype for t in tensors]))
+
+
+def _pieces(input, dim: int, lengths) -> tuple:
+    """Consecutive slices of ``input`` along dim with these lengths, as views."""
+    before, pieces, start = (slice(None),) * dim, [], 0
+    for length in lengths:
+        pieces.append(Index.apply(input, index=before + (slice(start, start + length),)))
+        start += length
+    return tuple(pieces)
+
+
+def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """torch.split: pieces of ``split_size`` along dim (the last one shorter if need be), or
+    pieces of the given lengths (which must add up to the dim's size). Views of ``tensor``."""
+    if tensor.ndim == 0:
+        raise RuntimeError("split: expects at least a 1-dimensional tensor")
+    dim = wrap_dim("split", dim, tensor.ndim)
+    size = tensor.shape[dim]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sections = tuple(split_size_or_sections)
+        if not all(is_int(n) for n in sections):
+            raise TypeError(f"split: split sizes must be a tuple of ints, got {sections}")
+        if any(n < 0 for n in sections):
+            raise RuntimeError(f"split: split_with_sizes expects split_sizes to have only "
+                               f"non-negative entries, but got split_sizes={list(sections)}")
+        if sum(sections) != size:
+            raise RuntimeError(f"split: split_with_sizes expects split_sizes to sum exactly to "
+                               f"{size} (input tensor's size at dimension {dim}), but got "
+                               f"split_sizes={list(sections)}")
+        return _pieces(tensor, dim, [int(n) for n in sections])
+    split_size = split_size_or_sections
+    if not is_int(split_size):
+        raise TypeError(f"split: split_size_or_sections must be an int or a list of ints, got "
+                        f"{type(split_size).__name__}")
+    if split_size < 0:
+        raise RuntimeError(f"split: split expects split_size be non-negative, but got "
+                           f"split_size={split_size}")
+    if split_size == 0 and size != 0:
+        raise RuntimeError(f"split: split_size can only be 0 if dimension size is 0, but got "
+                           f"dimension size of {size}")
+    # torch's count: ceil(size / split_size) pieces, and always at least one.
+    count = max(-(-size // split_size), 1) if split_size else 1
+    lengths = [split_size] * (count - 1) + [size - split_size * (count - 1)]
+    return _pieces(tensor, dim, lengths)
+
+
+def chunk(input, chunks: int, dim: int = 0) -> tuple:
+    """torch.chunk: split into pieces of ceil(size / chunks) — which may give fewer than
+    ``chunks`` pieces (6 into 4 chunks: 2, 2, 2). Views of ``input``."""
+    if not is_int(chunks):
+        raise TypeError(f"chunk: chunks must be an int, got {type(chunks).__name__}")
+    if input.ndim == 0:
+        raise RuntimeError("chunk: expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk: expects `chunks` to be greater than 0, got: {chunks}")
+    dim = wrap_dim("chunk", dim, input.ndim)
+    size = input.shape[dim]
+    if size == 0:  # torch: as many empty pieces as asked for
+        return _pieces(input, dim, [0] * chunks)
+    return split(input, -(-size // chunks), dim)
