@@ -1,0 +1,33 @@
+"""Dropout layers: Dropout (elements) and Dropout2d (whole channels), active only in training
+mode (``model.train()``); in eval mode (``model.eval()``) they return their input unchanged."""
+from ..ops.dropout import _check_p, dropout, dropout2d
+from .module import Module
+
+
+class _DropoutNd(Module):
+    """What Dropout and Dropout2d share: p, inplace, and the generator masks are drawn from
+    (``generator=None``: the package's default generator, seeded by ``manual_seed``)."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False, *, generator=None):
+        super().__init__()
+        _check_p(type(self).__name__, p)
+        self.p = p  # as given (torch prints p=0 for 0, not p=0.0)
+        self.inplace, self.generator = inplace, generator
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p)."""
+
+    def forward(self, input):
+        return dropout(input, self.p, self.training, self.inplace, generator=self.generator)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero each whole channel of (N, C, H, W) input with probability p; scale the rest by
+    1 / (1 - p)."""
+
+    def forward(self, input):
+        return dropout2d(input, self.p, self.training, self.inplace, generator=self.generator)

@@ -1,0 +1,162 @@
+"""Normalization layers: BatchNorm1d, BatchNorm2d and LayerNorm, as PyTorch's.
+
+The math is ``ops.normalization`` (batch_norm, layer_norm); these modules hold the learned
+per-feature ``weight`` (initialised to 1) and ``bias`` (0) and, for batch norm, the running
+statistics as buffers — ``running_mean``, ``running_var`` and the int64 ``num_batches_tracked``,
+under PyTorch's names, so state_dicts have the same keys.
+"""
+import numbers
+
+import numpy as np
+
+from ..ops.args import tensor_arg
+from ..ops.normalization import batch_norm, layer_norm
+from ..tensor import Tensor
+from . import init
+from .module import Module, Parameter
+
+
+class _BatchNorm(Module):
+    """What BatchNorm1d and BatchNorm2d share; they differ only in the input ranks accepted.
+
+    In training, each call normalizes by the batch's statistics and folds them into the running
+    ones: running ← (1 - momentum) · running + momentum · batch (``momentum=None``: the
+    cumulative average over all batches so far, momentum = 1 / num_batches_tracked). In eval,
+    the running statistics normalize — unless ``track_running_stats=False``, where there are
+    none and batch statistics are used in eval too.
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
+                 track_running_stats: bool = True, *, bias: bool = True, dtype=np.float32):
+        super().__init__()
+        if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) \
+                or num_features < 0:
+            raise TypeError(f"{type(self).__name__}: num_features must be a non-negative int, "
+                            f"got {num_features!r}")
+        if momentum is not None and (isinstance(momentum, bool)
+                                     or not isinstance(momentum, numbers.Real)):
+            raise TypeError(f"{type(self).__name__}: momentum must be a float or None, got "
+                            f"{type(momentum).__name__} {momentum!r}")
+        self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(np.empty(self.num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(np.empty(self.num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", Tensor(np.zeros(self.num_features, dtype)))
+            self.register_buffer("running_var", Tensor(np.ones(self.num_features, dtype)))
+            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        """Running mean 0, running variance 1, no batches seen (in place)."""
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        """The running statistics reset, weight 1 and bias 0 (in place)."""
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def _check_input_dim(self, input: Tensor) -> None:  # pragma: no cover - subclasses define it
+        raise NotImplementedError
+
+    def forward(self, input):
+        input = tensor_arg(type(self).__name__, "input", input)
+        self._check_input_dim(input)
+        tracking = self.training and self.track_running_stats
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if tracking and self.momentum is None:  # the cumulative average, this batch included
+            momentum = 1.0 / (self.num_batches_tracked.item() + 1)
+        # Batch statistics in training, and in eval when there are no running ones.
+        use_batch_statistics = self.training or self.running_mean is None
+        # The running statistics go in only where they are used or updated.
+        running = not self.training or self.track_running_stats
+        out = batch_norm(input, self.running_mean if running else None,
+                         self.running_var if running else None, self.weight, self.bias,
+                         use_batch_statistics, momentum, self.eps)
+        if tracking:
+            # (after batch_norm, not before as torch does: a rejected batch changes nothing)
+            self.num_batches_tracked.add_(1)
+        return out
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization of (N, C) or (N, C, L) input: statistics per channel C."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input): "
+                             f"{type(self).__name__} takes (N, C) or (N, C, L), got shape "
+                             f"{input.shape}")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization of (N, C, H, W) input: statistics per channel C."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim != 4:
+            raise ValueError(f"expected 4D input (got {input.ndim}D input): "
+                             f"{type(self).__name__} takes (N, C, H, W), got shape {input.shape}")
+
+
+class LayerNorm(Module):
+    """Normalization of each sample over its trailing ``normalized_shape`` axes, then an
+    elementwise weight (1) and bias (0) of that shape."""
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, *, dtype=np.float32):
+        super().__init__()
+        if isinstance(normalized_shape, (int, np.integer)) and not isinstance(normalized_shape, bool):
+            normalized_shape = (normalized_shape,)
+        if not isinstance(normalized_shape, (tuple, list)) or not all(
+                isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
+                for n in normalized_shape):
+            raise TypeError(f"LayerNorm: normalized_shape must be an int or a tuple of "
+                            f"non-negative ints, got {type(normalized_shape).__name__} "
+                            f"{normalized_shape!r}")
+        self.normalized_shape = tuple(int(n) for n in normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(np.empty(self.normalized_shape, dtype=dtype))
+            if bias:
+                self.bias = Parameter(np.empty(self.normalized_shape, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")

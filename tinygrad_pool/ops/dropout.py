@@ -1,0 +1,98 @@
+"""Dropout: during training, zero each element (dropout) or each whole channel (dropout2d) with
+probability p, and scale what is kept by 1 / (1 - p) so that the expected value is unchanged.
+
+As in PyTorch: p = 0, ``training=False`` or an empty input return the input itself; p = 1 gives
+zeros (the input times 0, so a NaN stays NaN); ``inplace=True`` writes the result into the input.
+The mask is drawn from ``generator`` (a NumPy Generator), else the package's default generator
+(``tinygrad_pool.manual_seed`` makes it repeatable).
+"""
+import numbers
+import warnings
+
+from ..random import default_generator
+from ..tensor import Function, Tensor
+from .args import tensor_arg
+
+
+class Dropout(Function):
+    """y = x · mask / (1 - p), mask ~ Bernoulli(1 - p);  ∂L/∂x = g · mask / (1 - p)
+
+    The mask is drawn once, in forward, with ``mask_shape`` (the input's shape, or (N, C, 1, …)
+    for whole channels, which then broadcasts), and saved as ``ctx.mask``: backward lets the
+    gradient through exactly where forward let the input through.
+    """
+
+    def forward(ctx, x, p, mask_shape, generator):
+        # Bernoulli(1 - p): a uniform draw in [0, 1) falls below 1 - p with probability 1 - p
+        # (always for p = 0, never for p = 1).
+        ctx.mask = generator.random(mask_shape) < 1 - p
+        # The kept elements' factor, computed in the input's dtype as torch does (1 / (1 - p));
+        # p = 1 keeps nothing, and multiplies by 0 rather than by 0 · ∞.
+        ctx.scale = x.dtype.type(0) if p == 1 else x.dtype.type(1) / x.dtype.type(1 - p)
+        return x * (ctx.mask * ctx.scale)
+
+    def backward(ctx, grad):
+        return grad * (ctx.mask * ctx.scale)
+
+
+def _check_p(op: str, p) -> float:
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"{op}: p must be a float, got {type(p).__name__} {p!r}")
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
+    if p != p:  # NaN passes the comparisons above; torch's kernel refuses it as RuntimeError
+        raise RuntimeError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
+    return float(p)
+
+
+def _dropout(op: str, input: Tensor, p: float, training: bool, inplace: bool,
+             whole_channels: bool, generator) -> Tensor:
+    if p == 0 or not training or input.numel() == 0:
+        return input  # PyTorch returns the input tensor itself
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"{op}: input must be a floating-point tensor in training mode (the "
+                           f"kept elements are scaled by 1 / (1 - p)), got dtype {input.dtype}")
+    mask_shape = input.shape
+    if whole_channels:
+        if input.ndim < 2:
+            raise RuntimeError(f"{op}: feature dropout requires at least 2 dimensions in the "
+                               f"input (N, C, ...), got shape {input.shape}")
+        # One draw per (sample, channel), broadcast over the rest: whole channels kept or zeroed.
+        mask_shape = input.shape[:2] + (1,) * (input.ndim - 2)
+    generator = default_generator() if generator is None else generator
+    if inplace:
+        return input._inplace(Dropout, p=p, mask_shape=mask_shape, generator=generator)
+    return Dropout.apply(input, p=p, mask_shape=mask_shape, generator=generator)
+
+
+def dropout(input, p=0.5, training=True, inplace=False, *, generator=None) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1 / (1 - p) (training only)."""
+    p = _check_p("dropout", p)
+    input = tensor_arg("dropout", "input", input)
+    return _dropout("dropout", input, p, training, inplace, False, generator)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None) -> Tensor:
+    """Zero each whole channel of an (N, C, H, W) input with probability p, and scale the rest
+    by 1 / (1 - p) (training only). Like PyTorch, a 3-D input is taken as (N, C, L) — channel
+    dropout over its last axis — with PyTorch's warning, and other ranks are deprecated."""
+    op = "dropout2d"
+    p = _check_p(op, p)
+    input = tensor_arg(op, "input", input)
+    if input.ndim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated "
+            "and will result in an error in a future release. To retain the behavior "
+            "and silence this warning, please use dropout instead. Note that dropout2d "
+            "exists to provide channel-wise dropout on inputs with 2 spatial dimensions, "
+            "a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+            "1D dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
+            "is the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2)
+    return _dropout(op, input, p, training, inplace, True, generator)
