@@ -1,9 +1,12 @@
-"""F.max_pool2d (stored argmax, tie rules, NaN, padding) and F.avg_pool2d.
+"""F.max_pool2d (stored argmax, tie rules, NaN, padding), F.avg_pool2d, unbatched input, and
+F.max_unpool2d with its Module.
 
 Gradients are finite-difference checked on random floats (no ties, so max is differentiable);
 ties are tested on integer-valued images whose answers are worked out by hand below, and
 against PyTorch, whose rule is "first".
 """
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -11,8 +14,11 @@ from hypothesis import strategies as st
 
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import Tensor
+from tinygrad_pool.nn.pooling import MaxUnpool2d
+from tinygrad_pool.ops.pool import max_unpool2d
 
 from helpers import check_grad, leaf, torch_parity
+from test_adaptive_pool import double_backward_parity
 
 # (kernel_size, stride, padding, dilation, ceil_mode): overlapping windows (stride < kernel),
 # padding, dilation, ceil_mode and non-square arguments.
@@ -276,11 +282,24 @@ POOLS = {"max_pool2d": F.max_pool2d, "avg_pool2d": F.avg_pool2d}
 
 
 @pytest.mark.parametrize("op", sorted(POOLS))
-@pytest.mark.parametrize("shape", [(3, 4, 4), (4, 4), (1, 1, 1, 4, 4)], ids=str)
-def test_pool_input_must_be_4d(op, shape):
-    pattern = str(shape).replace("(", r"\(").replace(")", r"\)")
-    with pytest.raises(ValueError, match=rf"{op}: input must be 4-D.*{pattern}"):
+@pytest.mark.parametrize("shape", [(4, 4), (1, 1, 1, 4, 4)], ids=str)
+def test_pool_input_must_be_3d_or_4d(op, shape):
+    # torch's message and type (RuntimeError; also a ValueError, which this package raised before)
+    message = rf"Expected 3D \(unbatched\) or 4D \(batched\) input to {op}, but got input of " \
+              rf"size: {re.escape(str(list(shape)))}"
+    with pytest.raises(RuntimeError, match=message):
         POOLS[op](leaf(np.ones(shape)), 2)
+    with pytest.raises(ValueError):
+        POOLS[op](leaf(np.ones(shape)), 2)
+
+
+@pytest.mark.parametrize("op", sorted(POOLS))
+def test_pool_geometry_errors_are_runtime_errors_as_in_torch(op):
+    x = leaf(np.ones((1, 1, 4, 4)))
+    for kwargs in [dict(kernel_size=5), dict(kernel_size=3, padding=2), dict(kernel_size=0),
+                   dict(kernel_size=2, stride=0)]:
+        with pytest.raises(RuntimeError, match=op):
+            POOLS[op](x, **kwargs)
 
 
 @pytest.mark.parametrize("op", sorted(POOLS))
@@ -463,3 +482,193 @@ def test_avg_pool2d_random_geometry_matches_torch(torch, g, count_include_pad, d
     assert torch_ok, "PyTorch refused this geometry but avg_pool2d accepted it"
     torch_parity(torch, avgpool(*args), x,
                  torch_fn=lambda t: torch.nn.functional.avg_pool2d(t, *args), seed=g["seed"])
+
+
+def test_several_nans_in_a_window_the_last_wins_on_every_path(torch):
+    # PyTorch's "val > max || isnan(val)": each NaN replaces the one before. Small inputs whose
+    # windows tile them take max_pool_tiles, large ones the compare-and-select kernel.
+    row = [1.0, np.nan, np.nan, np.nan, 3.0, 2.0]
+    for width in (6, 96):  # 6 pixels: the tiles path; 64×96: the general one
+        x = np.zeros((1, 1, 64 if width > 6 else 1, width))
+        x[0, 0, 0, :6] = row
+        out, ours = F.max_pool2d(leaf(x), (1, 3), return_indices=True)
+        tout, theirs = torch.nn.functional.max_pool2d(torch.tensor(x), (1, 3), return_indices=True)
+        np.testing.assert_array_equal(ours.data, theirs.numpy())
+        np.testing.assert_array_equal(out.data, tout.numpy())
+        assert ours.data[0, 0, 0, 0] == 2 and ours.data[0, 0, 0, 1] == 3
+
+
+# ---- unbatched input (C, H, W), as torch -----------------------------------------------------
+@pytest.mark.parametrize("op", sorted(POOLS))
+def test_unbatched_input_is_a_batch_of_one(rng, op):
+    x = rng.standard_normal((3, 7, 6))
+    single, batch = leaf(x), leaf(x[None])
+    out, batch_out = POOLS[op](single, 3, 2, 1), POOLS[op](batch, 3, 2, 1)
+    assert out.shape == batch_out.shape[1:] == (3, 4, 3)
+    np.testing.assert_array_equal(out.data, batch_out.data[0])
+    weights = rng.standard_normal(out.shape)
+    out.backward(weights)
+    batch_out.backward(weights[None])
+    assert single.grad.shape == x.shape
+    np.testing.assert_array_equal(single.grad.data, batch.grad.data[0])
+
+
+def test_unbatched_max_pool2d_indices_and_torch_parity(torch, rng):
+    x = rng.standard_normal((2, 5, 7))
+    out, ours = F.max_pool2d(Tensor(x), 2, return_indices=True)
+    _, theirs = torch.nn.functional.max_pool2d(torch.tensor(x), 2, return_indices=True)
+    assert ours.shape == (2, 2, 3)
+    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    torch_parity(torch, maxpool(3, 2, 1, 1, True), x, rtol=1e-12, atol=1e-12,
+                 torch_fn=_torch_maxpool(torch, 3, 2, 1, 1, True))
+    torch_parity(torch, avgpool(3, 2, 1, False, False, None), x, rtol=1e-12, atol=1e-12,
+                 torch_fn=lambda t: torch.nn.functional.avg_pool2d(t, 3, 2, 1, False, False))
+    check_grad(maxpool(3, 2, 1, 1, False), x)
+
+
+# ---- max_unpool2d -----------------------------------------------------------------------------
+# (input shape, kernel_size, stride, padding, output_size): max_pool2d's indices unpooled back,
+# with overlapping windows (an index may repeat), padding, and an output_size that max pooling
+# maps to the same size.
+UNPOOL_CONFIGS = [
+    ((2, 3, 6, 8), 2, None, 0, None),
+    ((1, 2, 7, 9), 2, None, 0, (7, 9)),  # the odd row and column back
+    ((1, 2, 7, 7), 3, 2, 1, None),
+    ((1, 2, 6, 7), (2, 3), (1, 2), (1, 1), None),  # overlapping windows
+    ((2, 6, 6), 2, None, 0, (1, 2, 6, 6)),  # unbatched; output_size with leading sizes
+]
+UNPOOL_IDS = [f"{c[0]}-k{c[1]}-s{c[2]}-p{c[3]}-out{c[4]}" for c in UNPOOL_CONFIGS]
+
+
+def _pooled(torch, x, kernel, stride, padding):
+    """max_pool2d's output and indices (PyTorch's, which test_max_pool2d_matches_torch shows
+    are ours), as the arrays max_unpool2d is meant for."""
+    out, indices = torch.nn.functional.max_pool2d(torch.tensor(x), kernel, stride, padding,
+                                                  return_indices=True)
+    return out.numpy(), indices.numpy()
+
+
+@pytest.mark.parametrize("shape, kernel, stride, padding, size", UNPOOL_CONFIGS, ids=UNPOOL_IDS)
+def test_max_unpool2d_matches_torch(torch, rng, shape, kernel, stride, padding, size):
+    pooled, indices = _pooled(torch, rng.standard_normal(shape), kernel, stride, padding)
+    index, tindex = Tensor(indices), torch.tensor(indices)
+    torch_parity(torch, lambda t: max_unpool2d(t, index, kernel, stride, padding, size), pooled,
+                 torch_fn=lambda t: torch.nn.functional.max_unpool2d(t, tindex, kernel, stride,
+                                                                     padding, size),
+                 rtol=1e-12, atol=1e-12)
+    # float32: the same values (a copy), and the gradient (a gather)
+    x32 = Tensor(pooled.astype(np.float32), requires_grad=True)
+    out = max_unpool2d(x32, index, kernel, stride, padding, size)
+    t32 = torch.tensor(pooled.astype(np.float32), requires_grad=True)
+    tout = torch.nn.functional.max_unpool2d(t32, tindex, kernel, stride, padding, size)
+    weights = rng.standard_normal(out.shape)
+    out.backward(weights.astype(np.float32))
+    tout.backward(torch.tensor(weights, dtype=torch.float32))
+    assert out.dtype == x32.grad.dtype == np.float32
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x32.grad.data, t32.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_max_unpool2d_by_hand():
+    # 2×2 values put back at the flat indices max pooling gave (TIE_IMAGE above: [[1,2],[8,10]])
+    x = leaf([[[[3.0, 2.0], [5.0, 4.0]]]])
+    out = max_unpool2d(x, Tensor(np.array([[[[1, 2], [8, 10]]]])), 2)
+    np.testing.assert_array_equal(out.data[0, 0], [[0, 3, 2, 0],
+                                                   [0, 0, 0, 0],
+                                                   [5, 0, 4, 0],
+                                                   [0, 0, 0, 0]])
+    out.backward(np.arange(16.0).reshape(1, 1, 4, 4))
+    np.testing.assert_array_equal(x.grad.data[0, 0], [[1, 2], [8, 10]])  # G read at the indices
+
+
+def test_max_unpool2d_repeated_index_gradient_is_torchs_gather(torch):
+    # Overlapping windows can name one pixel twice (with the same value, its max). Forward puts
+    # that value there once; backward reads G there for each, as PyTorch does.
+    x = np.array([[0.0, 1, 0], [2, 9, 3], [0, 4, 0]]).reshape(1, 1, 3, 3)
+    pooled, indices = _pooled(torch, x, 2, 1, 0)
+    assert (indices == 4).all()
+    torch_parity(torch, lambda t: max_unpool2d(t, Tensor(indices), 2, 1, output_size=(3, 3)),
+                 pooled, torch_fn=lambda t: torch.nn.functional.max_unpool2d(
+                     t, torch.tensor(indices), 2, 1, output_size=(3, 3)), rtol=0, atol=0)
+
+
+def test_max_unpool2d_gradcheck_and_double_backward(torch, rng):
+    # non-overlapping windows: every index once, so that the gather is the true derivative
+    pooled, indices = _pooled(torch, rng.standard_normal((2, 2, 6, 7)), 2, 2, 0)
+    check_grad(lambda t: max_unpool2d(t, Tensor(indices), 2, output_size=(6, 7)), pooled)
+    # overlapping ones (PyTorch's rule, compared with PyTorch)
+    pooled, indices = _pooled(torch, rng.standard_normal((2, 2, 6, 7)), 3, 2, 1)
+    size = (6, 7)  # the default would be (5, 7): max pooling maps both to 3×4
+    double_backward_parity(torch, lambda t: max_unpool2d(t * t, Tensor(indices), 3, 2, 1, size),
+                           lambda t: torch.nn.functional.max_unpool2d(
+                               t * t, torch.tensor(indices), 3, 2, 1, size), pooled)
+
+
+def test_max_unpool2d_unbatched_is_a_batch_of_one(rng):
+    x = rng.standard_normal((3, 6, 4))
+    pooled, indices = F.max_pool2d(Tensor(x), 2, return_indices=True)
+    single, batch = leaf(pooled.data), leaf(pooled.data[None])
+    out = max_unpool2d(single, indices, 2)
+    batch_out = max_unpool2d(batch, Tensor(indices.data[None]), 2)
+    assert out.shape == x.shape
+    np.testing.assert_array_equal(out.data, batch_out.data[0])
+    out.backward(x)
+    batch_out.backward(x[None])
+    np.testing.assert_array_equal(single.grad.data, batch.grad.data[0])
+
+
+def test_max_unpool2d_errors_as_torch(torch):
+    x = leaf(np.ones((1, 1, 2, 2)))
+    index = np.zeros((1, 1, 2, 2), dtype=np.int64)
+    cases = [  # (input, indices, kwargs, error type, message)
+        (leaf(np.ones((2, 2))), index[0, 0], {}, RuntimeError,
+         r"Expected 3D \(unbatched\) or 4D \(batched\) input to max_unpool2d, but got input of "
+         r"size: \[2, 2\]"),
+        (x, index.astype(np.int32), {}, RuntimeError,
+         "max_unpool2d: elements in indices should be type int64 but got: int32"),
+        (x, index.astype(np.float64), {}, RuntimeError, "should be type int64 but got: float64"),
+        (x, index[:, :, :1], {}, RuntimeError,
+         r"max_unpool2d: expected shape of indices to be same as that of the input tensor "
+         r"\(\[1, 1, 2, 2\]\) but got indices tensor with shape: \[1, 1, 1, 2\]"),
+        (x, index + 16, {}, RuntimeError,
+         r"max_unpool2d: Found an invalid max index: 16 \(output volumes are of size 4x4\)"),
+        (x, index - 1, {}, RuntimeError, "max_unpool2d: Found an invalid max index: -1"),
+        (x, index, dict(output_size=(6, 4)), ValueError,
+         r'max_unpool2d: invalid output_size "\(6, 4\)" \(dim 0 must be between 2 and 6\)'),
+        (x, index, dict(output_size=(5,)), ValueError,
+         "max_unpool2d: output_size should be a sequence containing 2 or 4 elements, but it has "
+         "a length of '1'"),
+        (Tensor(np.ones((1, 1, 2, 2), dtype=np.int64)), index, {}, NotImplementedError,
+         "max_unpool2d: not implemented for dtype int64"),
+    ]
+    for input, indices, kwargs, error, message in cases:
+        with pytest.raises(error, match=message):
+            max_unpool2d(input, Tensor(indices), 2, **kwargs)
+        with pytest.raises(error):  # PyTorch refuses the same
+            torch.nn.functional.max_unpool2d(torch.tensor(input.data), torch.tensor(indices), 2,
+                                             **kwargs)
+    with pytest.raises(ValueError, match="max_unpool2d: kernel_size must be at least 1"):
+        max_unpool2d(x, Tensor(index), 0)
+    assert x.grad is None
+
+
+def test_max_unpool2d_module(torch, rng):
+    for args in [(2,), ((2, 3), 1, (1, 0))]:
+        assert repr(MaxUnpool2d(*args)) == repr(torch.nn.MaxUnpool2d(*args))
+    x = rng.standard_normal((1, 2, 7, 9))
+    pooled, indices = F.max_pool2d(Tensor(x), 2, return_indices=True)
+    out = MaxUnpool2d(2)(pooled, indices, output_size=(7, 9))
+    expected = torch.nn.MaxUnpool2d(2)(torch.tensor(pooled.data), torch.tensor(indices.data),
+                                       output_size=(7, 9))
+    np.testing.assert_array_equal(out.data, expected.numpy())
+    assert list(MaxUnpool2d(2).parameters()) == []
+
+
+def test_max_unpool2d_indices_written_in_place_after_forward_are_refused(torch, rng):
+    # the indices are a saved input, as in PyTorch: backward must not read changed ones
+    x = leaf(rng.standard_normal((1, 1, 4, 4)))
+    pooled, indices = F.max_pool2d(x, 2, return_indices=True)
+    out = max_unpool2d(pooled, indices, 2)
+    indices.zero_()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation.*MaxUnpool2d"):
+        out.sum().backward()

@@ -6,7 +6,14 @@ A k×k window at stride s touches, for its tap (i, j), the input pixels
 strided slice of the (padded) input, so a loop over the k·k taps — never over pixels — visits
 every window at once: forward reads the slices, backward adds gradients into them.
 """
+import functools
+
 import numpy as np
+
+
+class GeometryError(RuntimeError, ValueError):
+    """A shape or window geometry the op refuses: torch raises RuntimeError; this package raised
+    ValueError before it followed torch, so the error is both."""
 
 
 def pair(op: str, name: str, value, minimum: int = 1) -> tuple:
@@ -20,14 +27,22 @@ def pair(op: str, name: str, value, minimum: int = 1) -> tuple:
     if len(values) != 2 or not all(isinstance(v, (int, np.integer)) for v in values):
         raise TypeError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
     if any(v < minimum for v in values):
-        raise ValueError(f"{op}: {name} must be at least {minimum}, got {value!r}")
+        raise GeometryError(f"{op}: {name} must be at least {minimum}, got {value!r}")
     return int(values[0]), int(values[1])
 
 
 def check_4d(op: str, name: str, x: np.ndarray) -> None:
     if x.ndim != 4:
-        raise ValueError(f"{op}: {name} must be 4-D (N, C, H, W), got shape {x.shape}"
-                         + (" — add a batch axis with x.reshape(1, *x.shape)" if x.ndim == 3 else ""))
+        raise GeometryError(f"{op}: {name} must be 4-D, got shape {x.shape}")
+
+
+def check_batched(op: str, x: np.ndarray) -> bool:
+    """True for a batch (N, C, H, W), False for one unbatched image (C, H, W); torch's error
+    for any other rank."""
+    if x.ndim not in (3, 4):
+        raise GeometryError(f"Expected 3D (unbatched) or 4D (batched) input to {op}, but got "
+                            f"input of size: {list(x.shape)}")
+    return x.ndim == 4
 
 
 def tap(padded: np.ndarray, i: int, j: int, stride: tuple, dilation: tuple, out_hw: tuple):
@@ -48,7 +63,7 @@ def pool_output_size(op, size, kernel, stride, pad, dilation, ceil_mode, axis) -
     if ceil_mode and (out - 1) * stride >= size + pad:
         out -= 1
     if out < 1:
-        raise ValueError(f"{op}: the {axis} window ({window_extent(kernel, dilation)} with "
+        raise GeometryError(f"{op}: the {axis} window ({window_extent(kernel, dilation)} with "
                          f"kernel_size={kernel}, dilation={dilation}) is larger than the padded "
                          f"input ({size} + 2×{pad} = {size + 2 * pad})")
     return out
@@ -66,7 +81,7 @@ def check_windows_reach_input(op, size, kernel, stride, pad, dilation, out, axis
     taps = starts[:, None] + np.arange(kernel)[None, :] * dilation
     inside = ((taps >= 0) & (taps < size)).any(axis=1)
     if not inside.all():
-        raise ValueError(f"{op}: along the {axis}, output {int(np.argmin(inside))}'s window "
+        raise GeometryError(f"{op}: along the {axis}, output {int(np.argmin(inside))}'s window "
                          f"(kernel_size={kernel}, dilation={dilation}, padding={pad}) covers only "
                          f"padding and no pixel of the input of size {size}; reduce padding or dilation")
 
@@ -74,7 +89,73 @@ def check_windows_reach_input(op, size, kernel, stride, pad, dilation, out, axis
 def conv_output_size(op, size, kernel, stride, pad_low, pad_high, dilation, axis) -> int:
     """How many windows fit along one axis of the padded input (floor, as every framework)."""
     if size + pad_low + pad_high < window_extent(kernel, dilation):
-        raise ValueError(f"{op}: kernel {window_extent(kernel, dilation)} (kernel {kernel}, "
+        raise GeometryError(f"{op}: kernel {window_extent(kernel, dilation)} (kernel {kernel}, "
                          f"dilation {dilation}) is larger than the padded input {axis} "
                          f"{size + pad_low + pad_high}")
     return (size + pad_low + pad_high - window_extent(kernel, dilation)) // stride + 1
+
+
+# ---- adaptive windows --------------------------------------------------------------------------
+# Adaptive pooling fixes the output size instead of the kernel: along an axis of ``size`` pixels,
+# output i pools [floor(i·size/out), ceil((i+1)·size/out)) (PyTorch's rule). Windows may differ in
+# length by a pixel or two and may overlap; where out divides size they tile it, a plain pool.
+
+def adaptive_bounds(size: int, out: int) -> tuple:
+    """(starts, ends) of the ``out`` adaptive windows along an axis of ``size`` pixels."""
+    i = np.arange(out)
+    return i * size // out, -(-(i + 1) * size // out)  # floor, and ceil as -floor(-x)
+
+
+def adaptive_mean_matrix(size: int, out: int, dtype) -> np.ndarray:
+    """(out, size): row i averages window i (1/length on its pixels, 0 elsewhere), so that the
+    adaptive mean of a plane P is M_h · P · M_wᵀ (a window is a rectangle: rows × columns)."""
+    starts, ends = adaptive_bounds(size, out)
+    pixel = np.arange(size)
+    inside = (pixel >= starts[:, None]) & (pixel < ends[:, None])
+    return (inside / (ends - starts)[:, None]).astype(dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def adaptive_window_index(input_hw: tuple, out_hw: tuple) -> np.ndarray:
+    """(out_h, out_w, kh·kw): the flat index, into an H×W plane, of every pixel of every adaptive
+    window, in row-major order, for kh, kw the longest window along each axis.
+
+    A shorter window repeats its last row / column to fill the table. The repeats come after
+    the pixel they copy and the order stays row-major, so they change neither the max, nor
+    which pixel is the first maximum, nor the last NaN. Cached per geometry (read-only).
+    """
+    (h, w), (out_h, out_w) = input_hw, out_hw
+    taps = []
+    for size, out in ((h, out_h), (w, out_w)):
+        starts, ends = adaptive_bounds(size, out)
+        longest = int((ends - starts).max(initial=1))  # (initial: out may be 0)
+        taps.append(np.minimum(starts[:, None] + np.arange(longest), ends[:, None] - 1))
+    rows, columns = taps  # (out_h, kh), (out_w, kw)
+    index = rows[:, None, :, None] * w + columns[None, :, None, :]  # (out_h, out_w, kh, kw)
+    index = index.reshape(out_h, out_w, rows.shape[1] * columns.shape[1]).astype(np.intp)
+    index.setflags(write=False)
+    return index
+
+
+# ---- patches (im2col) ---------------------------------------------------------------------------
+def gather_windows(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple,
+                   out_hw: tuple) -> np.ndarray:
+    """(N, C, kh, kw, ho, wo): tap (i, j) of every window, copied out one tap at a time."""
+    n, c = padded.shape[:2]
+    patches = np.empty((n, c) + tuple(kernel) + tuple(out_hw), padded.dtype)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            patches[:, :, i, j] = tap(padded, i, j, stride, dilation, out_hw)
+    return patches
+
+
+def scatter_windows(patches: np.ndarray, padded_hw: tuple, stride: tuple,
+                    dilation: tuple) -> np.ndarray:
+    """The adjoint of gather_windows: (N, C, kh, kw, ho, wo) added back onto the (padded)
+    pixels each tap read; a pixel inside several windows collects the sum."""
+    n, c, kh, kw, ho, wo = patches.shape
+    padded = np.zeros((n, c) + tuple(padded_hw), patches.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            tap(padded, i, j, stride, dilation, (ho, wo))[...] += patches[:, :, i, j]
+    return padded

@@ -94,16 +94,31 @@ SMALL_INPUT = 2048
 
 def max_pool_tiles(x, kernel, out_hw):
     """max_pool2d for windows that tile the input (stride = kernel, no padding or dilation):
-    each window's pixels side by side in one small copy, then NumPy's max and argmax along
-    them (argmax takes the first maximum, or the first NaN, as the general kernel does)."""
+    each window's pixels side by side in one small copy, then ``max_along_last`` (the same
+    winner as the general kernel: the first maximum, or the last NaN)."""
     n, c, h, w = x.shape
     (kh, kw), (ho, wo) = kernel, out_hw
     tiles = x[:, :, :ho * kh, :wo * kw].reshape(n, c, ho, kh, wo, kw)
     tiles = tiles.transpose(0, 1, 2, 4, 3, 5).reshape(n, c, ho, wo, kh * kw)
-    tap_row, tap_column = np.divmod(tiles.argmax(axis=-1), kw)
+    out, chosen = max_along_last(tiles)
+    tap_row, tap_column = np.divmod(chosen, kw)
     origin = window_origins(kernel, (0, 0), out_hw, (h, w))[0]
     argmax = (origin + tap_row * w + tap_column).astype(origin.dtype)
-    return tiles.max(axis=-1), argmax
+    return out, argmax
+
+
+def max_along_last(values):
+    """(max, position) along the last axis, by PyTorch's rule "val > max || isnan(val)": the
+    first maximum wins a tie, and a NaN wins — the *last* NaN, since each one replaces the one
+    before. (NumPy's argmax would pick the first NaN: it is corrected where a NaN won.)"""
+    chosen = values.argmax(axis=-1)
+    out = np.take_along_axis(values, chosen[..., None], axis=-1)[..., 0]
+    if out.dtype.kind == "f":
+        is_nan = np.isnan(out)
+        if is_nan.any():
+            last_nan = values.shape[-1] - 1 - np.isnan(values[..., ::-1]).argmax(axis=-1)
+            chosen = np.where(is_nan, last_nan, chosen)
+    return out, chosen
 
 
 def gather_argmax(values, argmax):
@@ -148,6 +163,9 @@ def route_to_argmax(argmax, grad, input_shape):
     flat = take_buffer(argmax.shape, np.dtype(np.intp))  # a temporary: reused, no page faults
     np.add(argmax, plane_start, out=flat)
     grad_x = zeros(input_shape, grad.dtype)
+    if grad.size == 0:  # no windows (an empty output): nothing to route
+        give_buffer(flat)
+        return grad_x
     # Flat 1-D indices and values: NumPy's fast path for add.at (a 4-D index array takes a
     # generic path about ten times slower). A gradient broadcast from one number (the backward
     # of x.sum()) goes in as that number: flattening it would copy it out in full.

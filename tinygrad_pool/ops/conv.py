@@ -11,13 +11,21 @@ It is linear in x and in w, so its derivatives are two more convolutions of the 
 Those two are Functions here too, and each one's derivative is again one of the three — so
 convolutions differentiate any number of times. The arithmetic (im2col and one matrix product
 per group, col2im one tap at a time) lives in ``fast/conv.py``.
+
+``unfold`` is im2col itself, PyTorch's F.unfold: every window's pixels as one column,
+
+    cols[n, (c, i, j), l] = x[n, c, ho·s + i·d, wo·s + j·d]     (l = ho·Wo + wo, zero padding)
+
+and ``fold`` its adjoint (col2im): each column's entries added back onto the pixels they came
+from. Each one's derivative is the other.
 """
 import numpy as np
 
 from ..fast import conv as fast
 from ..fast import memory
 from ..tensor import Function, Tensor
-from ..windows import check_4d, conv_output_size, pair
+from ..windows import (GeometryError, check_4d, check_batched, conv_output_size,
+                       gather_windows, pair, scatter_windows)
 from .args import tensor_arg
 
 
@@ -92,44 +100,156 @@ def _conv_padding(padding, kernel, dilation, stride) -> tuple:
         return 0, 0, 0, 0
     if padding == "same":
         if stride != (1, 1):
-            raise ValueError(f"conv2d: padding='same' needs stride=1, got stride={stride}")
+            raise GeometryError(f"conv2d: padding='same' needs stride=1, got stride={stride}")
         pads = []
         for k, d in zip(kernel, dilation):
             total = d * (k - 1)  # PyTorch puts the odd pixel at the bottom/right
             pads += [total // 2, total - total // 2]
         return tuple(pads)
     if isinstance(padding, str):
-        raise ValueError(f"conv2d: padding must be an int, a pair, 'valid' or 'same', got {padding!r}")
+        raise GeometryError(f"conv2d: padding must be an int, a pair, 'valid' or 'same', got "
+                            f"{padding!r}")
     ph, pw = pair("conv2d", "padding", padding, minimum=0)
     return ph, ph, pw, pw
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
-    """Cross-correlate NCHW ``input`` with ``weight`` (F, C/groups, kh, kw), like torch."""
+    """Cross-correlate ``input`` (N, C, H, W), or one unbatched image (C, H, W), with ``weight``
+    (F, C/groups, kh, kw), like torch."""
     input, weight = tensor_arg("conv2d", "input", input), tensor_arg("conv2d", "weight", weight)
-    check_4d("conv2d", "input", input.data)
+    batched = check_batched("conv2d", input.data)
     check_4d("conv2d", "weight", weight.data)
     stride, dilation = pair("conv2d", "stride", stride), pair("conv2d", "dilation", dilation)
     if not isinstance(groups, (int, np.integer)) or groups < 1:
-        raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
-    n, c, h, w = input.shape
+        raise GeometryError(f"conv2d: groups must be a positive int, got {groups!r}")
+    c, h, w = input.shape[-3:]
     f, cg, kh, kw = weight.shape
     if c != cg * groups:
-        raise ValueError(f"conv2d: input has {c} channels but weight expects {cg * groups} "
-                         f"(weight shape {weight.shape}, groups={groups}; input shape {input.shape})")
+        raise GeometryError(f"conv2d: input has {c} channels but weight expects {cg * groups} "
+                            f"(weight shape {weight.shape}, groups={groups}; input shape "
+                            f"{input.shape})")
     if f % groups:
-        raise ValueError(f"conv2d: weight has {f} filters, not divisible by groups={groups}")
+        raise GeometryError(f"conv2d: weight has {f} filters, not divisible by groups={groups}")
     if bias is not None:
         bias = tensor_arg("conv2d", "bias", bias)
         if bias.shape != (f,):
-            raise ValueError(f"conv2d: bias must have shape ({f},) for a weight of shape "
-                             f"{weight.shape}, got {bias.shape}")
+            raise GeometryError(f"conv2d: bias must have shape ({f},) for a weight of shape "
+                                f"{weight.shape}, got {bias.shape}")
     pads = _conv_padding(padding, (kh, kw), dilation, stride)
     try:
         out_hw = (conv_output_size("conv2d", h, kh, stride[0], pads[0], pads[1], dilation[0], "height"),
                   conv_output_size("conv2d", w, kw, stride[1], pads[2], pads[3], dilation[1], "width"))
-    except ValueError as error:
-        raise ValueError(f"{error} (input shape {input.shape}, weight shape {weight.shape})") from None
+    except GeometryError as error:
+        raise GeometryError(f"{error} (input shape {input.shape}, weight shape "
+                            f"{weight.shape})") from None
+    if not batched:  # one image: a batch of one, by a reshape the gradient flows back through
+        input = input.reshape(1, *input.shape)
     parents = (input, weight) if bias is None else (input, weight, bias)
-    return Conv2d.apply(*parents, stride=stride, padding=pads, dilation=dilation, groups=groups,
-                        out_hw=out_hw)
+    out = Conv2d.apply(*parents, stride=stride, padding=pads, dilation=dilation, groups=groups,
+                       out_hw=out_hw)
+    return out if batched else out.reshape(out.shape[1:])
+
+
+# ---- unfold (im2col) and fold (col2im) ----------------------------------------------------------
+class Unfold(Function):
+    """cols = im2col(x): every window's pixels as one column;  ∂L/∂x = fold(G), each entry's
+    gradient added back onto the pixel it was read from"""
+
+    def forward(ctx, x, *, kernel_size, dilation, padding, stride, blocks):
+        (ph, pw), (n, c, h, w) = padding, x.shape
+        ctx.input_hw = (h, w)
+        padded = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+        patches = gather_windows(padded, kernel_size, stride, dilation, blocks)
+        return patches.reshape(n, c * kernel_size[0] * kernel_size[1], blocks[0] * blocks[1])
+
+    def backward(ctx, grad):
+        return Fold.call(grad, output_hw=ctx.input_hw, **ctx.attrs)
+
+
+class Fold(Function):
+    """x = col2im(cols): each column's entries added onto the pixels of its window (a pixel in
+    several windows collects the sum);  ∂L/∂cols = unfold(G)"""
+
+    def forward(ctx, cols, *, output_hw, kernel_size, dilation, padding, stride, blocks):
+        (kh, kw), (ph, pw), (h, w) = kernel_size, padding, output_hw
+        patches = cols.reshape(cols.shape[0], -1, kh, kw, *blocks)
+        padded = scatter_windows(patches, (h + 2 * ph, w + 2 * pw), stride, dilation)
+        return np.ascontiguousarray(padded[:, :, ph: ph + h, pw: pw + w])
+
+    def backward(ctx, grad):
+        a = ctx.attrs
+        return Unfold.call(grad, kernel_size=a["kernel_size"], dilation=a["dilation"],
+                           padding=a["padding"], stride=a["stride"], blocks=a["blocks"])
+
+
+def _block_args(op, kernel_size, dilation, padding, stride) -> dict:
+    return dict(kernel_size=pair(op, "kernel_size", kernel_size),
+                dilation=pair(op, "dilation", dilation),
+                padding=pair(op, "padding", padding, minimum=0),
+                stride=pair(op, "stride", stride))
+
+
+def _blocks(image_hw, kernel_size, dilation, padding, stride) -> tuple:
+    """How many windows fit along each axis (may be ≤ 0: the callers say why that is wrong)."""
+    return tuple((size + 2 * p - d * (k - 1) - 1) // s + 1
+                 for size, k, d, p, s in zip(image_hw, kernel_size, dilation, padding, stride))
+
+
+def _check_floating(op: str, x: Tensor) -> None:
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"{op}: not implemented for dtype {x.dtype}; use a floating "
+                                  f"tensor, e.g. input.float()")
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """PyTorch's F.unfold (im2col): (N, C, H, W) → (N, C·kh·kw, L), every sliding window's
+    pixels as one column, L windows in row-major order; (C, H, W) → (C·kh·kw, L)."""
+    input = tensor_arg("unfold", "input", input)
+    batched = check_batched("unfold", input.data)
+    _check_floating("unfold", input)
+    if 0 in input.shape[-3:]:
+        raise GeometryError(f"unfold: expected non-zero sizes for the channel and spatial "
+                            f"dimensions of input, got input of size {list(input.shape)}")
+    args = _block_args("unfold", kernel_size, dilation, padding, stride)
+    blocks = _blocks(input.shape[-2:], **args)
+    if min(blocks) < 1:
+        raise GeometryError(
+            f"unfold: Given input with spatial size {tuple(input.shape[-2:])}, kernel_size="
+            f"{args['kernel_size']}, dilation={args['dilation']}, padding={args['padding']}, "
+            f"calculated shape of the array of sliding blocks as {tuple(max(b, 0) for b in blocks)}"
+            f", but its components must be at least one.")
+    if not batched:
+        input = input.reshape(1, *input.shape)
+    out = Unfold.apply(input, blocks=blocks, **args)
+    return out if batched else out.reshape(out.shape[1:])
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """PyTorch's F.fold (col2im), the adjoint of unfold: (N, C·kh·kw, L) → (N, C, *output_size),
+    each column added onto the pixels of its window; (C·kh·kw, L) → (C, *output_size)."""
+    input = tensor_arg("fold", "input", input)
+    if input.ndim not in (2, 3) or 0 in input.shape[-2:]:
+        raise GeometryError(f"Expected 2D (unbatched) or 3D (batched) input to fold, with "
+                            f"non-zero sizes but a batch's, but got input of size: "
+                            f"{list(input.shape)}")
+    _check_floating("fold", input)
+    args = _block_args("fold", kernel_size, dilation, padding, stride)
+    output_hw = pair("fold", "output_size", output_size)
+    (kh, kw), (rows, length) = args["kernel_size"], input.shape[-2:]
+    if rows % (kh * kw):
+        raise GeometryError(f"fold: expected size of input's dimension {input.ndim - 2} to be "
+                            f"divisible by the product of kernel_size, but got input.size("
+                            f"{input.ndim - 2})={rows} and kernel_size={(kh, kw)}")
+    blocks = _blocks(output_hw, **args)
+    if blocks[0] < 1 or blocks[1] < 1 or blocks[0] * blocks[1] != length:
+        raise GeometryError(
+            f"fold: Given output_size={output_hw}, kernel_size={(kh, kw)}, dilation="
+            f"{args['dilation']}, padding={args['padding']}, stride={args['stride']}, expected "
+            f"size of input's dimension {input.ndim - 1} to match the calculated number of "
+            f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
+            f"input.size({input.ndim - 1})={length}.")
+    batched = input.ndim == 3
+    if not batched:
+        input = input.reshape(1, *input.shape)
+    out = Fold.apply(input, output_hw=output_hw, blocks=blocks, **args)
+    return out if batched else out.reshape(out.shape[1:])
