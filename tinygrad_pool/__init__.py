@@ -4,24 +4,46 @@ flows through a CNN — convolution, max pooling (with the argmax it stores) and
     from tinygrad_pool import Tensor
     import tinygrad_pool.nn.functional as F
 
+It speaks PyTorch: ``import tinygrad_pool as torch`` (and ``tinygrad_pool.nn``,
+``tinygrad_pool.optim``, ``tinygrad_pool.utils.data``) runs a PyTorch training script unchanged
+and prints the same numbers; docs/porting.md lists the names and the known differences. A torch
+name that is not here raises AttributeError pointing there.
+
 Graph pictures (``draw_graph``, ``save_graph``) come from ``tinygrad_pool.viz``, imported on
 first use: training needs neither it nor the ``graphviz`` package.
 """
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
-from .tensor import Function, Tensor
+from .tensor import Function, Size, Tensor
+from .dtypes import (bool, double, float, float16, float32, float64, get_default_dtype, half,
+                     int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                       linspace, ones, ones_like, rand, rand_like, randint, randn, randn_like,
+                       randperm, tensor, zeros, zeros_like)
+from .functions import *  # noqa: F401,F403  (torch's module-level functions: exp, cat, where...)
+from .functions import __all__ as _FUNCTIONS
 from .gradcheck import GradcheckError, gradcheck
 from . import autograd  # noqa: E402
 from . import nn  # noqa: E402  (after Tensor: nn builds on it)
 from . import optim  # noqa: E402
+from . import utils  # noqa: E402
 from .random import manual_seed  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["Tensor", "Function", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled",
-           "is_grad_enabled", "is_inference_mode_enabled", "gradcheck", "GradcheckError",
-           "autograd", "nn", "optim", "manual_seed", "save", "load",
-           "draw_graph", "save_graph", "GraphvizNotFound"]
+__all__ = ["Tensor", "Size", "Function", "no_grad", "enable_grad", "inference_mode",
+           "set_grad_enabled", "is_grad_enabled", "is_inference_mode_enabled", "gradcheck",
+           "GradcheckError", "autograd", "nn", "optim", "utils", "manual_seed", "save",
+           "load", "draw_graph", "save_graph", "GraphvizNotFound",
+           # dtypes
+           "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
+           "short", "int32", "int", "int64", "long", "bool", "get_default_dtype",
+           "set_default_dtype",
+           # making tensors
+           "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
+           "ones_like", "empty_like", "full_like", "rand", "randn", "rand_like", "randn_like",
+           "randint", "randperm", "arange", "linspace", "eye",
+           ] + list(_FUNCTIONS)
 
 _DRAWING = ("draw_graph", "save_graph", "GraphvizNotFound")
 
@@ -31,4 +53,8 @@ def __getattr__(name):
     if name in _DRAWING:
         from . import viz
         return getattr(viz, name)
-    raise AttributeError(f"module 'tinygrad_pool' has no attribute {name!r}")
+    if name.startswith("__"):
+        raise AttributeError(f"module 'tinygrad_pool' has no attribute {name!r}")
+    raise AttributeError(f"module 'tinygrad_pool' has no attribute {name!r}: tinygrad_pool does "
+                         f"not support torch.{name} (the supported torch names are listed in "
+                         f"docs/porting.md)")

@@ -812,8 +812,37 @@ class Tensor:
     def flatten(self, start_dim: int = 0, end_dim: int = -1):
         return V.Reshape.apply(self, shape=V.flattened_shape(self.shape, start_dim, end_dim))
 
-    def flip(self, dims):
-        return V.Flip.apply(self, dims=V.normalize_dims("flip", self.ndim, dims))
+    def flip(self, dims): return V.flip(self, dims)
+    def squeeze(self, dim=None): return V.squeeze(self, dim)
+    def unsqueeze(self, dim): return V.unsqueeze(self, dim)
+    def unflatten(self, dim, sizes): return V.unflatten(self, dim, sizes)
+    def view_as(self, other): return V.view_as(self, other)
+    def reshape_as(self, other): return V.reshape_as(self, other)
+    def expand_as(self, other): return V.expand_as(self, other)
+    def t(self): return V.t(self)
+    mT = property(lambda self: V.matrix_transpose(self))
+    def repeat(self, *sizes): return V.repeat(self, *sizes)
+    def narrow(self, dim, start, length): return V.narrow(self, dim, start, length)
+    def roll(self, shifts, dims=None): return V.roll(self, shifts, dims)
+    def contiguous(self): return V.contiguous(self)
+    def chunk(self, chunks, dim=0): return J.chunk(self, chunks, dim)
+    def split(self, split_size, dim=0): return J.split(self, split_size, dim)
+
+    def gather(self, dim, index, *, sparse_grad: bool = False):
+        return S.gather(self, dim, index, sparse_grad=sparse_grad)
+
+    def scatter(self, dim, index, src=None, *, value=None):
+        return S.scatter(self, dim, index, src, value=value)
+
+    def scatter_(self, dim, index, src=None, *, value=None):
+        return S.scatter_(self, dim, index, src, value=value)
+
+    def scatter_add(self, dim, index, src): return S.scatter_add(self, dim, index, src)
+    def scatter_add_(self, dim, index, src): return S.scatter_add_(self, dim, index, src)
+    def index_select(self, dim, index): return S.index_select(self, dim, index)
+    def masked_fill(self, mask, value): return S.masked_fill(self, mask, value)
+    def masked_fill_(self, mask, value): return S.masked_fill_(self, mask, value)
+    def take_along_dim(self, indices, dim=None): return S.take_along_dim(self, indices, dim)
 
     def matmul(self, other): return self @ other
 
@@ -1103,3 +1132,5 @@ from .ops import matmul as M  # noqa: E402
 from .ops import movement as V  # noqa: E402
 from .ops import pool as P  # noqa: E402
 from .ops import reduce as R  # noqa: E402
+from .ops import join as J  # noqa: E402
+from .ops import select as S  # noqa: E402

@@ -1,8 +1,43 @@
-"""Neural-network building blocks on top of the engine."""
+"""Neural-network building blocks on top of the engine, with torch.nn's names.
+
+module.py         Module, Parameter and the containers (Sequential, ModuleList, ModuleDict, Identity)
+layers.py         Linear, Conv2d, MaxPool2d, AvgPool2d, Flatten, Unflatten
+pooling.py        AdaptiveAvgPool2d, AdaptiveMaxPool2d, MaxUnpool2d, Unfold, Fold
+activation.py     ReLU, LeakyReLU, ELU, GELU, SiLU, Sigmoid, Tanh, Softmax, LogSoftmax
+normalization.py  BatchNorm1d, BatchNorm2d, LayerNorm
+dropout.py        Dropout, Dropout2d
+sparse.py         Embedding
+loss.py           CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, SmoothL1Loss, HuberLoss, BCELoss,
+                  BCEWithLogitsLoss
+functional        the same computations as functions (each one an op's own, from ``ops/``)
+init, utils       weight initialisation; gradient clipping and parameter vectors
+"""
 from . import functional
 from . import init
-from .layers import AvgPool2d, Conv2d, Flatten, Linear, MaxPool2d, ReLU
-from .module import Module, Parameter, Sequential
+from . import utils
+from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .dropout import Dropout, Dropout2d
+from .layers import AvgPool2d, Conv2d, Flatten, Linear, MaxPool2d, Unflatten
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
+                   NLLLoss, SmoothL1Loss)
+from .module import Identity, Module, ModuleDict, ModuleList, Parameter, Sequential
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, Fold, MaxUnpool2d, Unfold
+from .sparse import Embedding
 
-__all__ = ["functional", "init", "Module", "Parameter", "Sequential", "Conv2d", "MaxPool2d",
-           "AvgPool2d", "ReLU", "Linear", "Flatten"]
+__all__ = ["functional", "init", "utils",
+           "Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Identity",
+           "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Unflatten",
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "MaxUnpool2d", "Unfold", "Fold",
+           "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
+           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout2d", "Embedding",
+           "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+           "BCELoss", "BCEWithLogitsLoss"]
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(f"module 'tinygrad_pool.nn' has no attribute {name!r}")
+    raise AttributeError(f"module 'tinygrad_pool.nn' has no attribute {name!r}: tinygrad_pool "
+                         f"does not support torch.nn.{name} (the supported torch names are "
+                         f"listed in docs/porting.md)")

@@ -2,10 +2,8 @@
 (the Functions and their derivatives live in ``ops/activation.py``, ``ops/elementwise.py`` and
 ``ops/loss.py``). Their reprs are torch's, so a printed model reads the same in both.
 """
-import warnings
-
 from ..ops import activation as A
-from ..ops.loss import log_softmax, softmax
+from ..ops.loss import implicit_softmax_dim, log_softmax, softmax  # noqa: F401
 from .module import Module
 
 
@@ -93,14 +91,6 @@ class Tanh(Module):
         return input.tanh()
 
 
-def implicit_softmax_dim(op: str, ndim: int) -> int:
-    """The dim torch's softmax picks when called with ``dim=None`` (a legacy rule it warns about):
-    0 for 0-, 1- and 3-dimensional input, else 1."""
-    warnings.warn(f"Implicit dimension choice for {op} has been deprecated. Change the call to "
-                  f"include dim=X as an argument.", UserWarning, stacklevel=3)
-    return 0 if ndim in (0, 1, 3) else 1
-
-
 class Softmax(Module):
     """exp(x) / Σ exp(x) along ``dim``."""
 
@@ -109,8 +99,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input):
-        dim = implicit_softmax_dim("softmax", input.ndim) if self.dim is None else self.dim
-        return softmax(input, dim)
+        return softmax(input, self.dim)  # (dim None: torch's legacy implicit dim, with its warning)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -124,8 +113,7 @@ class LogSoftmax(Module):
         self.dim = dim
 
     def forward(self, input):
-        dim = implicit_softmax_dim("log_softmax", input.ndim) if self.dim is None else self.dim
-        return log_softmax(input, dim)
+        return log_softmax(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"

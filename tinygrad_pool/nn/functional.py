@@ -6,19 +6,32 @@
 Each function is the op's own (``tinygrad_pool.ops``), which checks its arguments with errors
 that name the op, the argument and the shapes; this module only gathers them under torch's names.
 """
-from ..ops.conv import conv2d
-from ..ops.loss import (cross_entropy, log_softmax, mse_loss, nll_loss, softmax,
-                        sum_of_squares)
-from ..ops.pool import TIE_RULES, avg_pool2d, max_pool2d
+from ..ops.activation import elu, gelu, leaky_relu, silu
 from ..ops.args import REDUCTIONS, tensor_arg
+from ..ops.conv import conv2d, fold, unfold
+from ..ops.dropout import dropout, dropout2d
+from ..ops.embedding import embedding, one_hot
+from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
+                        huber_loss, l1_loss, log_softmax, mse_loss, nll_loss, smooth_l1_loss,
+                        softmax, sum_of_squares)
+from ..ops.movement import pad
+from ..ops.normalization import batch_norm, layer_norm
+from ..ops.pool import (TIE_RULES, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d,
+                        max_pool2d, max_unpool2d)
 from ..tensor import Tensor
 
-__all__ = ["conv2d", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh", "flatten", "linear",
-           "mse_loss", "cross_entropy", "nll_loss", "log_softmax", "softmax", "sum_of_squares",
-           "TIE_RULES", "REDUCTIONS"]
+__all__ = ["conv2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+           "adaptive_max_pool2d", "max_unpool2d", "relu", "sigmoid", "tanh", "leaky_relu", "elu",
+           "gelu", "silu", "softmax", "log_softmax", "flatten", "linear", "pad", "one_hot",
+           "embedding", "dropout", "dropout2d", "batch_norm", "layer_norm", "mse_loss", "l1_loss",
+           "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "sum_of_squares", "TIE_RULES", "REDUCTIONS"]
 
 
-def relu(input): return input.relu()
+def relu(input, inplace: bool = False):
+    return input.relu_() if inplace else input.relu()
+
+
 def sigmoid(input): return input.sigmoid()
 def tanh(input): return input.tanh()
 def flatten(input, start_dim=0, end_dim=-1): return input.flatten(start_dim, end_dim)
@@ -28,10 +41,18 @@ def linear(input, weight, bias=None) -> Tensor:
     """input @ weightᵀ + bias, with PyTorch's (out_features, in_features) weight layout."""
     input, weight = tensor_arg("linear", "input", input), tensor_arg("linear", "weight", weight)
     if weight.ndim != 2 or input.ndim < 1 or input.shape[-1] != weight.shape[1]:
-        raise ValueError(f"linear: input has shape {input.shape} but weight has shape "
-                         f"{weight.shape}; expected input (..., {weight.shape[-1]}) and a 2-D "
-                         f"weight (out_features, in_features)")
+        raise RuntimeError(f"linear: input has shape {input.shape} but weight has shape "
+                           f"{weight.shape}; expected input (..., {weight.shape[-1]}) and a 2-D "
+                           f"weight (out_features, in_features)")
     out = input @ weight.T
     if bias is not None:
         out = out + bias
     return out
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(f"module 'tinygrad_pool.nn.functional' has no attribute {name!r}")
+    raise AttributeError(f"module 'tinygrad_pool.nn.functional' has no attribute {name!r}: "
+                         f"tinygrad_pool does not support torch.nn.functional.{name} (the "
+                         f"supported torch names are listed in docs/porting.md)")

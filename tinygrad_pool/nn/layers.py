@@ -1,5 +1,5 @@
-"""The layers of a small CNN — Conv2d, MaxPool2d, AvgPool2d, Flatten, Linear — as Modules (ReLU
-and the other activations are in ``activation.py``).
+"""The layers of a small CNN — Conv2d, MaxPool2d, AvgPool2d, Flatten, Unflatten, Linear — as
+Modules (ReLU and the other activations are in ``activation.py``).
 
 Each layer holds its settings and Parameters and calls one function of ``nn.functional`` in
 ``forward``; the math lives there and in ``ops/``. Weights start as PyTorch's do:
@@ -13,7 +13,6 @@ import numpy as np
 from . import functional as F
 from . import init
 from ..windows import pair
-from .activation import ReLU  # noqa: F401  (it lived here; nn/__init__ imports it from here)
 from .module import Module, Parameter
 
 
@@ -162,3 +161,17 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split dimension ``dim`` into ``unflattened_size`` (the inverse of Flatten)."""
+
+    def __init__(self, dim: int, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

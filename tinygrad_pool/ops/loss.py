@@ -144,8 +144,9 @@ class LogSoftmax(Function):
     """
 
     def forward(ctx, x, dim):
-        shifted = x - x.max(axis=dim, keepdims=True)
-        ctx.out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)  # (initial: empty x)
+        with np.errstate(divide="ignore"):  # an empty x sums to 0: log 0 of nothing, unused
+            ctx.out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         return ctx.out
 
     def backward(ctx, grad):
@@ -427,12 +428,25 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(losses, reduction)
 
 
-def log_softmax(input, dim=-1) -> Tensor:
+def implicit_softmax_dim(op: str, ndim: int) -> int:
+    """The dim torch's softmax picks when called with ``dim=None`` (a legacy rule it warns about):
+    0 for 0-, 1- and 3-dimensional input, else 1."""
+    warnings.warn(f"Implicit dimension choice for {op} has been deprecated. Change the call to "
+                  f"include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def log_softmax(input, dim=None) -> Tensor:
     input = tensor_arg("log_softmax", "input", input)
+    if dim is None:
+        dim = implicit_softmax_dim("log_softmax", input.ndim)
     return LogSoftmax.apply(input, dim=normalize_axis("log_softmax", input.ndim, dim))
 
 
-def softmax(input, dim=-1) -> Tensor:
+def softmax(input, dim=None) -> Tensor:
+    input = tensor_arg("softmax", "input", input)
+    if dim is None:
+        dim = implicit_softmax_dim("softmax", input.ndim)
     return log_softmax(input, dim).exp()
 
 

@@ -54,6 +54,8 @@ def reduce_args(op, shape, axis, keepdims, dim, keepdim) -> dict:
         if len(set(axes)) != len(axes):
             raise RepeatedDimensionError(f"{op}: axis {axis} names a dimension twice "
                                          f"(shape {shape})")
+        if not shape:  # dim 0 (or -1) of a 0-d tensor, as torch allows: nothing to reduce
+            axes = ()
     return {"axis": axes, "keepdims": bool(keepdims)}
 
 

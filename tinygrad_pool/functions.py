@@ -1,0 +1,175 @@
+"""torch's module-level functions — ``torch.exp(x)``, ``torch.cat([a, b])``, ``torch.where(c, a,
+b)`` — each one the Tensor method or the op of the same name (nothing is computed here).
+
+``import tinygrad_pool as torch`` then reads like torch: what a function accepts, returns and
+raises is what the method does.
+"""
+import numpy as np
+
+from .ops import join
+from .ops import elementwise as E
+from .ops import matmul as M
+from .ops.args import tensor_arg
+from .tensor import Tensor
+
+
+def _input(op: str, value) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(value).__name__}")
+    return value
+
+
+def _unary(name: str):
+    def function(input, *args, **kwargs):
+        return getattr(_input(name, input), name)(*args, **kwargs)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"``input.{name}(...)``, as ``torch.{name}``."
+    return function
+
+
+exp, log, sqrt, abs, sigmoid, tanh, relu = map(_unary, ("exp", "log", "sqrt", "abs", "sigmoid",
+                                                        "tanh", "relu"))
+log1p, rsqrt, sin, cos, sign, floor, ceil, round = map(
+    _unary, ("log1p", "rsqrt", "sin", "cos", "sign", "floor", "ceil", "round"))
+softmax, log_softmax, clamp, clip = map(_unary, ("softmax", "log_softmax", "clamp", "clamp"))
+sum, mean, prod, std, var, norm, logsumexp, cumsum = map(
+    _unary, ("sum", "mean", "prod", "std", "var", "norm", "logsumexp", "cumsum"))
+amax, amin, argmax, argmin, all, any = map(_unary, ("amax", "amin", "argmax", "argmin", "all",
+                                                     "any"))
+flatten, reshape, squeeze, unsqueeze, transpose, permute, flip, roll = map(
+    _unary, ("flatten", "reshape", "squeeze", "unsqueeze", "transpose", "permute", "flip", "roll"))
+gather, index_select, masked_fill, narrow, chunk, split, t = map(
+    _unary, ("gather", "index_select", "masked_fill", "narrow", "chunk", "split", "t"))
+scatter, scatter_add, take_along_dim, unflatten = map(
+    _unary, ("scatter", "scatter_add", "take_along_dim", "unflatten"))
+eq, ne, lt, le, gt, ge = map(_unary, ("eq", "ne", "lt", "le", "gt", "ge"))
+numel, pow = map(_unary, ("numel", "pow"))
+clip.__name__ = clip.__qualname__ = "clip"
+
+
+def max(input, dim=None, keepdim: bool = False, *, other=None):
+    """``max(input)``: the largest value; ``max(input, dim)``: (values, indices);
+    ``max(input, other_tensor)`` or ``max(input, other=...)``: the elementwise maximum, as torch."""
+    if isinstance(dim, Tensor):
+        dim, other = None, dim
+    if other is not None:
+        if dim is not None:
+            raise TypeError("max(): give either dim or other (the elementwise maximum), not both")
+        return maximum(input, other)
+    return _input("max", input).max() if dim is None else input.max(dim, keepdim)
+
+
+def min(input, dim=None, keepdim: bool = False, *, other=None):
+    """As ``max``, for the smallest."""
+    if isinstance(dim, Tensor):
+        dim, other = None, dim
+    if other is not None:
+        if dim is not None:
+            raise TypeError("min(): give either dim or other (the elementwise minimum), not both")
+        return minimum(input, other)
+    return _input("min", input).min() if dim is None else input.min(dim, keepdim)
+
+
+def maximum(input, other) -> Tensor:
+    return E.maximum(_input("maximum", input), other)
+
+
+def minimum(input, other) -> Tensor:
+    return E.minimum(_input("minimum", input), other)
+
+
+def where(condition, input=None, other=None) -> Tensor:
+    if input is None and other is None:  # torch.where(condition): the indices, as nonzero
+        return tuple(Tensor._make(i, None) for i in np.nonzero(
+            tensor_arg("where", "condition", condition).data))
+    return E.where(condition, input, other)
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    return join.cat(tensors, dim)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    return join.stack(tensors, dim)
+
+
+def matmul(input, other) -> Tensor:
+    return _input("matmul", input) @ other
+
+
+def mm(input, mat2) -> Tensor:
+    """A product of two matrices (2-D only, as torch.mm)."""
+    input, mat2 = _input("mm", input), tensor_arg("mm", "mat2", mat2)
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm: both arguments must be matrices (2-D), got shapes "
+                           f"{input.shape} and {mat2.shape}")
+    return input @ mat2
+
+
+def bmm(input, mat2) -> Tensor:
+    """Batched matrix products of two 3-D tensors with the same batch size (torch.bmm)."""
+    input, mat2 = _input("bmm", input), tensor_arg("bmm", "mat2", mat2)
+    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"bmm: expected two 3-D tensors with the same batch size, got "
+                           f"shapes {input.shape} and {mat2.shape}")
+    return input @ mat2
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Sums of products by subscripts, e.g. ``einsum("bij,bjk->bik", a, b)`` (a subset of
+    torch's: letters and ``->``, no ``...``, no letter twice in one operand). As in torch, a
+    dimension of size 1 broadcasts against the same letter's size in the other operands."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    for i, operand in enumerate(operands):
+        if not isinstance(operand, Tensor):
+            raise TypeError(f"einsum(): expected Tensor as operand {i}, got "
+                            f"{type(operand).__name__}")
+    if len({o.dtype for o in operands}) > 1:
+        raise RuntimeError(f"einsum(): operands must have one dtype, got "
+                           f"{', '.join(str(o.dtype) for o in operands)}")
+    inputs, output, sizes = M.parse_einsum(equation, [o.data for o in operands])
+    # Size-1 dimensions broadcast: expanded here, so that Expand's backward sums them again.
+    operands = [o if o.shape == full else o.expand(*full) for o, full in
+                zip(operands, (tuple(sizes[c] for c in s) for s in inputs))]
+    return M.Einsum.apply(*operands, inputs=tuple(inputs), output=output)
+
+
+def _other(op: str, other) -> Tensor:
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{op}(): argument 'other' must be Tensor, not {type(other).__name__}")
+    return other
+
+
+def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """|input - other| <= atol + rtol * |other|, elementwise (torch.isclose: same dtypes)."""
+    input, other = _input("isclose", input), _other("isclose", other)
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"isclose(): expected both inputs to have the same dtype, got "
+                           f"{input.dtype} and {other.dtype}")
+    E.check_broadcast("isclose", input.data, other.data)
+    return Tensor._make(np.asarray(np.isclose(input.data, other.data, rtol, atol, equal_nan)),
+                        None)
+
+
+def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    return bool(isclose(input, other, rtol, atol, equal_nan).data.all())
+
+
+def equal(input, other) -> bool:
+    """True if both have the same shape and the same values (torch.equal)."""
+    input, other = _input("equal", input), _other("equal", other)
+    return input.shape == other.shape and bool((input.data == other.data).all())
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+__all__ = [name for name in dir() if not name.startswith("_") and name not in (
+    "np", "join", "E", "M", "tensor_arg", "Tensor")]
