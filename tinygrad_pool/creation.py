@@ -7,6 +7,8 @@ default generator (``manual_seed``): the same seed gives the same tensors run af
 the same numbers as torch's generator.
 """
 import builtins
+import math
+import operator
 
 import numpy as np
 
@@ -31,66 +33,123 @@ def _check_device(op: str, device) -> None:
                            f"the CPU only (device='cpu'); see docs/porting.md")
 
 
+def _int(op: str, name: str, value) -> int:
+    """An int argument: a Python or NumPy int, or a one-element int tensor (never a bool or a
+    float, which torch refuses too)."""
+    if not isinstance(value, (builtins.bool, np.bool_)):
+        try:
+            return operator.index(value)
+        except (TypeError, RuntimeError):  # (a tensor of several elements: RuntimeError)
+            pass
+    raise TypeError(f"{op}: {name} must be an int, got {type(value).__name__} {value!r}")
+
+
 def _size(op: str, size: tuple) -> tuple:
     """``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])`` all mean shape (2, 3)."""
+    if not size:
+        raise TypeError(f"{op}() missing 1 required positional argument: 'size' (a 0-d tensor "
+                        f"is {op}(()))")
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    for n in size:
-        if isinstance(n, builtins.bool) or not isinstance(n, (builtins.int, np.integer)):
-            raise TypeError(f"{op}: size must be a tuple of ints, got {size!r} "
-                            f"({type(n).__name__} {n!r} in it)")
-        if n < 0:
-            raise RuntimeError(f"{op}: sizes must be non-negative, got {size!r}")
-    return tuple(builtins.int(n) for n in size)
+    shape = tuple(_int(op, f"size {size!r}: each size", n) for n in size)
+    if builtins.min(shape, default=0) < 0:
+        raise RuntimeError(f"{op}: sizes must be non-negative, got {shape}")
+    return shape
 
 
-def _data_dtype(data) -> np.dtype:
-    """torch.tensor's dtype for ``data`` given no dtype: arrays keep theirs, Python floats take
-    the default float dtype, Python ints int64, bools bool."""
-    if isinstance(data, (np.ndarray, np.generic)):
-        return data.dtype
-    if isinstance(data, Tensor):
-        return data.dtype
-    kind = np.asarray(data).dtype.kind
-    if kind == "f":
-        return dtypes.get_default_dtype()
-    if kind in "iu":
-        return dtypes.int64
-    if kind == "b":
+def _number(op: str, name: str, value):
+    """A scalar argument as a Python number: a NumPy scalar or a one-element tensor reads as
+    the number it holds (torch treats both as Python scalars)."""
+    if isinstance(value, Tensor):
+        if value.data.ndim != 0:
+            raise TypeError(f"{op}: {name} must be a number or a 0-d tensor, got a tensor of "
+                            f"shape {tuple(value.shape)}")
+        return value.item()
+    if isinstance(value, (np.generic, builtins.bool, builtins.int, builtins.float)) and \
+            np.asarray(value).dtype.kind in "fiub":
+        return value.item() if isinstance(value, np.generic) else value
+    raise TypeError(f"{op}: {name} must be a number, got {type(value).__name__}")
+
+
+# ---- tensor(data): which dtype nested data has ------------------------------------------------
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}  # torch promotes bool < integers < floats
+
+
+def _leaf_dtype(leaf) -> np.dtype:
+    """The dtype torch gives one number of the data: arrays and tensors keep theirs, Python
+    floats take the default float dtype, Python ints int64."""
+    if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
+        dtype = leaf.dtype
+        if dtype.kind in _CATEGORY:
+            return dtype
+    elif isinstance(leaf, builtins.bool):
         return dtypes.bool
-    raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} data "
-                    f"(expected numbers, nested lists of numbers, a NumPy array or a Tensor)")
+    elif isinstance(leaf, builtins.int):
+        return dtypes.int64
+    elif isinstance(leaf, builtins.float):
+        return dtypes.get_default_dtype()
+    elif isinstance(leaf, (str, bytes)):
+        raise TypeError(f"tensor: invalid data type {type(leaf).__name__!r} (expected numbers, "
+                        f"nested lists of numbers, a NumPy array or a Tensor)")
+    raise RuntimeError(f"tensor: could not infer dtype of {type(leaf).__name__} (expected "
+                       f"numbers, nested lists of numbers, a NumPy array or a Tensor)")
 
 
-def _as_numbers(data):
-    """Nested lists that hold 0-d or small Tensors, as plain arrays (torch.tensor accepts them)."""
-    if isinstance(data, Tensor):
-        return data.data
+_PLAIN_NUMBERS = frozenset((builtins.bool, builtins.int, builtins.float))
+
+
+def _unpack(data, found: set):
+    """Nested lists as plain values (a Tensor inside them as its array), noting the dtype of
+    every number in ``found``."""
     if isinstance(data, (list, tuple)):
-        return [_as_numbers(item) for item in data]
-    return data
+        kinds = set(map(type, data))
+        if kinds <= _PLAIN_NUMBERS:  # a row of Python numbers (the common case): taken as is,
+            found.update(_leaf_dtype(kind()) for kind in kinds)  # by one number of each type
+            return data
+        return [_unpack(item, found) for item in data]
+    found.add(_leaf_dtype(data))
+    return data.data if isinstance(data, Tensor) else data
+
+
+def _promote(found: set) -> np.dtype:
+    """torch's result dtype for numbers of the dtypes in ``found``: the highest category wins
+    (a float anywhere makes a float tensor) and only dtypes of that category are promoted
+    together, so ``[np.float32(1), 2]`` stays float32 where NumPy would say float64."""
+    if not found:  # tensor([]): an empty float tensor
+        return dtypes.get_default_dtype()
+    top = builtins.max(_CATEGORY[d.kind] for d in found)
+    result = None
+    for dtype in found:
+        if _CATEGORY[dtype.kind] == top:
+            result = dtype if result is None else np.promote_types(result, dtype)
+    return result
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (torch.tensor)."""
-    data = _as_numbers(data)
-    target = dtypes.as_dtype("tensor", dtype) if dtype is not None else _data_dtype(data)
+    found = set()
+    values = _unpack(data, found)
+    target = dtypes.as_dtype("tensor", dtype) if dtype is not None else _promote(found)
     try:
-        array = np.array(data, dtype=target)
-    except (ValueError, TypeError) as error:
-        raise TypeError(f"tensor: cannot make a tensor from this data ({error})") from None
+        array = np.array(values, dtype=target)
+    except OverflowError:
+        raise ValueError(f"tensor: a number in the data does not fit in {target}") from None
+    except ValueError:
+        raise ValueError("tensor: nested lists must be rectangular (every list at one depth "
+                         "of the same length), got ragged data") from None
     return _make("tensor", array, None, requires_grad, device)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """``data`` as a tensor, sharing memory with a NumPy array or Tensor of the right dtype."""
-    if isinstance(data, Tensor) and (dtype is None or data.dtype == dtypes.as_dtype(
-            "as_tensor", dtype)):
-        return data
-    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtypes.as_dtype(
-            "as_tensor", dtype)):
-        return _make("as_tensor", data, None, False, device)
-    return tensor(data, dtype=dtype, device=device)
+    """``data`` as a tensor, sharing memory with a NumPy array or Tensor of the right dtype
+    (a Tensor of another dtype is converted with ``to``, staying in the graph)."""
+    _check_device("as_tensor", device)
+    dtype = None if dtype is None else dtypes.as_dtype("as_tensor", dtype)
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -103,6 +162,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array, None)
 
 
+# ---- filled tensors -------------------------------------------------------------------------
 def _filled(op, size, value, dtype, requires_grad, device) -> Tensor:
     shape = _size(op, size)
     dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(op, dtype)
@@ -123,16 +183,21 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    if dtype is None:  # torch infers it from the fill value
-        dtype = _data_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    return _filled("full", (size,) if not isinstance(size, (tuple, list)) else tuple(size),
-                   fill_value, dtype, requires_grad, device)
+    """``size`` filled with ``fill_value``; without a dtype, the one torch infers from the value
+    (an int gives int64, a float the default float dtype, a bool bool)."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full: size must be a tuple of ints, got {type(size).__name__} "
+                        f"{size!r}")
+    fill_value = _number("full", "fill_value", fill_value)
+    if dtype is None:
+        dtype = _leaf_dtype(fill_value)
+    return _filled("full", (size,), fill_value, dtype, requires_grad, device)
 
 
 def _like(op, input, value, dtype, requires_grad, device) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
-    return _filled(op, input.shape, value, input.dtype if dtype is None else dtype,
+    return _filled(op, (input.shape,), value, input.dtype if dtype is None else dtype,
                    requires_grad, device)
 
 
@@ -150,14 +215,16 @@ def empty_like(input, *, dtype=None, device=None, requires_grad: bool = False) -
 
 def full_like(input, fill_value, *, dtype=None, device=None,
               requires_grad: bool = False) -> Tensor:
-    return _like("full_like", input, fill_value, dtype, requires_grad, device)
+    return _like("full_like", input, _number("full_like", "fill_value", fill_value), dtype,
+                 requires_grad, device)
 
 
+# ---- random tensors -------------------------------------------------------------------------
 def _random(op, size, draw, dtype, generator, requires_grad, device) -> Tensor:
     shape = _size(op, size)
     dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(op, dtype)
-    if dtype.kind != "f":
-        raise RuntimeError(f"{op}: random floats need a floating dtype, got {dtype}")
+    if dtype.kind != "f":  # (torch: NotImplementedError, "... not implemented for 'Long'")
+        raise NotImplementedError(f"{op}: random floats need a floating dtype, got {dtype}")
     rng = default_generator() if generator is None else generator
     return _make(op, draw(rng, shape).astype(dtype), None, requires_grad, device)
 
@@ -174,70 +241,125 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
                    generator, requires_grad, device)
 
 
+def _input(op: str, input) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    return input
+
+
 def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    input = _input("rand_like", input)
     return rand(input.shape, dtype=input.dtype if dtype is None else dtype, device=device,
                 requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    input = _input("randn_like", input)
     return randn(input.shape, dtype=input.dtype if dtype is None else dtype, device=device,
                  requires_grad=requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
-    """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
-    if size is None:  # randint(high, size)
+    """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``
+    (keywords as torch: ``randint(high=10, size=(3,))``)."""
+    if high is None:  # randint(high, size=...)
+        low, high = 0, low
+    elif size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
-    if size is None:
-        raise TypeError("randint: missing the size argument (randint(low=0, high, size))")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint: size must be a tuple of ints (randint(high, size) or "
+                        f"randint(low, high, size)), got low={low!r}, high={high!r}, "
+                        f"size={size!r}")
+    low, high = _int("randint", "low", low), _int("randint", "high", high)
+    shape = _size("randint", (size,))
     if high <= low:
         raise RuntimeError(f"randint: expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
-    shape = _size("randint", tuple(size) if isinstance(size, (tuple, list)) else (size,))
+    dtype = dtypes.int64 if dtype is None else dtypes.as_dtype("randint", dtype)
+    if dtype.kind in "iub":  # every value must fit the dtype (torch checks both ends)
+        info = np.iinfo(dtype) if dtype.kind != "b" else None
+        lowest, highest = (0, 1) if info is None else (info.min, info.max)
+        if low < lowest or high - 1 > highest:
+            raise RuntimeError(f"randint: the range [{low}, {high}) is out of bounds for "
+                               f"{dtype}")
     rng = default_generator() if generator is None else generator
     array = rng.integers(low, high, size=shape, dtype=np.int64)
-    return _make("randint", array, dtypes.int64 if dtype is None else dtype, requires_grad,
-                 device)
+    return _make("randint", array, dtype, requires_grad, device)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
-    if isinstance(n, builtins.bool) or not isinstance(n, (builtins.int, np.integer)) or n < 0:
-        raise RuntimeError(f"randperm: n must be a non-negative int, got {n!r}")
+    n = _int("randperm", "n", n)
+    if n < 0:
+        raise RuntimeError(f"randperm: n must be non-negative, got {n}")
     rng = default_generator() if generator is None else generator
-    return _make("randperm", rng.permutation(builtins.int(n)).astype(np.int64),
+    return _make("randperm", rng.permutation(n).astype(np.int64),
                  dtypes.int64 if dtype is None else dtype, requires_grad, device)
+
+
+# ---- ranges ---------------------------------------------------------------------------------
+def _range_dtype(op: str, dtype, integral: bool) -> np.dtype:
+    if dtype is None:
+        return dtypes.int64 if integral else dtypes.get_default_dtype()
+    dtype = dtypes.as_dtype(op, dtype)
+    if dtype.kind == "b":  # (torch: "arange_cpu" not implemented for 'Bool')
+        raise NotImplementedError(f"{op}: not implemented for dtype bool")
+    return dtype
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """``arange(end)`` or ``arange(start, end, step)``: int64 if every bound is an int, else
-    the default float dtype (torch's rule)."""
+    the default float dtype (torch's rule). With an integer dtype torch first truncates the
+    bounds and the step to integers: ``arange(0.5, 5, 1.5, dtype=long)`` is 0, 1, 2, 3, 4."""
     if end is None:
         start, end = 0, start
+    start, end, step = (_number("arange", name, v) for name, v in
+                        (("start", start), ("end", end), ("step", step)))
+    integral = not builtins.any(isinstance(v, builtins.float) for v in (start, end, step))
+    dtype = _range_dtype("arange", dtype, integral)
+    if not builtins.all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"arange: unsupported range: {start} -> {end}")
+    if dtype.kind in "iu":
+        start, end, step = builtins.int(start), builtins.int(end), builtins.int(step)
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError(f"arange: upper bound and larger bound inconsistent with step sign "
+        raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step sign "
                            f"(start={start}, end={end}, step={step})")
-    integral = all(isinstance(v, (builtins.int, np.integer)) for v in (start, end, step))
-    if dtype is None:
-        dtype = dtypes.int64 if integral else dtypes.get_default_dtype()
-    count = builtins.int(np.ceil((end - start) / step))
-    array = start + np.arange(max(count, 0), dtype=np.float64) * step
-    return _make("arange", array if not integral else array.astype(np.int64), dtype,
-                 requires_grad, device)
+    count = builtins.max(math.ceil((end - start) / step), 0)
+    if dtype.kind in "iu":  # exact integer arithmetic (float64 would round past 2**53)
+        array = start + np.arange(count, dtype=np.int64) * step
+    else:  # in double precision, then rounded once to the dtype (as torch's CPU kernel)
+        array = start + np.arange(count, dtype=np.float64) * step
+    return _make("arange", array, dtype, requires_grad, device)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
-    if isinstance(steps, builtins.bool) or not isinstance(steps, (builtins.int, np.integer)) \
-            or steps < 0:
-        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps!r}")
-    return _make("linspace", np.linspace(start, end, builtins.int(steps)),
-                 dtypes.get_default_dtype() if dtype is None else dtype, requires_grad, device)
+    """``steps`` evenly spaced values from ``start`` to ``end`` (both included), computed as
+    torch does: the first half counted up from ``start``, the second half down from ``end``, so
+    both ends are exact and the values are symmetric."""
+    steps = _int("linspace", "steps", steps)
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    start, end = _number("linspace", "start", start), _number("linspace", "end", end)
+    dtype = _range_dtype("linspace", dtype, integral=False)
+    # Floats are computed in their own dtype; integers in double, from integer ends (torch).
+    work = dtype if dtype.kind == "f" else np.dtype(np.float64)
+    if dtype.kind != "f":
+        start, end = builtins.int(start), builtins.int(end)
+    first, last = np.asarray(start, dtype=work), np.asarray(end, dtype=work)
+    index = np.arange(steps, dtype=work)
+    if steps == 1:
+        array = first.reshape(1)
+    else:
+        step = (last - first) / work.type(steps - 1)
+        array = np.where(index < steps // 2, first + step * index,
+                         last - step * (work.type(steps - 1) - index))
+    return _make("linspace", array.astype(dtype), None, requires_grad, device)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,

@@ -45,13 +45,13 @@ def as_dtype(op: str, dtype) -> np.dtype:
     do in torch (float64, int64, bool); anything that is not a supported dtype is refused."""
     if isinstance(dtype, np.dtype) and dtype.kind in "fiub":
         return dtype
-    if dtype in _PYTHON_TYPES:
+    if isinstance(dtype, type) and dtype in _PYTHON_TYPES:
         return _PYTHON_TYPES[dtype]
     try:
-        result = np.dtype(dtype)
-    except TypeError:
+        result = None if dtype is None else np.dtype(dtype)
+    except (TypeError, ValueError):  # not a dtype at all (np.dtype("foo"), np.dtype(3))
         result = None
-    if result is None or result.kind not in "fiub" or dtype is None:
+    if result is None or result.kind not in "fiub":
         raise TypeError(f"{op}: dtype must be one of tinygrad_pool's dtypes "
                         f"({', '.join(sorted(DTYPES))}), got {dtype!r}")
     return result

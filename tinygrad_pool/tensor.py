@@ -225,6 +225,9 @@ def _check_can_require_grad(dtype) -> None:
                            f"Tensor(x, dtype=np.float32))")
 
 
+_NOT_COMPARABLE = (type(None), str, bytes, list, tuple, dict, set)
+
+
 class Size(tuple):
     """A tensor's shape: a tuple of ints (torch.Size), printed as ``Size([2, 3])``."""
 
@@ -352,8 +355,14 @@ class Tensor:
     def tolist(self):
         return self.data.tolist()
 
-    def __float__(self): return float(self.item())
-    def __int__(self): return int(self.item())
+    def _scalar(self):
+        if self.data.size != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars "
+                             f"(this one has shape {list(self.data.shape)})")
+        return self.data.item()
+
+    def __float__(self): return float(self._scalar())
+    def __int__(self): return int(self._scalar())
 
     def __index__(self):
         if self.data.dtype.kind not in "iub":
@@ -368,10 +377,13 @@ class Tensor:
         return bool(self.data.item())
 
     def __format__(self, spec: str) -> str:
-        """``f"{loss:.4f}"`` works on a one-element tensor, as in torch."""
-        if self.data.ndim == 0 and spec:
+        """``f"{loss:.4f}"`` and ``f"{loss}"`` give the number for a 0-d tensor, as in torch."""
+        if self.data.ndim == 0:
             return format(self.data.item(), spec)
-        return format(str(self), spec)
+        if spec:
+            raise TypeError(f"unsupported format string passed to Tensor.__format__ (a format "
+                            f"spec needs a 0-d tensor; this one has shape {list(self.data.shape)})")
+        return str(self)
 
     # ---- dtype conversions (torch's names; a float-to-float cast stays in the graph) ---------
     def to(self, *args, dtype=None, device=None, copy: bool = False, non_blocking: bool = False):
@@ -634,20 +646,29 @@ class Tensor:
             E.check_broadcast(op.__name__, self.data, other)
         return Tensor._make(np.asarray(op(self.data, other)), None)
 
-    def __eq__(self, other): return self._compare(other, np.equal)
-    def __ne__(self, other): return self._compare(other, np.not_equal)
-    def __gt__(self, other): return self._compare(other, np.greater)
-    def __lt__(self, other): return self._compare(other, np.less)
-    def __ge__(self, other): return self._compare(other, np.greater_equal)
-    def __le__(self, other): return self._compare(other, np.less_equal)
+    def eq(self, other): return self._compare(other, np.equal)
+    def ne(self, other): return self._compare(other, np.not_equal)
+    def gt(self, other): return self._compare(other, np.greater)
+    def lt(self, other): return self._compare(other, np.less)
+    def ge(self, other): return self._compare(other, np.greater_equal)
+    def le(self, other): return self._compare(other, np.less_equal)
+    __gt__, __lt__, __ge__, __le__ = gt, lt, ge, le
     __hash__ = object.__hash__
-    eq, ne, gt, lt, ge, le = __eq__, __ne__, __gt__, __lt__, __ge__, __le__
+
+    # ``t == None`` is False and ``t != None`` True, as in torch: Python compares what a tensor
+    # cannot hold (None, strings, containers) by identity.
+    def __eq__(self, other):
+        return NotImplemented if isinstance(other, _NOT_COMPARABLE) else self.eq(other)
+
+    def __ne__(self, other):
+        return NotImplemented if isinstance(other, _NOT_COMPARABLE) else self.ne(other)
+
     greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 
     def _logical(self, other, op, name: str) -> "Tensor":
         other = self._const(other).data
         if self.data.dtype.kind == "f" or other.dtype.kind == "f":
-            raise RuntimeError(f"{name}: not implemented for floating-point tensors (dtypes "
+            raise NotImplementedError(f"{name}: not implemented for floating-point tensors (dtypes "
                                f"{self.data.dtype} and {other.dtype}); use bool or int tensors")
         return Tensor._make(np.asarray(op(self.data, other)), None)
 

@@ -55,11 +55,14 @@ class MatMul(Function):
 
 
 def parse_einsum(equation: str, operands: list) -> tuple:
-    """``"ij,jk->ik"`` as ([input subscripts], output subscripts), checked against the operands.
+    """``"ij,jk->ik"`` as ([input subscripts], output subscripts, {letter: size}), checked
+    against the operands' shapes.
 
     The subset supported: letters only, no ``...``, no letter repeated within one operand (no
     diagonals). Without ``->`` the output is torch's implicit one: the letters that appear
-    exactly once, in alphabetical order."""
+    exactly once, in alphabetical order. A letter's size is the same in every operand, except
+    that a size of 1 broadcasts (as in torch). Malformed equations are RuntimeErrors, as in
+    torch; the unsupported forms NotImplementedError."""
     if not isinstance(equation, str):
         raise TypeError(f"einsum: equation must be a string, got {type(equation).__name__}")
     text = equation.replace(" ", "")
@@ -68,30 +71,34 @@ def parse_einsum(equation: str, operands: list) -> tuple:
     if "." in text:
         raise NotImplementedError("einsum: '...' (ellipsis) is not supported here; see "
                                   "docs/porting.md")
-    if not all(s.isalpha() for s in inputs if s) or (output and not output.isalpha()):
-        raise ValueError(f"einsum: equation {equation!r} may only contain letters, ',' and '->'")
+    if not all(s.isalpha() and s.isascii() for s in inputs if s) or \
+            (output and not (output.isalpha() and output.isascii())):
+        raise RuntimeError(f"einsum: equation {equation!r} may only contain letters, ',' and "
+                           f"'->'")
     if not arrow:
         letters = "".join(inputs)
         output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     if len(inputs) != len(operands):
-        raise ValueError(f"einsum: equation {equation!r} names {len(inputs)} operands but "
-                         f"{len(operands)} were given")
+        raise RuntimeError(f"einsum: equation {equation!r} names {len(inputs)} operands but "
+                           f"{len(operands)} were given")
     sizes = {}
-    for subscripts, array in zip(inputs, operands):
+    for k, (subscripts, array) in enumerate(zip(inputs, operands)):
         if len(subscripts) != array.ndim:
-            raise ValueError(f"einsum: the subscripts {subscripts!r} name {len(subscripts)} "
-                             f"dimensions for an operand of shape {array.shape}")
+            raise RuntimeError(f"einsum: the subscripts {subscripts!r} name {len(subscripts)} "
+                               f"dimensions for operand {k} of shape {array.shape}")
         if len(set(subscripts)) != len(subscripts):
             raise NotImplementedError(f"einsum: a letter repeated within one operand "
                                       f"({subscripts!r}, a diagonal) is not supported here")
         for letter, n in zip(subscripts, array.shape):
-            if sizes.setdefault(letter, n) != n:
-                raise ValueError(f"einsum: letter {letter!r} has size {sizes[letter]} in one "
-                                 f"operand and {n} in another")
+            known = sizes.setdefault(letter, n)
+            if known != n and 1 not in (known, n):
+                raise RuntimeError(f"einsum: letter {letter!r} has size {known} in one operand "
+                                   f"and {n} in operand {k} (sizes must be equal, or 1)")
+            sizes[letter] = n if known == 1 else known  # (1 broadcasts, even to 0)
     if set(output) - set("".join(inputs)) or len(set(output)) != len(output):
-        raise ValueError(f"einsum: the output {output!r} must use each input letter at most "
-                         f"once")
-    return inputs, output
+        raise RuntimeError(f"einsum: the output {output!r} must use each input letter at most "
+                           f"once (and no other letter)")
+    return inputs, output, sizes
 
 
 class Einsum(Function):
@@ -103,7 +110,12 @@ class Einsum(Function):
     """
 
     def forward(ctx, *operands, inputs, output):
-        ctx.operands = operands
+        # Each operand another one's gradient needs is saved under its own name (operand0,
+        # operand1...): as saved tensors, double backward differentiates through them too.
+        for k, operand in enumerate(operands):
+            if any(ctx.needs_input_grad[:k] + ctx.needs_input_grad[k + 1:]):
+                setattr(ctx, f"operand{k}", operand)
+        ctx.shapes = tuple(o.shape for o in operands)
         return np.einsum(",".join(inputs) + "->" + output, *operands)
 
     def backward(ctx, grad):
@@ -116,10 +128,11 @@ class Einsum(Function):
             others = [s for i, s in enumerate(inputs) if i != k]
             available = set(output).union(*others)
             kept = "".join(c for c in subscripts if c in available)
-            partial = Einsum.call(grad, *[o for i, o in enumerate(ctx.operands) if i != k],
+            partial = Einsum.call(grad, *[getattr(ctx, f"operand{i}") for i in
+                                          range(len(inputs)) if i != k],
                                   inputs=(output, *others), output=kept)
             if kept != subscripts:  # letters only this operand has: the gradient is constant
-                shape = ctx.operands[k].shape  # along them, so broadcast it back
+                shape = ctx.shapes[k]  # along them, so broadcast it back
                 partial = partial.reshape(tuple(n if c in available else 1
                                                 for c, n in zip(subscripts, shape)))
                 partial = Expand.call(partial, shape=shape)

@@ -82,6 +82,9 @@ class Mean(Function):
     """d (Σᵢ xᵢ / n) / d xⱼ = 1 / n"""
 
     def forward(ctx, x, axis, keepdims):
+        if x.dtype.kind != "f":  # torch will not guess a dtype for the mean of integers
+            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be a "
+                               f"floating point dtype. Got: {x.dtype} (use x.float().mean())")
         ctx.input_shape = x.shape
         ctx.count = int(np.prod([x.shape[a] for a in axis]))
         return x.mean(axis=axis, keepdims=keepdims)
