@@ -95,3 +95,15 @@ def test_every_listed_name_exists(section):
 def test_an_unsupported_torch_name_points_to_the_porting_page(namespace, name):
     with pytest.raises(AttributeError, match=r"not support .*docs/porting\.md"):
         getattr(namespace, name)
+
+
+def test_the_unsupported_tensor_names_are_in_step_with_torch_and_the_code(torch):
+    """Every public torch.Tensor attribute is either ours or refused with the pointer — and the
+    refused list names nothing we support (tinygrad_pool/unsupported.py)."""
+    from tinygrad_pool import unsupported
+    ours = {n for n in dir(Tensor) if not n.startswith("_")} - unsupported.TENSOR
+    theirs = {n for n in dir(torch.Tensor) if not n.startswith("_")}
+    assert not unsupported.TENSOR & {n for n, v in vars(Tensor).items()
+                                     if not isinstance(v, type(vars(Tensor)["cuda"]))}
+    assert theirs - ours - unsupported.TENSOR == set()
+    assert all(not hasattr(Tensor([1.0]), name) for name in unsupported.TENSOR)

@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, unsupported
 from .fast import memory
 from .grad_mode import _mode, enable_grad, no_grad  # noqa: F401  (no_grad: re-exported)
 
@@ -437,15 +437,6 @@ class Tensor:
         self.retains_grad = True
         return self
 
-    def __getattr__(self, name: str):
-        # Only reached for a name the class does not have: a torch method we do not support
-        # must fail loudly, never do something else.
-        if name.startswith("__") or name in Tensor.__slots__:
-            raise AttributeError(f"'Tensor' object has no attribute {name!r}")
-        raise AttributeError(f"'Tensor' object has no attribute {name!r}: tinygrad_pool does "
-                             f"not support Tensor.{name} (the supported torch names are listed "
-                             f"in docs/porting.md)")
-
     def __repr__(self) -> str:
         body = np.array2string(self.data, separator=", ", prefix="Tensor(", precision=4)
         extras = [f"dtype={self.dtype}"]
@@ -634,6 +625,15 @@ class Tensor:
     def __matmul__(self, other): return M.MatMul.apply(*self._pair(other))
     def __rmatmul__(self, other): return M.MatMul.apply(*self._pair(other)[::-1])
     def __getitem__(self, index): return V.Index.apply(self, index=V.normalize_index(index))
+    # torch's method spellings of the operators
+    def add(self, other, *, alpha=1): return self + (other if alpha == 1 else other * alpha)
+    def sub(self, other, *, alpha=1): return self - (other if alpha == 1 else other * alpha)
+    def mul(self, other): return self * other
+    def div(self, other): return self / other
+    def neg(self): return -self
+    def square(self): return self * self
+    multiply, divide, true_divide, subtract, negative = mul, div, div, sub, neg
+
     def __pow__(self, exponent): return E.pow(self, exponent)
     def __rpow__(self, base): return E.pow(base, self)
     def pow(self, exponent): return E.pow(self, exponent)
@@ -885,6 +885,23 @@ class Tensor:
 
     def softmax(self, dim: int = -1):
         return L.softmax(self, dim)
+
+
+class _Unsupported:
+    """A torch Tensor attribute we do not have: reading it raises AttributeError pointing to
+    docs/porting.md (``hasattr`` is False). A descriptor per name, not ``Tensor.__getattr__``:
+    defining that slows every attribute read of every tensor (CPython stops specialising them)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        raise AttributeError(unsupported.message("'Tensor' object", self.name))
+
+
+for _name in unsupported.TENSOR:
+    setattr(Tensor, _name, _Unsupported(_name))
+del _name
 
 
 # ---- backward: the chain rule over the recorded graph --------------------------------------
