@@ -15,6 +15,7 @@ first use: training needs neither it nor the ``graphviz`` package.
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
 from .tensor import Function, Size, Tensor
+from . import unsupported
 from .dtypes import (bool, double, float, float16, float32, float64, get_default_dtype, half,
                      int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
@@ -53,8 +54,7 @@ def __getattr__(name):
     if name in _DRAWING:
         from . import viz
         return getattr(viz, name)
-    if name.startswith("__"):
-        raise AttributeError(f"module 'tinygrad_pool' has no attribute {name!r}")
-    raise AttributeError(f"module 'tinygrad_pool' has no attribute {name!r}: tinygrad_pool does "
-                         f"not support torch.{name} (the supported torch names are listed in "
-                         f"docs/porting.md)")
+    return _unsupported(name)
+
+
+_unsupported = unsupported.module_getattr("tinygrad_pool", "torch")

@@ -3,8 +3,8 @@ them raises AttributeError pointing to docs/porting.md, never a silently differe
 
 ``TENSOR`` lists torch 2.13's public ``torch.Tensor`` attributes that our Tensor lacks
 (tests/test_porting_docs.py keeps it in step with the code and with torch). Module attributes
-(``tinygrad_pool.cuda``, ``nn.Transformer``) need no list: those modules' ``__getattr__`` says
-so for any missing name.
+(``tinygrad_pool.cuda``, ``nn.Transformer``) need no list: those modules' ``__getattr__``
+(``module_getattr``) says so for any missing name.
 """
 
 TENSOR = frozenset("""
@@ -59,5 +59,17 @@ TENSOR = frozenset("""
 
 
 def message(owner: str, name: str) -> str:
-    return (f"{owner} has no attribute {name!r}: tinygrad_pool does not support torch's "
-            f"{name} (the supported torch names are listed in docs/porting.md)")
+    attribute = name.rsplit(".", 1)[-1]
+    return (f"{owner} has no attribute {attribute!r}: tinygrad_pool does not support "
+            f"{name if '.' in name else 'Tensor.' + name} (the supported torch names are listed "
+            f"in docs/porting.md)")
+
+
+def module_getattr(module: str, torch_module: str):
+    """A module's ``__getattr__`` (called only for a name it lacks): dunders as Python's plain
+    AttributeError, anything else as a torch name we do not support."""
+    def __getattr__(name: str):
+        if name.startswith("__"):
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        raise AttributeError(message(f"module {module!r}", f"{torch_module}.{name}"))
+    return __getattr__

@@ -13,6 +13,7 @@ functional        the same computations as functions (each one an op's own, from
 init, utils       weight initialisation; gradient clipping and parameter vectors
 """
 from . import functional
+from .. import unsupported
 from . import init
 from . import utils
 from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
@@ -35,9 +36,4 @@ __all__ = ["functional", "init", "utils",
            "BCELoss", "BCEWithLogitsLoss"]
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(f"module 'tinygrad_pool.nn' has no attribute {name!r}")
-    raise AttributeError(f"module 'tinygrad_pool.nn' has no attribute {name!r}: tinygrad_pool "
-                         f"does not support torch.nn.{name} (the supported torch names are "
-                         f"listed in docs/porting.md)")
+__getattr__ = unsupported.module_getattr("tinygrad_pool.nn", "torch.nn")

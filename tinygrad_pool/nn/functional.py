@@ -18,6 +18,7 @@ from ..ops.movement import pad
 from ..ops.normalization import batch_norm, layer_norm
 from ..ops.pool import (TIE_RULES, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d,
                         max_pool2d, max_unpool2d)
+from .. import unsupported
 from ..tensor import Tensor
 
 __all__ = ["conv2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
@@ -50,9 +51,4 @@ def linear(input, weight, bias=None) -> Tensor:
     return out
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(f"module 'tinygrad_pool.nn.functional' has no attribute {name!r}")
-    raise AttributeError(f"module 'tinygrad_pool.nn.functional' has no attribute {name!r}: "
-                         f"tinygrad_pool does not support torch.nn.functional.{name} (the "
-                         f"supported torch names are listed in docs/porting.md)")
+__getattr__ = unsupported.module_getattr("tinygrad_pool.nn.functional", "torch.nn.functional")
