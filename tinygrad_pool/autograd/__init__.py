@@ -16,7 +16,9 @@ import warnings
 
 import numpy as np
 
+from .. import unsupported
 from ..tensor import Tensor, _node_of, run_backward
+from ..gradcheck import gradcheck  # noqa: F401  (torch.autograd.gradcheck)
 from . import functional  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 
@@ -140,3 +142,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                                    f"has requires_grad=False")
     _check_outputs("backward", tensors)
     run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=inputs)
+
+
+__getattr__ = unsupported.module_getattr("tinygrad_pool.autograd", "torch.autograd")

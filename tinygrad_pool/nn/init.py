@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ..random import default_generator
+from .. import unsupported
 from ..tensor import Tensor
 
 _UNIT_GAIN = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -158,3 +159,6 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     if std is None:
         return tensor
     return normal_(tensor, 0.0, std, generator=generator)
+
+
+__getattr__ = unsupported.module_getattr("tinygrad_pool.nn.init", "torch.nn.init")

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..grad_mode import no_grad
+from .. import unsupported
 from ..tensor import Function, Tensor
 
 
@@ -138,3 +139,6 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
         start += param.numel()
     for param, piece in zip(params, pieces):
         param.data = piece
+
+
+__getattr__ = unsupported.module_getattr("tinygrad_pool.nn.utils", "torch.nn.utils")

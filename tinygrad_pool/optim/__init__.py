@@ -29,6 +29,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..grad_mode import enable_grad
+from .. import unsupported
 from ..tensor import Tensor, zero_grad
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
@@ -573,3 +574,6 @@ class Adagrad(Optimizer):
 
 
 from . import lr_scheduler  # noqa: E402  (it builds on Optimizer, defined above)
+
+
+__getattr__ = unsupported.module_getattr("tinygrad_pool.optim", "torch.optim")

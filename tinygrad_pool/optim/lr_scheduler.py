@@ -18,6 +18,7 @@ import warnings
 from bisect import bisect_right
 from collections import Counter
 
+from .. import unsupported
 from . import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
@@ -487,3 +488,6 @@ class OneCycleLR(LRScheduler):
                     break
                 start_step = phase["end_step"]
         return lrs
+
+
+__getattr__ = unsupported.module_getattr("tinygrad_pool.optim.lr_scheduler", "torch.optim.lr_scheduler")

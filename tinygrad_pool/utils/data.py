@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 from ..random import default_generator
+from .. import unsupported
 from ..tensor import Tensor
 
 COLLATE_ERROR = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or "
@@ -566,3 +567,6 @@ class DataLoader:
         else:
             samples = [self.dataset[index] for index in indices]
         return self.collate_fn(samples)
+
+
+__getattr__ = unsupported.module_getattr("tinygrad_pool.utils.data", "torch.utils.data")
