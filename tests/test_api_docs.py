@@ -9,13 +9,16 @@ import numpy as np
 import pytest
 
 import tinygrad_pool
-from tinygrad_pool import Tensor, nn, optim
+from tinygrad_pool import Tensor, autograd, nn, optim, unsupported
+from tinygrad_pool.autograd import functional as autograd_functional
 from tinygrad_pool.nn import functional as F
 from tinygrad_pool.nn import init
+from tinygrad_pool.optim import lr_scheduler
+from tinygrad_pool.utils import data
 
 API = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 PREFIXES = {"tinygrad_pool": tinygrad_pool, "Tensor": Tensor, "F": F, "nn": nn, "init": init,
-            "optim": optim}
+            "optim": optim, "lr_scheduler": lr_scheduler, "data": data}
 HEADING = re.compile(r"^### `([\w.]+)(?:\((.*)\))?`\s*$", re.MULTILINE)
 
 
@@ -86,16 +89,34 @@ def test_empty_parentheses_mean_no_arguments():
 
 def public_names():
     names = {f"tinygrad_pool.{n}" for n in tinygrad_pool.__all__ if n not in ("nn", "optim")}
-    names |= {f"Tensor.{n}" for n, v in vars(Tensor).items()
-              if not n.startswith("_") and not inspect.ismemberdescriptor(v)}
+    names |= {f"Tensor.{n}" for n, v in vars(Tensor).items() if not n.startswith("_")
+              and not inspect.ismemberdescriptor(v) and n not in unsupported.TENSOR}
     names |= {f"F.{n}" for n, v in vars(F).items()
               if not n.startswith("_") and inspect.isfunction(v) and v.__module__ == F.__name__}
     names |= {f"nn.{n}" for n in nn.__all__ if n not in ("functional", "init")}
     names |= {f"nn.Module.{n}" for n in vars(nn.Module) if not n.startswith("_")}
     names |= {f"init.{n}" for n, v in vars(init).items()
               if not n.startswith("_") and inspect.isfunction(v) and v.__module__ == init.__name__}
-    names |= {f"optim.{n}" for n in ("Optimizer", "SGD", "Adam")}
+    names |= {f"F.{n}" for n in F.__all__ if inspect.isfunction(getattr(F, n))}
+    names |= {f"optim.{n}" for n in optim.__all__ if n != "lr_scheduler"}
     names |= {f"optim.Optimizer.{n}" for n in vars(optim.Optimizer) if not n.startswith("_")}
+    names |= {f"lr_scheduler.{n}" for n in lr_scheduler.__all__}
+    names |= {f"lr_scheduler.LRScheduler.{n}" for n in vars(lr_scheduler.LRScheduler)
+              if not n.startswith("_")}
+    names |= {f"data.{n}" for n, v in vars(data).items()
+              if not n.startswith("_") and getattr(v, "__module__", None) == data.__name__}
+    names |= {f"nn.utils.{n}" for n, v in vars(nn.utils).items() if not n.startswith("_")
+              and inspect.isfunction(v) and v.__module__ == nn.utils.__name__}
+    names |= {f"tinygrad_pool.autograd.{n}" for n in ("grad", "backward", "Function",
+                                                      "FunctionCtx", "once_differentiable")}
+    names |= {f"tinygrad_pool.autograd.functional.{n}"
+              for n, v in vars(autograd_functional).items() if not n.startswith("_")
+              and inspect.isfunction(v) and v.__module__ == autograd_functional.__name__}
+    names |= {f"tinygrad_pool.autograd.Function.{n}" for n in vars(autograd.Function)
+              if not n.startswith("_")}
+    names |= {f"tinygrad_pool.autograd.FunctionCtx.{n}" for n in (
+        "save_for_backward", "saved_tensors", "mark_non_differentiable", "mark_dirty",
+        "set_materialize_grads")}
     names |= {f"tinygrad_pool.Function.{n}" for n in ("apply", "saved_for_backward",
                                                       "release")}
     return names
