@@ -1074,3 +1074,20 @@ def test_missing_dunders_are_plain_attribute_errors():
         getattr(tg, "__foo__")
     assert "porting" not in str(error.value)
     assert hasattr(tg, "float32") and hasattr(t, "to") and not hasattr(tg, "cuda")
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sigmoid", "tanh", "arctan", "sin",
+                                  "log1p", "rsqrt"])
+@pytest.mark.parametrize("values", [[1, 2, 3], [True, False, True]], ids=["int", "bool"])
+def test_float_functions_of_integer_tensors_are_float32_as_torch(torch, name, values):
+    ours, theirs = getattr(tg.tensor(values), name)(), getattr(torch.tensor(values), name)()
+    assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_clamp_without_bounds_is_torchs_error(torch):
+    for fn in (lambda t: t.clamp(), lambda t: t.clamp_()):
+        with pytest.raises(RuntimeError):
+            fn(torch.tensor([1.0]))
+        with pytest.raises(RuntimeError, match="clamp"):
+            fn(tg.tensor([1.0]))

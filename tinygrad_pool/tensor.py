@@ -695,13 +695,19 @@ class Tensor:
         args = R.reduce_args("any", self.data.shape, None, keepdim, dim, None)
         return Tensor._make(np.asarray(self.data.any(axis=args["axis"], keepdims=args["keepdims"])), None)
 
-    def exp(self): return E.Exp.apply(self)
-    def log(self): return E.Log.apply(self)
-    def sqrt(self): return E.Sqrt.apply(self)
+    # (integer and bool tensors go through E.floating first: their results are float32, as
+    # torch's, where NumPy's would be float64)
+    def exp(self): return E.Exp.apply(self if self.data.dtype.kind == "f" else E.floating(self))
+    def log(self): return E.Log.apply(self if self.data.dtype.kind == "f" else E.floating(self))
+    def sqrt(self): return E.Sqrt.apply(self if self.data.dtype.kind == "f" else E.floating(self))
     def relu(self): return E.ReLU.apply(self)
-    def sigmoid(self): return E.Sigmoid.apply(self)
-    def tanh(self): return E.Tanh.apply(self)
-    def arctan(self): return E.Arctan.apply(self)
+    def sigmoid(self):
+        return E.Sigmoid.apply(self if self.data.dtype.kind == "f" else E.floating(self))
+
+    def tanh(self): return E.Tanh.apply(self if self.data.dtype.kind == "f" else E.floating(self))
+
+    def arctan(self):
+        return E.Arctan.apply(self if self.data.dtype.kind == "f" else E.floating(self))
     def abs(self): return E.Abs.apply(self)
     def log1p(self): return E.log1p(self)
     def rsqrt(self): return E.rsqrt(self)
@@ -742,7 +748,7 @@ class Tensor:
 
     def clamp_(self, min=None, max=None):
         if min is None and max is None:
-            raise ValueError("clamp_: at least one of min and max must not be None")
+            raise RuntimeError("clamp_: at least one of min and max must not be None")
         return self._inplace(E.Clamp, low=min, high=max)
 
     def clamp_min_(self, min): return self.clamp_(min=min)
