@@ -112,7 +112,7 @@ def max_along_last(values):
     first maximum wins a tie, and a NaN wins — the *last* NaN, since each one replaces the one
     before. (NumPy's argmax would pick the first NaN: it is corrected where a NaN won.)"""
     chosen = values.argmax(axis=-1)
-    out = np.take_along_axis(values, chosen[..., None], axis=-1)[..., 0]
+    out = values.max(axis=-1)  # (the value at ``chosen``: a NaN where one won; no gather needed)
     if out.dtype.kind == "f":
         is_nan = np.isnan(out)
         if is_nan.any():

@@ -107,6 +107,8 @@ class Pow(Function):
     def forward(ctx, x, exponent):
         ctx.x = x
         if x.dtype.kind == "f":
+            if exponent >= 0 and float(exponent).is_integer():  # x², x³...: nothing to silence
+                return x ** x.dtype.type(exponent)
             with np.errstate(divide="ignore", invalid="ignore"):  # 0⁻¹ = inf, (-1)^½ = nan
                 return x ** x.dtype.type(exponent)
         if float(exponent).is_integer():
@@ -641,6 +643,8 @@ def where(condition, input, other) -> Tensor:
 
 def pow(input, exponent) -> Tensor:
     """``input ** exponent``: tensor ** number, tensor ** tensor, or number ** tensor (``__rpow__``)."""
+    if type(exponent) in (int, float) and isinstance(input, Tensor) and input.dtype.kind == "f":
+        return Pow.apply(input, exponent=exponent)  # the common case: no promotion to work out
     if not isinstance(input, Tensor):
         check_operand("pow", "self", input)
         check_tensor("pow", "exponent", exponent)

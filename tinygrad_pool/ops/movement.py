@@ -25,7 +25,7 @@ def is_int(value) -> bool:
 def wrap_dim(op: str, dim, ndim: int, name: str = "dim") -> int:
     """A dimension as a non-negative index: torch's rule, where -1 is the last dimension and a
     0-d tensor takes dims in [-1, 0] as if it had one (``sum(0)`` of a scalar works)."""
-    if not is_int(dim):
+    if type(dim) is not int and not is_int(dim):  # (the type test first: this runs per op)
         raise TypeError(f"{op}: {name} must be an int, got {type(dim).__name__} ({dim!r})")
     n = max(ndim, 1)
     if not -n <= dim < n:
@@ -49,17 +49,22 @@ def int_sizes(op: str, name: str, sizes) -> tuple:
     """Sizes given as varargs ``f(2, 3)`` or one sequence ``f((2, 3))``, checked to be ints."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = sizes[0]
+    plain = type(sizes) is tuple  # a tuple of Python ints, the common case, is returned as is
     for n in sizes:
-        if not is_int(n):
-            raise TypeError(f"{op}: {name} must be a tuple of ints, got {tuple(sizes)} (an "
-                            f"element of type {type(n).__name__})")
-    return tuple(int(n) for n in sizes)
+        if type(n) is not int:
+            if not is_int(n):
+                raise TypeError(f"{op}: {name} must be a tuple of ints, got {tuple(sizes)} (an "
+                                f"element of type {type(n).__name__})")
+            plain = False
+    return sizes if plain else tuple(int(n) for n in sizes)
 
 
 def resolve_shape(op: str, old_shape: tuple, shape) -> tuple:
     """Accept reshape(2, 3) and reshape((2, 3)); fill in a single -1."""
     shape = int_sizes(op, "shape", shape)
     size = math.prod(old_shape)
+    if min(shape, default=0) >= 0 and math.prod(shape) == size:  # no -1 and the sizes fit
+        return shape
     if shape.count(-1) > 1 or any(n < -1 for n in shape):
         raise RuntimeError(f"{op}: invalid shape {shape}: at most one -1 (only one dimension "
                            f"can be inferred) and no other negative sizes")
