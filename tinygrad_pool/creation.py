@@ -18,7 +18,7 @@ from .tensor import Size, Tensor
 
 
 def _make(op: str, array: np.ndarray, dtype, requires_grad: bool, device=None) -> Tensor:
-    _check_device(op, device)
+    check_device(op, device)
     if dtype is not None:
         array = array.astype(dtypes.as_dtype(op, dtype), copy=False)
     t = Tensor._make(array, None)
@@ -27,7 +27,7 @@ def _make(op: str, array: np.ndarray, dtype, requires_grad: bool, device=None) -
     return t
 
 
-def _check_device(op: str, device) -> None:
+def check_device(op: str, device) -> None:
     if device is not None and str(device) != "cpu":
         raise RuntimeError(f"{op}: device {device!r} is not available: tinygrad_pool runs on "
                            f"the CPU only (device='cpu'); see docs/porting.md")
@@ -143,7 +143,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, sharing memory with a NumPy array or Tensor of the right dtype
     (a Tensor of another dtype is converted with ``to``, staying in the graph)."""
-    _check_device("as_tensor", device)
+    check_device("as_tensor", device)
     dtype = None if dtype is None else dtypes.as_dtype("as_tensor", dtype)
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import functional as F
 from . import init
+from ..creation import check_device
 from ..windows import pair
 from .module import Module, Parameter
 
@@ -44,9 +45,10 @@ def _reset_weight_and_bias(weight: Parameter, bias, generator) -> None:
 class Linear(Module):
     """y = x Wᵀ + b, with W of shape (out_features, in_features)."""
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=np.float32,
-                 generator=None):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=np.float32, generator=None):
         super().__init__()
+        check_device("Linear", device)
         self.in_features, self.out_features = int(in_features), int(out_features)
         if self.in_features < 0 or self.out_features < 0:
             raise ValueError(f"Linear: in_features and out_features must be non-negative, got "
@@ -71,8 +73,13 @@ class Conv2d(Module):
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, groups: int = 1, bias: bool = True, dtype=np.float32, generator=None):
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=np.float32, generator=None):
         super().__init__()
+        check_device("Conv2d", device)
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"Conv2d: padding_mode {padding_mode!r} is not supported "
+                                      f"here, only 'zeros' (see docs/porting.md)")
         if groups < 1 or in_channels % groups or out_channels % groups:
             raise ValueError(f"Conv2d: in_channels ({in_channels}) and out_channels "
                              f"({out_channels}) must both be divisible by groups ({groups})")
