@@ -556,3 +556,18 @@ def test_index_errors_as_torch():
     with pytest.raises(RuntimeError, match=r"index: shape mismatch.*value shape \(3, 3\)"):
         x[Tensor(np.array([0, 1]))] = Tensor(np.ones((3, 3)))
     assert x._version == 0
+
+
+def test_view_refuses_what_its_strides_cannot_express_as_torch(torch):
+    """view shares memory or fails (torch's RuntimeError); reshape copies where it must."""
+    import tinygrad_pool as tg
+    for make in (lambda fw: fw.arange(6.0).reshape(2, 3).t(),
+                 lambda fw: fw.arange(3.0).reshape(3, 1).expand(3, 2)):
+        ours, theirs = make(tg), make(torch)
+        with pytest.raises(RuntimeError):
+            theirs.view(6)
+        with pytest.raises(RuntimeError, match=r"view: .*Use \.reshape"):
+            ours.view(6)
+        np.testing.assert_array_equal(ours.reshape(6).numpy(), theirs.reshape(6).numpy())
+    x = tg.arange(6.0)
+    assert np.shares_memory(x.view(2, 3).data, x.data) and x.view(3, -1).shape == (3, 2)

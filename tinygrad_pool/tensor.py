@@ -820,7 +820,7 @@ class Tensor:
     def reshape(self, *shape):
         return V.Reshape.apply(self, shape=V.resolve_shape("reshape", self.shape, shape))
 
-    view = reshape
+    def view(self, *shape): return V.view(self, *shape)
 
     def expand(self, *shape):
         return V.Expand.apply(self, shape=V.expanded_shape(self.shape, shape))

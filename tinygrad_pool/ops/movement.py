@@ -445,10 +445,23 @@ def unflatten(input, dim, sizes) -> Tensor:
     return Reshape.apply(input, shape=shape[:dim] + sizes + shape[dim + 1:])
 
 
+def view(input, *shape) -> Tensor:
+    """``input.view(shape)``: the same memory seen with another shape — refused, as torch does,
+    where the strides cannot express it (a transposed matrix flattened): ``reshape`` copies."""
+    shape = resolve_shape("view", input.shape, shape)
+    try:
+        input.data.view().shape = shape  # NumPy's own test of "without copying"
+    except AttributeError:
+        raise RuntimeError(f"view: view size is not compatible with input tensor's size and "
+                           f"stride (shape {input.shape} → {shape}: at least one dimension "
+                           f"spans across two contiguous subspaces). Use .reshape(...) "
+                           f"instead.") from None
+    return Reshape.apply(input, shape=shape)
+
+
 def view_as(input, other) -> Tensor:
     """input.view(other.shape)."""
-    other = _tensor("view_as", "other", other)
-    return Reshape.apply(input, shape=resolve_shape("view_as", input.shape, other.shape))
+    return view(input, _tensor("view_as", "other", other).shape)
 
 
 def reshape_as(input, other) -> Tensor:
