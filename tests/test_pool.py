@@ -352,7 +352,7 @@ def test_pool_bad_kernel_and_stride(op):
 
 
 def test_avg_pool2d_bad_divisor():
-    with pytest.raises(ValueError, match="avg_pool2d: divisor_override must be positive"):
+    with pytest.raises(ValueError, match="avg_pool2d: divisor_override must be at least 1, got -1"):
         F.avg_pool2d(leaf(np.ones((1, 1, 4, 4))), 2, divisor_override=-1)
 
 

@@ -213,8 +213,9 @@ def _as_array(data, dtype) -> np.ndarray:
     if isinstance(data, Tensor):
         data = data.data
     array = np.asarray(data, dtype=dtype)
-    if array.dtype == object:
-        raise TypeError(f"Tensor: cannot make a tensor from {type(data).__name__} data")
+    if array.dtype.kind not in "fiub":  # strings, objects, complex numbers, dates
+        raise TypeError(f"Tensor: cannot make a tensor from {type(data).__name__} data of "
+                        f"dtype {array.dtype} (expected numbers or bools)")
     return array
 
 

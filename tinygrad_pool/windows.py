@@ -24,7 +24,9 @@ def pair(op: str, name: str, value, minimum: int = 1) -> tuple:
         values = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
     except TypeError:  # not a sequence at all, e.g. 2.5
         values = ()
-    if len(values) != 2 or not all(isinstance(v, (int, np.integer)) for v in values):
+    # (a bool is an int to Python, not to torch: stride=True is refused there)
+    if len(values) != 2 or not all(isinstance(v, (int, np.integer)) and
+                                   not isinstance(v, (bool, np.bool_)) for v in values):
         raise TypeError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
     if any(v < minimum for v in values):
         raise GeometryError(f"{op}: {name} must be at least {minimum}, got {value!r}")

@@ -13,6 +13,7 @@ import numpy as np
 from . import functional as F
 from . import init
 from ..creation import check_device
+from ..ops.args import check_size
 from ..windows import pair
 from .module import Module, Parameter
 
@@ -49,10 +50,8 @@ class Linear(Module):
                  dtype=np.float32, generator=None):
         super().__init__()
         check_device("Linear", device)
-        self.in_features, self.out_features = int(in_features), int(out_features)
-        if self.in_features < 0 or self.out_features < 0:
-            raise ValueError(f"Linear: in_features and out_features must be non-negative, got "
-                             f"{in_features} and {out_features}")
+        self.in_features = check_size("Linear", "in_features", in_features)
+        self.out_features = check_size("Linear", "out_features", out_features)
         _add_weight_and_bias(self, (self.out_features, self.in_features), bias, dtype, generator)
 
     def reset_parameters(self, generator=None) -> None:
@@ -80,7 +79,10 @@ class Conv2d(Module):
         if padding_mode != "zeros":
             raise NotImplementedError(f"Conv2d: padding_mode {padding_mode!r} is not supported "
                                       f"here, only 'zeros' (see docs/porting.md)")
-        if groups < 1 or in_channels % groups or out_channels % groups:
+        in_channels = check_size("Conv2d", "in_channels", in_channels)
+        out_channels = check_size("Conv2d", "out_channels", out_channels)
+        groups = check_size("Conv2d", "groups", groups, minimum=1)
+        if in_channels % groups or out_channels % groups:
             raise ValueError(f"Conv2d: in_channels ({in_channels}) and out_channels "
                              f"({out_channels}) must both be divisible by groups ({groups})")
         if isinstance(padding, str) and padding not in ("valid", "same"):

@@ -28,7 +28,7 @@ from ..fast import pool as fast
 from ..tensor import Function, Tensor
 from ..windows import (GeometryError, adaptive_mean_matrix, adaptive_window_index,
                        check_batched, check_windows_reach_input, pair, pool_output_size)
-from .args import tensor_arg
+from .args import check_flag, check_size, tensor_arg
 
 TIE_RULES = ("first", "split", "all")
 
@@ -139,6 +139,10 @@ def unbatched(result):
 
 def _pool_args(op, input, kernel_size, stride, padding, dilation, ceil_mode):
     """Checked pooling arguments: (the Function's attributes, dilation, the 4-D input)."""
+    if input.dtype.kind == "b":
+        raise NotImplementedError(f'"{op}" not implemented for \'Bool\' (convert the input '
+                                  f"with .float() first)")
+    ceil_mode = check_flag(op, "ceil_mode", ceil_mode)
     kernel = pair(op, "kernel_size", kernel_size)
     stride = kernel if stride is None or stride == [] else pair(op, "stride", stride)
     padding, dilation = pair(op, "padding", padding, minimum=0), pair(op, "dilation", dilation)
@@ -152,7 +156,7 @@ def _pool_args(op, input, kernel_size, stride, padding, dilation, ceil_mode):
     for size, k, s, p, d, n, axis in zip(input.shape[2:], kernel, stride, padding, dilation,
                                          out_hw, ("height", "width")):
         check_windows_reach_input(op, size, k, s, p, d, n, axis)
-    return dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=bool(ceil_mode),
+    return dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode,
                 out_hw=out_hw), dilation, input
 
 
@@ -167,6 +171,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     """
     if ties not in TIE_RULES:
         raise ValueError(f"max_pool2d: ties must be one of {TIE_RULES}, got {ties!r}")
+    return_indices = check_flag("max_pool2d", "return_indices", return_indices)
     input, batched = as_batch("max_pool2d", tensor_arg("max_pool2d", "input", input))
     attrs, dilation, input = _pool_args("max_pool2d", input, kernel_size, stride, padding,
                                         dilation, ceil_mode)
@@ -183,9 +188,11 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     or (C, H, W)."""
     input, batched = as_batch("avg_pool2d", tensor_arg("avg_pool2d", "input", input))
     attrs, _, input = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
-    if divisor_override is not None and divisor_override <= 0:
-        raise ValueError(f"avg_pool2d: divisor_override must be positive, got {divisor_override}")
-    out = AvgPool2d.apply(input, count_include_pad=bool(count_include_pad),
+    if divisor_override is not None:  # an int, as torch (1.5 and nan are refused there too)
+        divisor_override = check_size("avg_pool2d", "divisor_override", divisor_override,
+                                      minimum=1)
+    count_include_pad = check_flag("avg_pool2d", "count_include_pad", count_include_pad)
+    out = AvgPool2d.apply(input, count_include_pad=count_include_pad,
                           divisor_override=divisor_override, **attrs)
     return out if batched else unbatched(out)
 

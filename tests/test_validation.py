@@ -1,0 +1,53 @@
+"""Bad arguments PyTorch refuses are refused here too, with torch's error type and a message that
+names the function, the argument and the value — before anything is computed or changed."""
+import numpy as np
+import pytest
+
+import tinygrad_pool as tg
+import tinygrad_pool.nn as nn
+import tinygrad_pool.nn.functional as F
+
+X = np.random.default_rng(0).standard_normal((1, 1, 4, 4))
+
+CASES = {  # name: (call on a framework, the message's part that names function and argument)
+    "max_pool2d stride=True": (lambda fw, F: F.max_pool2d(fw.tensor(X), 2, stride=True),
+                               r"max_pool2d: stride .*True"),
+    "max_pool2d kernel_size=True": (lambda fw, F: F.max_pool2d(fw.tensor(X), True),
+                                    r"max_pool2d: kernel_size .*True"),
+    "max_pool2d ceil_mode='no'": (lambda fw, F: F.max_pool2d(fw.tensor(X), 2, ceil_mode="no"),
+                                  r"max_pool2d: ceil_mode must be bool, not str \('no'\)"),
+    "avg_pool2d divisor_override=1.5": (
+        lambda fw, F: F.avg_pool2d(fw.tensor(X), 2, divisor_override=1.5),
+        r"avg_pool2d: divisor_override must be an int, got float \(1.5\)"),
+    "avg_pool2d divisor_override=nan": (
+        lambda fw, F: F.avg_pool2d(fw.tensor(X), 2, divisor_override=float("nan")),
+        r"avg_pool2d: divisor_override must be an int"),
+    "max_pool2d of bools": (lambda fw, F: F.max_pool2d(fw.ones(1, 1, 4, 4, dtype=fw.bool), 2),
+                            r'"max_pool2d" not implemented for .Bool'),
+    "Linear(2.7, 3)": (lambda fw, F: fw.nn.Linear(2.7, 3), r"Linear: in_features must be an int, "
+                                                           r"got float \(2.7\)"),
+    "Conv2d(1, 2.0, 3)": (lambda fw, F: fw.nn.Conv2d(1, 2.0, 3),
+                          r"Conv2d: out_channels must be an int, got float"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_refused_like_torch(torch, name):
+    call, message = CASES[name]
+    import torch.nn.functional as torch_F
+    with pytest.raises(Exception) as theirs:
+        call(torch, torch_F)
+    with pytest.raises(theirs.type, match=message):
+        call(tg, F)
+
+
+@pytest.mark.parametrize("data", [["a"], "text", [1 + 2j]], ids=["strings", "a string", "complex"])
+def test_a_tensor_holds_numbers_only(data):
+    with pytest.raises(TypeError, match=r"Tensor: cannot make a tensor from .* \(expected numbers"):
+        tg.Tensor(data)
+
+
+def test_flags_and_sizes_still_take_numpy_scalars():
+    out = F.max_pool2d(tg.tensor(X), np.int64(2), ceil_mode=np.bool_(False))
+    assert out.shape == (1, 1, 2, 2)
+    assert nn.Linear(np.int64(3), 2).in_features == 3
