@@ -26,6 +26,7 @@ Tensors load as leaf Tensors with the ``requires_grad`` flag they were saved wit
 an ``nn.Parameter`` loads as a plain Tensor (that class lives above the engine), and two different
 Tensors viewing the same memory load as two copies.
 """
+import io
 import json
 import os
 import struct
@@ -40,6 +41,10 @@ from numpy.lib.npyio import NpzFile
 from .tensor import Tensor
 
 STRUCTURE = "__structure__"  # never clashes with the generated array names arr_0, arr_1, ...
+# The archive's comment says "written by save, with a structure member": a file whose member
+# names were damaged (one flipped bit in the zip index) is then refused instead of loading as an
+# old flat checkpoint with the generated names as its keys.
+MARKER = b"tinygrad_pool checkpoint: nested, with a __structure__ member"
 FORMAT = "tinygrad_pool checkpoint"
 VERSION = 1
 NUMERIC_KINDS = "biufc"  # bool, int, uint, float, complex: all that .npy stores without pickle
@@ -130,14 +135,16 @@ def save(obj, f) -> None:
     arrays = dict(encoder.arrays)
     arrays[STRUCTURE] = np.frombuffer(structure.encode("utf-8"), dtype=np.uint8)
     if hasattr(f, "write"):
-        np.savez(f, **arrays)
+        buffer = io.BytesIO()
+        _write(buffer, arrays)
+        f.write(buffer.getvalue())
         return
     path = os.fsdecode(f)
     directory = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".npz")
     try:
-        with os.fdopen(handle, "wb") as file:
-            np.savez(file, **arrays)  # a file object: np.savez would append .npz to a name
+        with os.fdopen(handle, "w+b") as file:
+            _write(file, arrays)
         # mkstemp creates the file private (0600); give it the permissions open() would have.
         umask = os.umask(0)
         os.umask(umask)
@@ -215,6 +222,14 @@ def _read_structure(arrays: dict):
     return obj
 
 
+def _write(file, arrays: dict) -> None:
+    """The arrays as an uncompressed npz in ``file`` (a seekable binary file), marked as ours."""
+    np.savez(file, **arrays)  # (to a file object: np.savez would append .npz to a name)
+    file.seek(0)
+    with zipfile.ZipFile(file, "a") as archive:
+        archive.comment = MARKER
+
+
 def load(f, map_location=None, *, weights_only=None):
     """Read a checkpoint written by ``save`` and rebuild the saved object: Tensors where Tensors
     were saved, arrays where arrays were, dict key types, OrderedDicts and tuples kept. A file
@@ -247,11 +262,18 @@ def load(f, map_location=None, *, weights_only=None):
             raise ValueError("it holds a single .npy array, not an .npz archive of named arrays")
         with archive:
             arrays = {name: archive[name] for name in archive.files}
+            comment = archive.zip.comment
+        if comment and comment != MARKER:  # ours, damaged or cut short (old files have none)
+            raise ValueError("the archive's trailer (its comment) is damaged or truncated")
+        marked = comment == MARKER
         for name, array in arrays.items():
             # NpzFile hands back raw bytes for a member that is not an .npy array.
             if not isinstance(array, np.ndarray) or array.dtype.kind not in NUMERIC_KINDS:
                 raise ValueError(f"member {name!r} is not a numeric .npy array")
         if STRUCTURE not in arrays:
+            if marked:
+                raise ValueError(f"it was written with a {STRUCTURE!r} member, which is "
+                                 f"missing: the archive's index is damaged")
             return arrays  # a flat checkpoint from before nesting: name -> array, as it always was
         return _read_structure(arrays)
     except (ValueError, OSError, EOFError, KeyError, OverflowError, struct.error, zlib.error,
