@@ -581,3 +581,16 @@ def test_a_held_retained_grad_of_a_non_leaf_is_unchanged_by_a_second_backward(to
     loss.backward()
     np.testing.assert_array_equal(h.grad.data, 2 * copy)  # the accumulated value, as torch's
     np.testing.assert_array_equal(held, copy)  # fails today: held is h.grad.data, now 2 × copy
+
+
+def test_the_table_of_shapes_forgets_the_oldest():
+    """A run whose shapes keep changing (every batch a new size) does not grow the scratch
+    table: at most MAX_SHAPES shapes are remembered, and their kept bytes are counted right."""
+    from tinygrad_pool.fast import memory
+    big = memory.SCRATCH_MIN_BYTES // 8  # float64 elements for an array that is kept
+    for n in range(3 * memory.MAX_SHAPES):
+        array = memory.take_buffer((big + n,), np.float64)
+        memory.give_buffer(array)
+    state = memory._state()
+    assert len(state.free) <= memory.MAX_SHAPES
+    assert state.kept_bytes == sum(a.nbytes for stack in state.free.values() for a in stack)

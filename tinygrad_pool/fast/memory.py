@@ -28,7 +28,8 @@ that none of them changes.
 What keeps the pool small:
   - buffers are kept per (shape, dtype), at most four, and only for shapes that some op has
     asked for, so gradients that nothing would reuse are left to malloc; past MAX_KEPT_BYTES
-    in all, the shapes asked for longest ago give theirs up first;
+    in all, the shapes asked for longest ago give theirs up first; and at most MAX_SHAPES
+    shapes are remembered at all (a run whose shapes keep changing must not grow the table);
   - per thread, so two threads never share one;
   - nothing here changes malloc, or anything else for the whole process.
 """
@@ -45,6 +46,7 @@ KEPT_PER_SHAPE = 4
 # All kept buffers of one thread together; past it, the shapes asked for longest ago lose
 # theirs first (a program that runs many input sizes must not pile up buffers for each).
 MAX_KEPT_BYTES = 256 << 20
+MAX_SHAPES = 64  # shapes remembered per thread; a training loop asks for a handful
 
 
 def _state():
@@ -63,6 +65,9 @@ def take_buffer(shape, dtype) -> np.ndarray:
     key = (shape, dtype)
     stack = state.free.pop(key, [])
     state.free[key] = stack  # from now on this shape is wanted, and the most recently so
+    if len(state.free) > MAX_SHAPES:  # forget the shape asked for longest ago, and its buffers
+        forgotten = state.free.pop(next(iter(state.free)))
+        state.kept_bytes -= sum(array.nbytes for array in forgotten)
     if not stack:
         return np.empty(shape, dtype=dtype)
     state.kept_bytes -= stack[-1].nbytes
