@@ -7,6 +7,7 @@
 
 ``UNARY``          the unary elementwise ops, by name (test_elementwise, test_tensor).
 ``load_script``    a script of the repository (an example, the benchmark) as a module.
+``assert_same_as_a_batch_of_one``  unbatched (C, H, W) input against the same as a batch of one.
 
 torch is never imported here: parity tests receive it from the ``torch`` fixture, which skips
 when PyTorch is absent.
@@ -79,6 +80,17 @@ def torch_parity(torch, fn, *arrays, torch_fn=None, seed=0, rtol=1e-7, atol=1e-1
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol,
                                    err_msg=f"gradient of input {k} differs from PyTorch")
     return out, tout, ours, theirs
+
+
+def assert_same_as_a_batch_of_one(out, batch_out, single, batch, rng) -> None:
+    """An op on one unbatched input (C, H, W) gives, forward and backward, exactly what it gives
+    on the same input as a batch of one."""
+    np.testing.assert_array_equal(out.data, batch_out.data[0])
+    weights = rng.standard_normal(out.shape)
+    out.backward(weights)
+    batch_out.backward(weights[None])
+    assert single.grad.shape == single.shape
+    np.testing.assert_array_equal(single.grad.data, batch.grad.data[0])
 
 
 REPOSITORY = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ from tinygrad_pool import Tensor
 from tinygrad_pool.nn.pooling import Fold, Unfold
 from tinygrad_pool.ops.conv import fold, unfold
 
-from helpers import check_grad, leaf, torch_parity
+from helpers import assert_same_as_a_batch_of_one, check_grad, leaf, torch_parity
 from test_adaptive_pool import double_backward_parity
 
 # (input shape, weight shape, keyword arguments, with bias)
@@ -261,12 +261,7 @@ def test_unbatched_conv2d_is_a_batch_of_one(torch, rng):
     out = F.conv2d(single, Tensor(w), Tensor(b), stride=2, padding=1, groups=2)
     batch_out = F.conv2d(batch, Tensor(w), Tensor(b), stride=2, padding=1, groups=2)
     assert out.shape == batch_out.shape[1:] == (6, 3, 3)
-    np.testing.assert_array_equal(out.data, batch_out.data[0])
-    weights = rng.standard_normal(out.shape)
-    out.backward(weights)
-    batch_out.backward(weights[None])
-    assert single.grad.shape == x.shape
-    np.testing.assert_array_equal(single.grad.data, batch.grad.data[0])
+    assert_same_as_a_batch_of_one(out, batch_out, single, batch, rng)
 
     def ours(x, w, b):
         return F.conv2d(x, w, b, stride=2, padding=1, groups=2)

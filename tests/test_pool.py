@@ -17,7 +17,7 @@ from tinygrad_pool import Tensor
 from tinygrad_pool.nn.pooling import MaxUnpool2d
 from tinygrad_pool.ops.pool import max_unpool2d
 
-from helpers import check_grad, leaf, torch_parity
+from helpers import assert_same_as_a_batch_of_one, check_grad, leaf, torch_parity
 from test_adaptive_pool import double_backward_parity
 
 # (kernel_size, stride, padding, dilation, ceil_mode): overlapping windows (stride < kernel),
@@ -505,12 +505,7 @@ def test_unbatched_input_is_a_batch_of_one(rng, op):
     single, batch = leaf(x), leaf(x[None])
     out, batch_out = POOLS[op](single, 3, 2, 1), POOLS[op](batch, 3, 2, 1)
     assert out.shape == batch_out.shape[1:] == (3, 4, 3)
-    np.testing.assert_array_equal(out.data, batch_out.data[0])
-    weights = rng.standard_normal(out.shape)
-    out.backward(weights)
-    batch_out.backward(weights[None])
-    assert single.grad.shape == x.shape
-    np.testing.assert_array_equal(single.grad.data, batch.grad.data[0])
+    assert_same_as_a_batch_of_one(out, batch_out, single, batch, rng)
 
 
 def test_unbatched_max_pool2d_indices_and_torch_parity(torch, rng):
