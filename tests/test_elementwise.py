@@ -526,3 +526,11 @@ def test_new_elementwise_errors_are_torchs():
     with pytest.raises(TypeError, match=r"round\(\): argument 'decimals' must be int, not float"):
         E.round(x, decimals=1.0)
     assert x.grad is None
+
+
+def test_relu_passes_the_gradient_of_a_nan_as_torch(torch):
+    x = np.array([np.nan, -1.0, 0.0, 2.0])
+    ours, theirs = leaf(x), torch.tensor(x, requires_grad=True)
+    ours.relu().sum().backward()
+    theirs.relu().sum().backward()
+    np.testing.assert_array_equal(ours.grad.data, theirs.grad.numpy())  # [1, 0, 0, 1]

@@ -453,3 +453,18 @@ def test_new_reduction_errors_are_torchs():
         leaf(np.ones((2, 3))).sum(axis=(1, -1))
     with pytest.raises(TypeError, match=r"logsumexp\(\): argument 'input' must be Tensor, not list"):
         R.logsumexp([1.0, 2.0], 0)
+
+
+@pytest.mark.parametrize("op", ["max", "min", "amax", "amin", "max_dim", "min_dim"])
+def test_nan_routes_the_gradient_as_torch(torch, op):
+    """max()/min() of all elements share a NaN maximum's gradient among the NaNs, amax/amin give
+    NaN gradients, max(dim) sends it to the NaN it picked — torch's three rules."""
+    x = np.array([[1.0, np.nan, 3.0, np.nan], [2.0, 5.0, 5.0, -1.0]])
+    call = {"max": lambda t: t.max(), "min": lambda t: t.min(), "amax": lambda t: t.amax(),
+            "amin": lambda t: t.amin(), "max_dim": lambda t: t.max(dim=1).values,
+            "min_dim": lambda t: t.min(dim=1).values}[op]
+    ours, theirs = leaf(x), torch.tensor(x, requires_grad=True)
+    np.testing.assert_array_equal(call(ours).data, call(theirs).detach().numpy())
+    call(ours).sum().backward()
+    call(theirs).sum().backward()
+    np.testing.assert_array_equal(ours.grad.data, theirs.grad.numpy())

@@ -120,7 +120,8 @@ class GELU(Function):
 
 class GELUTanh(Function):
     """gelu(x) ≈ ½ x (1 + tanh u), u = √(2/π)(x + 0.044715 x³);
-    d gelu = (½ (1 + tanh u) + ½ x (1 - tanh² u) u′) dx, u′ = √(2/π)(1 + 3·0.044715 x²)"""
+    d gelu = (½ (1 + tanh u) + ½ x (1 - tanh² u) u′) dx, u′ = √(2/π)(1 + 3·0.044715 x²)
+           = (σ(2u) + 2 x σ(2u) σ(-2u) u′) dx"""
 
     def forward(ctx, x):
         ctx.x = x
@@ -128,10 +129,13 @@ class GELUTanh(Function):
         return 0.5 * x * (1 + np.tanh(inner))
 
     def backward(ctx, grad):
+        # ½(1 + tanh u) = σ(2u) and ½(1 - tanh u) = σ(-2u), so 1 - tanh² u = 4 σ(2u) σ(-2u):
+        # written so, nothing cancels where tanh saturates (1 + t and 1 - t·t did, in float32).
         x = ctx.x
-        t = Tanh.call(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * (x * x * x)))
+        u = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * (x * x * x))
+        lower, upper = Sigmoid.call(2 * u), Sigmoid.call(-2 * u)
         du = _SQRT_2_OVER_PI * (1 + (3 * _GELU_CUBIC) * (x * x))
-        return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
+        return grad * (lower + 2 * x * lower * upper * du)
 
 
 def _sigmoid_values(x: np.ndarray) -> np.ndarray:

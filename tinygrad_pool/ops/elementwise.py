@@ -215,7 +215,8 @@ class Sqrt(Function):
 
 
 class ReLU(Function):
-    """d relu(x) = [x > 0] dx — 0 at exactly x = 0, as in PyTorch (where out > 0 iff x > 0)"""
+    """d relu(x) = [x > 0] dx — 0 at exactly x = 0, as in PyTorch (where out > 0 iff x > 0);
+    a NaN passes its gradient on, as in PyTorch (whose mask is "not out <= 0")"""
 
     def forward(ctx, x):
         ctx.out = np.maximum(x, 0)
@@ -224,15 +225,17 @@ class ReLU(Function):
     def backward(ctx, grad):
         # The product goes into a reused buffer (fast/memory.py): on a conv-sized activation,
         # fresh memory costs more than the product itself.
-        return memory.product(grad, np.asarray(ctx.out) > 0)
+        return memory.product(grad, ~(np.asarray(ctx.out) <= 0))
 
 
 class Sigmoid(Function):
     """d σ(x) = σ(x) (1 - σ(x)) dx"""
 
     def forward(ctx, x):
-        # Written through tanh so that large |x| neither overflows exp nor loses precision.
-        ctx.out = 0.5 * (np.tanh(0.5 * x) + 1)
+        # exp(-|x|) ≤ 1 never overflows, and each side divides without cancelling: σ(-30) is
+        # 9.4e-14, not the 0 (or 6e-8) that ½(tanh(x/2) + 1) rounds to in float32.
+        e = np.exp(-np.abs(x))
+        ctx.out = np.where(x >= 0, 1, e) / (1 + e)
         return ctx.out
 
     def backward(ctx, grad):

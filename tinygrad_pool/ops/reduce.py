@@ -103,9 +103,10 @@ class Max(Function):
     """
 
     reducer = staticmethod(np.max)
+    nan_shares = False  # (MaxAll: where the max is NaN, the NaNs share its gradient)
 
     def forward(ctx, x, axis, keepdims):
-        check_nonempty(type(ctx).__name__.lower(), x.shape, axis)
+        check_nonempty(ctx.reducer.__name__, x.shape, axis)  # "max" or "min"
         ctx.x = x
         ctx.out = ctx.reducer(x, axis=axis, keepdims=keepdims)
         return ctx.out
@@ -113,8 +114,12 @@ class Max(Function):
     def backward(ctx, grad):
         axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
         x = np.asarray(ctx.x)
-        is_max = x == expand_reduced(np.asarray(ctx.out), x.shape, axis, keepdims)
-        share = is_max / is_max.sum(axis=axis, keepdims=True, dtype=x.dtype)  # a constant
+        out = expand_reduced(np.asarray(ctx.out), x.shape, axis, keepdims)
+        is_max = x == out
+        if ctx.nan_shares:
+            is_max |= np.isnan(x) & np.isnan(out)
+        with np.errstate(invalid="ignore"):  # no element equals a NaN max: 0 / 0, as torch's amax
+            share = is_max / is_max.sum(axis=axis, keepdims=True, dtype=x.dtype)  # a constant
         return expand_reduced(grad, x.shape, axis, keepdims) * share
 
 
@@ -122,6 +127,19 @@ class Min(Max):
     """d min(x) / d xⱼ = [xⱼ is a minimum] / (number of minima) — amin's rule, as Max"""
 
     reducer = staticmethod(np.min)
+
+
+class MaxAll(Max):
+    """``max()`` of every element: Max's rule, except that a NaN maximum sends its gradient
+    to the NaNs, shared equally (torch's evenly_distribute_backward; its amax gives NaN)"""
+
+    nan_shares = True
+
+
+class MinAll(Min):
+    """``min()`` of every element, as MaxAll"""
+
+    nan_shares = True
 
 
 def check_nonempty(op: str, shape: tuple, axes: tuple) -> None:
@@ -455,13 +473,13 @@ def max(input, dim=None, keepdim: bool = False):
     ``MaxResult(values, indices)`` (gradient to the selected index); ``max(x, other)`` the
     elementwise maximum."""
     from .elementwise import maximum
-    return _extreme("max", input, dim, keepdim, Max, MaxAlongDim, MaxResult, maximum)
+    return _extreme("max", input, dim, keepdim, MaxAll, MaxAlongDim, MaxResult, maximum)
 
 
 def min(input, dim=None, keepdim: bool = False):
     """torch.min: as ``max``, for the minimum (``MinResult``)."""
     from .elementwise import minimum
-    return _extreme("min", input, dim, keepdim, Min, MinAlongDim, MinResult, minimum)
+    return _extreme("min", input, dim, keepdim, MinAll, MinAlongDim, MinResult, minimum)
 
 
 def _arg_extreme(op: str, pick, input, dim, keepdim) -> Tensor:
