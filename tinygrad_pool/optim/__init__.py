@@ -271,10 +271,18 @@ def _check_real(optimizer: str, name: str, value) -> None:
                         f"{type(value).__name__} {value!r}")
 
 
-def _check_at_least_zero(optimizer: str, name: str, value, torch_text: str) -> None:
-    _check_real(optimizer, name, value)
-    if not value >= 0.0:  # also refuses NaN
-        raise ValueError(f"{torch_text}: {value} ({optimizer} expects {name} >= 0)")
+_TORCH_TEXT = {"lr": "Invalid learning rate", "eps": "Invalid epsilon value"}  # else "Invalid
+# {name} value", as torch words it
+
+
+def _check_at_least_zero(optimizer: str, group: dict, *names: str) -> None:
+    """Each of the group's options ``names``, in turn: a real number, at least 0."""
+    for name in names:
+        value = group[name]
+        _check_real(optimizer, name, value)
+        if not value >= 0.0:  # also refuses NaN
+            text = _TORCH_TEXT.get(name, f"Invalid {name} value")
+            raise ValueError(f"{text}: {value} ({optimizer} expects {name} >= 0)")
 
 
 def _check_implementation_flags(optimizer: str, group: dict) -> None:
@@ -305,10 +313,7 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _check_options(self, group: dict) -> None:
-        _check_at_least_zero("SGD", "lr", group["lr"], "Invalid learning rate")
-        _check_at_least_zero("SGD", "momentum", group["momentum"], "Invalid momentum value")
-        _check_at_least_zero("SGD", "weight_decay", group["weight_decay"],
-                             "Invalid weight_decay value")
+        _check_at_least_zero("SGD", group, "lr", "momentum", "weight_decay")
         _check_real("SGD", "dampening", group["dampening"])
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError(f"Nesterov momentum requires a momentum and zero dampening (SGD got "
@@ -365,8 +370,7 @@ class Adam(Optimizer):
 
     def _check_options(self, group: dict) -> None:
         name = type(self).__name__
-        _check_at_least_zero(name, "lr", group["lr"], "Invalid learning rate")
-        _check_at_least_zero(name, "eps", group["eps"], "Invalid epsilon value")
+        _check_at_least_zero(name, group, "lr", "eps")
         betas = group["betas"]
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
@@ -375,8 +379,7 @@ class Adam(Optimizer):
             if not 0.0 <= beta < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {index}: {beta} ({name} "
                                  f"expects 0 <= betas[{index}] < 1)")
-        _check_at_least_zero(name, "weight_decay", group["weight_decay"],
-                             "Invalid weight_decay value")
+        _check_at_least_zero(name, group, "weight_decay")
         if not all(isinstance(beta, float) for beta in betas):  # torch refuses e.g. (0, 0.99)
             raise ValueError(f"betas must be either both floats or both Tensors ({name} got "
                              f"{betas!r}; write them as floats, e.g. 0.0)")
@@ -460,12 +463,7 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
 
     def _check_options(self, group: dict) -> None:
-        _check_at_least_zero("RMSprop", "lr", group["lr"], "Invalid learning rate")
-        _check_at_least_zero("RMSprop", "eps", group["eps"], "Invalid epsilon value")
-        _check_at_least_zero("RMSprop", "momentum", group["momentum"], "Invalid momentum value")
-        _check_at_least_zero("RMSprop", "weight_decay", group["weight_decay"],
-                             "Invalid weight_decay value")
-        _check_at_least_zero("RMSprop", "alpha", group["alpha"], "Invalid alpha value")
+        _check_at_least_zero("RMSprop", group, "lr", "eps", "momentum", "weight_decay", "alpha")
         _check_implementation_flags("RMSprop", group)
 
     def step(self, closure=None):
@@ -540,14 +538,8 @@ class Adagrad(Optimizer):
         state["sum"] = Tensor(np.full_like(param.data, self.defaults["initial_accumulator_value"]))
 
     def _check_options(self, group: dict) -> None:
-        _check_at_least_zero("Adagrad", "lr", group["lr"], "Invalid learning rate")
-        _check_at_least_zero("Adagrad", "lr_decay", group["lr_decay"], "Invalid lr_decay value")
-        _check_at_least_zero("Adagrad", "weight_decay", group["weight_decay"],
-                             "Invalid weight_decay value")
-        _check_at_least_zero("Adagrad", "initial_accumulator_value",
-                             group["initial_accumulator_value"],
-                             "Invalid initial_accumulator_value value")
-        _check_at_least_zero("Adagrad", "eps", group["eps"], "Invalid epsilon value")
+        _check_at_least_zero("Adagrad", group, "lr", "lr_decay", "weight_decay",
+                             "initial_accumulator_value", "eps")
         _check_implementation_flags("Adagrad", group)
 
     def step(self, closure=None):
