@@ -527,7 +527,31 @@ def _absolute_index(index, length: int, container: str) -> int:
     return index % length
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: children in order, read, replaced, deleted (the
+    rest renumbered "0", "1", …) and appended by position."""
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __setitem__(self, index, module: Module) -> None:
+        setattr(self, self._key(index), module)
+
+    def __delitem__(self, index) -> None:
+        keys = list(self._modules)[index] if isinstance(index, slice) else [self._key(index)]
+        for key in keys:
+            delattr(self, key)
+        _renumber(self, list(self._modules.values()))
+
+    def append(self, module: Module):
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class Sequential(_ModuleSequence):
     """Modules applied one after another; children are named "0", "1", … (or by the keys of
     an OrderedDict passed alone) and indexable, sliceable, appendable."""
 
@@ -545,12 +569,6 @@ class Sequential(Module):
             input = module(input)
         return input
 
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def _key(self, index) -> str:
         return list(self._modules)[_absolute_index(index, len(self), type(self).__name__)]
 
@@ -558,19 +576,6 @@ class Sequential(Module):
         if isinstance(index, slice):
             return type(self)(OrderedDict(list(self._modules.items())[index]))
         return self._modules[self._key(index)]
-
-    def __setitem__(self, index, module: Module) -> None:
-        setattr(self, self._key(index), module)
-
-    def __delitem__(self, index) -> None:
-        keys = list(self._modules)[index] if isinstance(index, slice) else [self._key(index)]
-        for key in keys:
-            delattr(self, key)
-        _renumber(self, list(self._modules.values()))
-
-    def append(self, module: Module) -> Sequential:
-        self.add_module(str(len(self)), module)
-        return self
 
     def insert(self, index: int, module: Module) -> Sequential:
         if not isinstance(module, Module):
@@ -606,19 +611,13 @@ class Sequential(Module):
         return self.extend(other)
 
 
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of Modules, registered as children "0", "1", …; it has no forward of its own."""
 
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
             self.extend(modules)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def _key(self, index) -> str:
         return str(_absolute_index(index, len(self), "ModuleList"))
@@ -627,20 +626,6 @@ class ModuleList(Module):
         if isinstance(index, slice):
             return type(self)(list(self._modules.values())[index])
         return self._modules[self._key(index)]
-
-    def __setitem__(self, index, module: Module) -> None:
-        setattr(self, self._key(index), module)
-
-    def __delitem__(self, index) -> None:
-        keys = ([str(i) for i in range(len(self))[index]] if isinstance(index, slice)
-                else [self._key(index)])
-        for key in keys:
-            delattr(self, key)
-        _renumber(self, list(self._modules.values()))
-
-    def append(self, module: Module) -> ModuleList:
-        self.add_module(str(len(self)), module)
-        return self
 
     def extend(self, modules) -> ModuleList:
         if not isinstance(modules, Iterable):
