@@ -286,7 +286,7 @@ class Tensor:
         return t
 
     # ---- what it is -------------------------------------------------------------------------
-    shape = property(lambda self: Size(self.data.shape))
+    shape = property(lambda self: Size(self.data.shape))  # (own code reads data.shape directly)
     dtype = property(lambda self: self.data.dtype)
     ndim = property(lambda self: self.data.ndim)
     is_leaf = property(lambda self: self.grad_fn is None)
@@ -524,8 +524,8 @@ class Tensor:
         if not self.data.flags.writeable:
             raise RuntimeError(f"in-place write: this tensor's memory is read-only (an expand()ed "
                                f"tensor or a broadcast view, shape {self.shape}); clone() it first")
-        if np.shape(values) != self.shape and \
-                np.broadcast_shapes(np.shape(values), self.shape) != self.shape:
+        if np.shape(values) != self.data.shape and \
+                np.broadcast_shapes(np.shape(values), self.data.shape) != self.data.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(np.shape(values))}")
         try:
@@ -791,10 +791,10 @@ class Tensor:
         self[index].copy_(value)
 
     def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        return R.Sum.apply(self, **R.reduce_args("sum", self.shape, axis, keepdims, dim, keepdim))
+        return R.Sum.apply(self, **R.reduce_args("sum", self.data.shape, axis, keepdims, dim, keepdim))
 
     def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        return R.Mean.apply(self, **R.reduce_args("mean", self.shape, axis, keepdims, dim, keepdim))
+        return R.Mean.apply(self, **R.reduce_args("mean", self.data.shape, axis, keepdims, dim, keepdim))
 
     def max(self, dim=None, keepdim: bool = False):
         """The largest value (0-d); with ``dim``, ``(values, indices)`` along it; given a
@@ -819,12 +819,12 @@ class Tensor:
     def cumsum(self, dim): return R.cumsum(self, dim)
 
     def reshape(self, *shape):
-        return V.Reshape.apply(self, shape=V.resolve_shape("reshape", self.shape, shape))
+        return V.Reshape.apply(self, shape=V.resolve_shape("reshape", self.data.shape, shape))
 
     def view(self, *shape): return V.view(self, *shape)
 
     def expand(self, *shape):
-        return V.Expand.apply(self, shape=V.expanded_shape(self.shape, shape))
+        return V.Expand.apply(self, shape=V.expanded_shape(self.data.shape, shape))
 
     def transpose(self, dim0: int | None = None, dim1: int | None = None):
         """Swap two dimensions (PyTorch); with no arguments reverse them all (NumPy's ``.T``)."""
@@ -838,7 +838,7 @@ class Tensor:
         return V.Permute.apply(self, dims=V.check_permutation(self.ndim, dims))
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1):
-        return V.Reshape.apply(self, shape=V.flattened_shape(self.shape, start_dim, end_dim))
+        return V.Reshape.apply(self, shape=V.flattened_shape(self.data.shape, start_dim, end_dim))
 
     def flip(self, dims): return V.flip(self, dims)
     def squeeze(self, dim=None): return V.squeeze(self, dim)
