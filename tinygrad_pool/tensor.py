@@ -685,16 +685,17 @@ class Tensor:
         return Tensor._make(np.asarray(~self.data), None)
 
     def logical_not(self): return Tensor._make(np.asarray(self.data == 0), None)
-    def logical_and(self, other): return Tensor._make(np.logical_and(self.data, self._const(other).data), None)
-    def logical_or(self, other): return Tensor._make(np.logical_or(self.data, self._const(other).data), None)
+    def logical_and(self, other): return self._compare(other, np.logical_and)
+    def logical_or(self, other): return self._compare(other, np.logical_or)
 
-    def all(self, dim=None, keepdim: bool = False):
-        args = R.reduce_args("all", self.data.shape, None, keepdim, dim, None)
-        return Tensor._make(np.asarray(self.data.all(axis=args["axis"], keepdims=args["keepdims"])), None)
+    def all(self, dim=None, keepdim: bool = False): return self._test(np.all, "all", dim, keepdim)
+    def any(self, dim=None, keepdim: bool = False): return self._test(np.any, "any", dim, keepdim)
 
-    def any(self, dim=None, keepdim: bool = False):
-        args = R.reduce_args("any", self.data.shape, None, keepdim, dim, None)
-        return Tensor._make(np.asarray(self.data.any(axis=args["axis"], keepdims=args["keepdims"])), None)
+    def _test(self, reduce, name: str, dim, keepdim: bool) -> "Tensor":
+        """all/any along dims: a bool tensor, no gradient."""
+        args = R.reduce_args(name, self.data.shape, None, keepdim, dim, None)
+        return Tensor._make(np.asarray(reduce(self.data, args["axis"], keepdims=args["keepdims"])),
+                            None)
 
     # (integer and bool tensors go through E.floating first: their results are float32, as
     # torch's, where NumPy's would be float64)
