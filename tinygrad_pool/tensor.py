@@ -697,19 +697,18 @@ class Tensor:
         return Tensor._make(np.asarray(reduce(self.data, args["axis"], keepdims=args["keepdims"])),
                             None)
 
-    # (integer and bool tensors go through E.floating first: their results are float32, as
-    # torch's, where NumPy's would be float64)
-    def exp(self): return E.Exp.apply(self if self.data.dtype.kind == "f" else E.floating(self))
-    def log(self): return E.Log.apply(self if self.data.dtype.kind == "f" else E.floating(self))
-    def sqrt(self): return E.Sqrt.apply(self if self.data.dtype.kind == "f" else E.floating(self))
+    def _float(self) -> "Tensor":
+        """Input of a float function: integer and bool tensors become float32, as torch makes
+        their exp, log, ... (NumPy's results would be float64)."""
+        return self if self.data.dtype.kind == "f" else E.floating(self)
+
+    def exp(self): return E.Exp.apply(self._float())
+    def log(self): return E.Log.apply(self._float())
+    def sqrt(self): return E.Sqrt.apply(self._float())
     def relu(self): return E.ReLU.apply(self)
-    def sigmoid(self):
-        return E.Sigmoid.apply(self if self.data.dtype.kind == "f" else E.floating(self))
-
-    def tanh(self): return E.Tanh.apply(self if self.data.dtype.kind == "f" else E.floating(self))
-
-    def arctan(self):
-        return E.Arctan.apply(self if self.data.dtype.kind == "f" else E.floating(self))
+    def sigmoid(self): return E.Sigmoid.apply(self._float())
+    def tanh(self): return E.Tanh.apply(self._float())
+    def arctan(self): return E.Arctan.apply(self._float())
     def abs(self): return E.Abs.apply(self)
     def log1p(self): return E.log1p(self)
     def rsqrt(self): return E.rsqrt(self)
