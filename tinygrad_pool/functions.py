@@ -50,24 +50,22 @@ clip.__name__ = clip.__qualname__ = "clip"
 def max(input, dim=None, keepdim: bool = False, *, other=None):
     """``max(input)``: the largest value; ``max(input, dim)``: (values, indices);
     ``max(input, other_tensor)`` or ``max(input, other=...)``: the elementwise maximum, as torch."""
-    if isinstance(dim, Tensor):
-        dim, other = None, dim
-    if other is not None:
-        if dim is not None:
-            raise TypeError("max(): give either dim or other (the elementwise maximum), not both")
-        return maximum(input, other)
-    return _input("max", input).max() if dim is None else input.max(dim, keepdim)
+    return _extreme("max", maximum, input, dim, keepdim, other)
 
 
 def min(input, dim=None, keepdim: bool = False, *, other=None):
     """As ``max``, for the smallest."""
-    if isinstance(dim, Tensor):
-        dim, other = None, dim
+    return _extreme("min", minimum, input, dim, keepdim, other)
+
+
+def _extreme(name: str, elementwise, input, dim, keepdim, other):
     if other is not None:
         if dim is not None:
-            raise TypeError("min(): give either dim or other (the elementwise minimum), not both")
-        return minimum(input, other)
-    return _input("min", input).min() if dim is None else input.min(dim, keepdim)
+            raise TypeError(f"{name}(): give either dim or other (the elementwise {name}imum), "
+                            f"not both")
+        return elementwise(input, other)
+    # (the method takes max(a, b) as the elementwise maximum itself)
+    return getattr(_input(name, input), name)(dim, keepdim)
 
 
 def maximum(input, other) -> Tensor:
