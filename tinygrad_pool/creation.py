@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes
 from .random import default_generator
-from .tensor import Size, Tensor
+from .tensor import Size, Tensor, check_device
 
 
 def _make(op: str, array: np.ndarray, dtype, requires_grad: bool, device=None) -> Tensor:
@@ -25,12 +25,6 @@ def _make(op: str, array: np.ndarray, dtype, requires_grad: bool, device=None) -
     if requires_grad:
         t.requires_grad_(True)
     return t
-
-
-def check_device(op: str, device) -> None:
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"{op}: device {device!r} is not available: tinygrad_pool runs on "
-                           f"the CPU only (device='cpu'); see docs/porting.md")
 
 
 def _int(op: str, name: str, value) -> int:

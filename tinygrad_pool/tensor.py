@@ -219,6 +219,13 @@ def _as_array(data, dtype) -> np.ndarray:
     return array
 
 
+def check_device(op: str, device) -> None:
+    """``device=`` as torch takes it: None, "cpu" (or "cpu:0", torch.device("cpu")) only."""
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise RuntimeError(f"{op}: device {device!r} is not available: tinygrad_pool runs on "
+                           f"the CPU only (device='cpu'); see docs/porting.md")
+
+
 def _check_can_require_grad(dtype) -> None:
     if not np.issubdtype(dtype, np.floating):
         raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
@@ -396,9 +403,7 @@ class Tensor:
                 device = arg
             else:
                 dtype = arg
-        if device is not None and str(device) != "cpu":
-            raise RuntimeError(f"to: device {device!r} is not available: tinygrad_pool runs "
-                               f"on the CPU only; see docs/porting.md")
+        check_device("to", device)
         if dtype is None:
             return self.clone() if copy else self
         dtype = dtypes.as_dtype("to", dtype)

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import functional as F
 from . import init
-from ..creation import check_device
+from ..tensor import check_device
 from ..ops.args import check_size
 from ..windows import pair
 from .module import Module, Parameter

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from ..tensor import Tensor, zero_grad
+from ..tensor import Tensor, check_device, zero_grad
 
 
 class Parameter(Tensor):
@@ -349,10 +349,7 @@ class Module:
             if isinstance(arg, Tensor):
                 dtype = arg.dtype
             elif isinstance(arg, str) or "device" in _typename(arg).lower():
-                device = str(arg)
-                if device.split(":")[0] != "cpu":
-                    raise RuntimeError(f"Module.to: device {device!r} is not available; "
-                                       f"tinygrad_pool runs on the CPU only")
+                check_device("Module.to", arg)
             else:
                 dtype = arg
         if dtype is None:
