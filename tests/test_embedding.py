@@ -70,14 +70,14 @@ def test_embedding_max_norm_renormalizes_rows_in_place_as_torch(torch, rng, norm
 def test_embedding_gradcheck(rng):
     # (padding_idx and scale_grad_by_freq change the gradient on purpose, away from the true
     # derivative: those are checked against torch above, not against finite differences)
-    check_grad(lambda w: embedding(REPEATED, w), rng.standard_normal((5, 3)))
-    check_grad(lambda w: embedding(REPEATED, w) ** 2, rng.standard_normal((5, 3)))
+    check_grad(lambda w: embedding(Tensor(REPEATED), w), rng.standard_normal((5, 3)))
+    check_grad(lambda w: embedding(Tensor(REPEATED), w) ** 2, rng.standard_normal((5, 3)))
 
 
 def test_embedding_double_backward(rng):
     # Σ (W[i])³ weighted: the gradient of the gradient goes back through the lookup again
     w = leaf(rng.standard_normal((5, 3)))
-    (grad,) = tinygrad_pool.autograd.grad((embedding(REPEATED, w, padding_idx=1) ** 3).sum(), [w],
+    (grad,) = tinygrad_pool.autograd.grad((embedding(Tensor(REPEATED), w, padding_idx=1) ** 3).sum(), [w],
                                           create_graph=True)
     grad.sum().backward()
     counts = np.bincount(REPEATED.ravel(), minlength=5)[:, None] * (np.arange(5) != 1)[:, None]

@@ -370,7 +370,7 @@ def test_sum_of_squares_by_hand():
 
 
 def test_mse_loss_by_hand():
-    x, t = leaf([1.0, 2.0, 4.0]), np.array([0.0, 2.0, 1.0])
+    x, t = leaf([1.0, 2.0, 4.0]), Tensor(np.array([0.0, 2.0, 1.0]))
     # squared errors [1, 0, 9]: mean 10/3, sum 10
     assert F.mse_loss(x, t).item() == pytest.approx(10 / 3)
     assert F.mse_loss(x, t, reduction="sum").item() == pytest.approx(10.0)
@@ -380,7 +380,7 @@ def test_mse_loss_by_hand():
 
 
 def test_l1_smooth_l1_and_huber_by_hand():
-    x, t = leaf([0.0, 0.5, 3.0, -2.0]), np.array([0.0, 0.0, 0.0, 0.0])
+    x, t = leaf([0.0, 0.5, 3.0, -2.0]), Tensor(np.zeros(4))
     np.testing.assert_allclose(L.l1_loss(x, t, reduction="none").data, [0.0, 0.5, 3.0, 2.0])
     # beta = 1: |d| < 1 -> d²/2; else |d| - 1/2
     np.testing.assert_allclose(L.smooth_l1_loss(x, t, reduction="none").data,
@@ -478,11 +478,11 @@ def test_zero_total_weight_matches_torch(torch, smoothing):
 
 
 def test_empty_batch_mean_is_nan():
-    for loss in (L.cross_entropy(leaf(np.zeros((0, 3))), np.zeros(0, dtype=np.int64)),
+    empty = Tensor(np.zeros(0))
+    for loss in (L.cross_entropy(leaf(np.zeros((0, 3))), Tensor(np.zeros(0, dtype=np.int64))),
                  L.cross_entropy(leaf(np.zeros((0, 3))), Tensor(np.zeros((0, 3)))),
-                 L.mse_loss(leaf(np.zeros(0)), np.zeros(0)),
-                 L.l1_loss(leaf(np.zeros(0)), np.zeros(0)),
-                 L.binary_cross_entropy_with_logits(leaf(np.zeros(0)), np.zeros(0))):
+                 L.mse_loss(leaf(np.zeros(0)), empty), L.l1_loss(leaf(np.zeros(0)), empty),
+                 L.binary_cross_entropy_with_logits(leaf(np.zeros(0)), empty)):
         assert np.isnan(loss.item())
 
 
@@ -526,18 +526,17 @@ def test_bce_clamps_its_logs_at_minus_100():
 
 def test_float32_losses_stay_float32():
     x = Tensor(np.array([[1.0, 2.0, 3.0]], dtype=np.float32), requires_grad=True)
-    loss = F.cross_entropy(x, np.array([1]))
+    loss = F.cross_entropy(x, Tensor(np.array([1])))
     assert loss.dtype == np.float32
     loss.backward()
     assert x.grad.dtype == np.float32
-    float64_target = np.zeros((1, 3))  # an array (not a Tensor): a constant in x's dtype
-    for loss in (L.mse_loss(x, float64_target), L.l1_loss(x, float64_target),
-                 L.smooth_l1_loss(x, float64_target), L.huber_loss(x, float64_target),
-                 L.binary_cross_entropy_with_logits(x, float64_target),
-                 L.binary_cross_entropy(x.sigmoid(), float64_target),
-                 L.cross_entropy(x, [1], weight=np.ones(3), label_smoothing=0.1),
-                 L.cross_entropy(x, Tensor(np.full((1, 3), 1 / 3, dtype=np.float32))),
-                 L.cross_entropy(x, np.full((1, 3), 1 / 3))):
+    target = Tensor(np.zeros((1, 3), dtype=np.float32))
+    for loss in (L.mse_loss(x, target), L.l1_loss(x, target), L.smooth_l1_loss(x, target),
+                 L.huber_loss(x, target), L.binary_cross_entropy_with_logits(x, target),
+                 L.binary_cross_entropy(x.sigmoid(), target),
+                 L.cross_entropy(x, Tensor(np.array([1])), weight=Tensor(np.ones(3, np.float32)),
+                                 label_smoothing=0.1),
+                 L.cross_entropy(x, Tensor(np.full((1, 3), 1 / 3, dtype=np.float32)))):
         assert loss.dtype == np.float32
 
 
@@ -549,12 +548,12 @@ def test_integer_regression_targets_take_the_input_dtype():
 
 def test_mse_loss_broadcasts_with_torchs_warning(torch):
     x = leaf(np.arange(4.0).reshape(4, 1))
-    t = np.arange(3.0)
+    t = Tensor(np.arange(3.0))
     with pytest.warns(UserWarning, match=r"mse_loss: Using a target size \(\(3,\)\) that is "
                                          r"different to the input size \(\(4, 1\)\)"):
         loss = L.mse_loss(x, t, reduction="none")
     assert loss.shape == (4, 3)
-    np.testing.assert_array_equal(loss.data, (x.data - t) ** 2)
+    np.testing.assert_array_equal(loss.data, (x.data - t.data) ** 2)
     with pytest.warns(UserWarning, match="Using a target size"):
         torch.nn.functional.mse_loss(torch.zeros(4, 1), torch.zeros(3))
 

@@ -15,7 +15,7 @@ CASES = {  # name: (call on a framework, the message's part that names function 
     "max_pool2d kernel_size=True": (lambda fw, F: F.max_pool2d(fw.tensor(X), True),
                                     r"max_pool2d: kernel_size .*True"),
     "max_pool2d ceil_mode='no'": (lambda fw, F: F.max_pool2d(fw.tensor(X), 2, ceil_mode="no"),
-                                  r"max_pool2d: ceil_mode must be bool, not str \('no'\)"),
+                                  r"max_pool2d: ceil_mode must be bool, got str \('no'\)"),
     "avg_pool2d divisor_override=1.5": (
         lambda fw, F: F.avg_pool2d(fw.tensor(X), 2, divisor_override=1.5),
         r"avg_pool2d: divisor_override must be an int, got float \(1.5\)"),

@@ -1,37 +1,107 @@
-"""Argument checks the op functions share (each op calls them on its own arguments, so the
-error names that op)."""
+"""Argument checks the op functions share. Each op calls them on its own arguments, so the error
+names that op, the argument, the value received and what was expected — and is raised before
+anything is computed or changed. The error types are torch's: a wrong type is a TypeError, a
+value out of range a ValueError or RuntimeError as torch has it, a dim out of range an IndexError.
+"""
+import math
+
 import numpy as np
 
 from ..tensor import Tensor
 
 REDUCTIONS = ("mean", "sum", "none")
+_INTEGERS = (int, np.integer)
+_BOOLS = (bool, np.bool_)
+_NUMBERS = (int, float, np.integer, np.floating)
+
+
+def _shown(value) -> str:
+    """The value as an error message shows it: its type, and its repr when that is short."""
+    text = repr(value)
+    kind = type(value).__name__
+    return kind if len(text) > 40 or isinstance(value, (Tensor, np.ndarray)) else f"{kind} ({text})"
 
 
 def tensor_arg(op: str, name: str, value) -> Tensor:
-    """A Tensor as it is; arrays, lists and numbers made into one; anything else refused."""
+    """A Tensor, as torch's functions take: a NumPy array, a list or a number is refused (torch
+    refuses them too, so code that passes them would not move to torch)."""
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (np.ndarray, list, tuple, int, float)):
-        return Tensor(value)
-    raise TypeError(f"{op}: {name} must be a Tensor, got {type(value).__name__}")
+    raise TypeError(f"{op}: {name} must be a Tensor, got {_shown(value)}")
 
 
 def check_flag(op: str, name: str, value) -> bool:
     """A True/False option (torch refuses ``ceil_mode="no"``, which Python would find true)."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{op}: {name} must be bool, not {type(value).__name__} ({value!r})")
+    if not isinstance(value, _BOOLS):
+        raise TypeError(f"{op}: {name} must be bool, got {_shown(value)}")
     return bool(value)
 
 
 def check_size(op: str, name: str, value, minimum: int = 0) -> int:
     """A count such as in_features: an int (not a bool, not 2.7) of at least ``minimum``."""
-    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{op}: {name} must be an int, got {type(value).__name__} ({value!r})")
+    if not isinstance(value, _INTEGERS) or isinstance(value, _BOOLS):
+        raise TypeError(f"{op}: {name} must be an int, got {_shown(value)}")
     if value < minimum:
         raise ValueError(f"{op}: {name} must be at least {minimum}, got {value}")
     return int(value)
 
 
+def check_number(op: str, name: str, value, low=None, high=None, error=ValueError) -> float:
+    """A real number (torch's ``Number``: a bool counts, a string, None or a Tensor does not),
+    optionally within [low, high]; NaN is outside every range."""
+    if not isinstance(value, _NUMBERS + _BOOLS):
+        raise TypeError(f"{op}: {name} must be a number, got {_shown(value)}")
+    value = float(value)
+    if (low is not None or high is not None) and not (
+            (low is None or value >= low) and (high is None or value <= high)):
+        span = (f"between {low} and {high}" if low is not None and high is not None
+                else f"at least {low}" if low is not None else f"at most {high}")
+        raise error(f"{op}: {name} must be {span}, got {value}")
+    return value
+
+
+def check_choice(op: str, name: str, value, choices: tuple, error=ValueError):
+    """One of a few strings, such as a reduction or a padding mode."""
+    if not isinstance(value, str):
+        raise TypeError(f"{op}: {name} must be a str, one of {choices}, got {_shown(value)}")
+    if value not in choices:
+        raise error(f"{op}: {name} must be one of {choices}, got {value!r}")
+    return value
+
+
 def check_reduction(op: str, reduction) -> None:
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"{op}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    check_choice(op, "reduction", reduction, REDUCTIONS)
+
+
+def check_dim(op: str, name: str, dim, ndim: int) -> int:
+    """A dim of a tensor with ``ndim`` dims (negative counts from the end), as a non-negative int.
+    Out of range is torch's IndexError with torch's wording."""
+    if not isinstance(dim, _INTEGERS) or isinstance(dim, _BOOLS):
+        raise TypeError(f"{op}: {name} must be an int, got {_shown(dim)}")
+    size = max(ndim, 1)  # a 0-d tensor takes dim 0 or -1, as torch's
+    if not -size <= dim < size:
+        raise IndexError(f"{op}: {name}={dim} is out of range for a {ndim}-D tensor (Dimension "
+                         f"out of range (expected to be in range of [{-size}, {size - 1}], but "
+                         f"got {dim}))")
+    return int(dim) % size
+
+
+def check_floating(op: str, name: str, tensor: Tensor) -> Tensor:
+    """A floating-point tensor, for ops only defined on real numbers (torch's wording: "not
+    implemented for 'Long'")."""
+    if tensor.data.dtype.kind != "f":
+        raise NotImplementedError(f"{op}: {name} must be a floating-point tensor, got dtype "
+                                  f"{tensor.data.dtype} (\"{op}\" not implemented for "
+                                  f"'{_TORCH_NAMES.get(tensor.data.dtype.name, tensor.data.dtype)}')")
+    return tensor
+
+
+def check_finite(op: str, name: str, value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"{op}: {name} must be finite, got {value}")
+    return value
+
+
+_TORCH_NAMES = {"bool": "Bool", "int8": "Char", "uint8": "Byte", "int16": "Short", "int32": "Int",
+                "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double",
+                "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
