@@ -1,6 +1,6 @@
-"""The conv, pooling, unfold/fold, pad and linear functions of ``nn.functional`` called with
-each argument spoilt in turn (see tests/badinput.py for the rule): torch's error type and a message naming the function and
-the argument where torch refuses, torch's result where torch accepts."""
+"""The conv, pooling, unfold/fold, pad and linear functions of ``nn.functional``, called with
+each argument spoilt in turn (see tests/badinput.py for the rule): torch's error type and a message
+naming the function and the argument where torch refuses, torch's result where torch accepts."""
 import numpy as np
 import pytest
 

@@ -1,6 +1,6 @@
-"""Every function of ``nn.functional`` but conv, pooling, fold, pad and linear called with each
-argument spoilt in turn (see tests/badinput.py for the rule): torch's error type and a message naming the function and
-the argument where torch refuses, torch's result where torch accepts."""
+"""Every function of ``nn.functional`` but conv, pooling, fold, pad and linear, called with each
+argument spoilt in turn (see tests/badinput.py for the rule): torch's error type and a message
+naming the function and the argument where torch refuses, torch's result where torch accepts."""
 import numpy as np
 import pytest
 
