@@ -594,3 +594,40 @@ def test_the_table_of_shapes_forgets_the_oldest():
     state = memory._state()
     assert len(state.free) <= memory.MAX_SHAPES
     assert state.kept_bytes == sum(a.nbytes for stack in state.free.values() for a in stack)
+
+
+def test_a_run_whose_shapes_keep_changing_keeps_the_pool_within_its_budget(monkeypatch, rng):
+    """200 training steps of a small CNN, each with a batch size and image size not seen for a
+    while: the pool never holds more than its byte budget or its table of shapes, and the memory
+    the process holds does not grow with the number of shapes seen."""
+    import tracemalloc
+
+    import tinygrad_pool.nn as nn
+    import tinygrad_pool.optim as optim
+    budget = 4 << 20
+    monkeypatch.setattr(memory, "MAX_KEPT_BYTES", budget)
+    monkeypatch.setattr(memory, "MAX_SHAPES", 16)
+    model = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                          nn.Flatten(), nn.Linear(8, 3))
+    optimizer = optim.SGD(model.parameters(), lr=0.01)
+    traced = []
+    tracemalloc.start()
+    try:
+        for step in range(200):
+            batch, side = 8 + (step * 7) % 57, 12 + 2 * ((step * 5) % 11)  # 57 × 11 shapes cycle
+            x = Tensor(rng.standard_normal((batch, 1, side, side)).astype(np.float32))
+            y = Tensor(rng.integers(0, 3, batch))
+            optimizer.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            optimizer.step()
+            state = memory._state()
+            assert state.kept_bytes == sum(a.nbytes for a in kept()) <= budget
+            assert len(state.free) <= memory.MAX_SHAPES
+            traced.append(tracemalloc.get_traced_memory()[0])
+    finally:
+        tracemalloc.stop()
+    assert sum(len(s) for s in memory._state().free.values()) > 0  # the pool was in use
+    # what is held after step 50 and after step 200 differs by less than the budget (and the
+    # noise of one step's arrays): nothing piles up per shape seen
+    assert max(traced[150:]) < max(traced[30:60]) + budget
