@@ -95,7 +95,7 @@ def train(model: nn.Module, data, epochs: int = 12, batch_size: int = 32, lr: fl
         for start in bar:
             index = order[start:start + batch_size]
             logits = model(Tensor(x_train[index]))
-            loss = F.cross_entropy(logits, y_train[index])
+            loss = F.cross_entropy(logits, Tensor(y_train[index]))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -143,7 +143,7 @@ def save_loss_graph(model: nn.Module, images: np.ndarray, labels: np.ndarray, pa
 
     for name, param in model.named_parameters():
         param.name = name  # the graph labels a tensor with its name: "0.weight", "7.bias", ...
-    loss = F.cross_entropy(model(Tensor(images, name="images")), labels)
+    loss = F.cross_entropy(model(Tensor(images, name="images")), Tensor(labels))
     try:
         save_graph(loss, path)
     except (ImportError, GraphvizNotFound) as error:
