@@ -15,6 +15,11 @@ _BOOLS = (bool, np.bool_)
 _NUMBERS = (int, float, np.integer, np.floating)
 
 
+class DimensionError(IndexError, ValueError):
+    """A dim out of range: torch raises IndexError ("Dimension out of range"); this package
+    raised ValueError before it followed torch, so the error is both."""
+
+
 def _shown(value) -> str:
     """The value as an error message shows it: its type, and its repr when that is short."""
     text = repr(value)
@@ -70,7 +75,9 @@ def check_choice(op: str, name: str, value, choices: tuple, error=ValueError):
 
 
 def check_reduction(op: str, reduction) -> None:
-    check_choice(op, "reduction", reduction, REDUCTIONS)
+    """torch's reduction strings; anything else, a str or not, is torch's ValueError."""
+    if type(reduction) is not str or reduction not in REDUCTIONS:  # (`in` on an array: elementwise)
+        raise ValueError(f"{op}: reduction must be one of {REDUCTIONS}, got {_shown(reduction)}")
 
 
 def check_dim(op: str, name: str, dim, ndim: int) -> int:
@@ -80,7 +87,7 @@ def check_dim(op: str, name: str, dim, ndim: int) -> int:
         raise TypeError(f"{op}: {name} must be an int, got {_shown(dim)}")
     size = max(ndim, 1)  # a 0-d tensor takes dim 0 or -1, as torch's
     if not -size <= dim < size:
-        raise IndexError(f"{op}: {name}={dim} is out of range for a {ndim}-D tensor (Dimension "
+        raise DimensionError(f"{op}: {name}={dim} is out of range for a {ndim}-D tensor (Dimension "
                          f"out of range (expected to be in range of [{-size}, {size - 1}], but "
                          f"got {dim}))")
     return int(dim) % size
@@ -105,3 +112,46 @@ def check_finite(op: str, name: str, value: float) -> float:
 _TORCH_NAMES = {"bool": "Bool", "int8": "Char", "uint8": "Byte", "int16": "Short", "int32": "Int",
                 "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double",
                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def check_dimension(op: str, name: str, value, minimum: int = 0) -> int:
+    """A count that becomes a dimension of a layer's weight (in_features, num_features): an int,
+    not a bool. Too small is torch's RuntimeError ("Trying to create tensor with negative
+    dimension"), a ValueError too, as the other geometry errors."""
+    from ..windows import GeometryError  # (windows is below the ops; imported where needed)
+    if not isinstance(value, _INTEGERS) or isinstance(value, _BOOLS):
+        raise TypeError(f"{op}: {name} must be an int, got {_shown(value)}")
+    if value < minimum:
+        raise GeometryError(f"{op}: {name} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def check_same_dtype(op: str, input: Tensor, weight: Tensor, bias=None) -> None:
+    """The tensors an op multiplies together (conv2d's or linear's input, weight and optional
+    bias) share one dtype, as torch requires: it promotes in ``a + b``, never inside these
+    products. (Plain comparisons first: this runs on every call of those ops.)"""
+    dtype = input.data.dtype
+    if weight.data.dtype == dtype and (bias is None or bias.data.dtype == dtype):
+        return
+    name, other = ("weight", weight) if weight.data.dtype != dtype else ("bias", bias)
+    raise RuntimeError(f"{op}: {name} has dtype {other.data.dtype} but input has dtype {dtype}; "
+                       f"they must be the same (convert one with .to(input.dtype))")
+
+
+def check_int(op: str, name: str, value) -> int:
+    """An int of either sign (not a bool), such as a dim checked against a rank only later."""
+    if not isinstance(value, _INTEGERS) or isinstance(value, _BOOLS):
+        raise TypeError(f"{op}: {name} must be an int, got {_shown(value)}")
+    return int(value)
+
+
+def check_scalar(op: str, name: str, value):
+    """A real number where torch takes a Scalar (a fill value, a bound): a complex one parses
+    there but cannot become a real dtype (torch's RuntimeError); a value that is no number at
+    all (a string, None, a list) is a TypeError. Returned as given."""
+    if isinstance(value, (complex, np.complexfloating)):
+        raise RuntimeError(f"{op}: {name} must be a real number, got {_shown(value)}: value "
+                           f"cannot be converted to a real dtype without overflow")
+    if not isinstance(value, _NUMBERS + _BOOLS):
+        raise TypeError(f"{op}: {name} must be a number, got {_shown(value)}")
+    return value
