@@ -38,6 +38,9 @@ class Case:
     rtol: float = 1e-5
     atol: float = 1e-6
     skip: dict = field(default_factory=dict)  # parameter name -> reason it is not spoiled
+    # An operator: an operand of a type it does not take gets Python's own TypeError, which
+    # names the operand's type instead of a parameter (torch's is the same).
+    operator: bool = False
 
 
 def _scalar_values():
@@ -83,7 +86,9 @@ def _as_framework(fw, value):
         if fw is tinygrad_pool:
             return tinygrad_pool.Tensor(value)  # keeps the array's own layout
         import torch
-        return torch.tensor(np.ascontiguousarray(value))
+        # (a C-ordered copy: torch refuses negative strides; np.ascontiguousarray would turn
+        # a 0-d array into shape (1,))
+        return torch.tensor(np.array(value, order="C"))
     if isinstance(value, (list, tuple)):
         return type(value)(_as_framework(fw, item) if isinstance(item, (np.ndarray, Raw)) else item
                            for item in value)
@@ -130,10 +135,13 @@ def expected_error_types(theirs: Exception) -> tuple:
     return (type(theirs),)
 
 
-def problems(case_name: str, function: str, case: Case, parameter: str, allowed: dict) -> list:
-    """Every way ``parameter`` of ``case`` spoilt breaks the rule; ``allowed`` maps
+def problems(case_name: str, function, case: Case, parameter: str, allowed: dict) -> list:
+    """Every way ``parameter`` of ``case`` spoilt breaks the rule (the message must name
+    ``function``, or one of them if it is a tuple); ``allowed`` maps
     "parameter=spoilt" to the reason a difference from torch is deliberate."""
     valid = {name: value for name, value, _ in case.params}
+    # (a module's forward may refuse its settings in the functional it calls: either name does)
+    names = (function,) if isinstance(function, str) else tuple(function)
     found = []
     for spoilt, value in spoilt_values(valid[parameter]).items():
         label = f"{parameter}={spoilt}"
@@ -151,9 +159,14 @@ def problems(case_name: str, function: str, case: Case, parameter: str, allowed:
             wrong = []
             if not isinstance(our_error, expected_error_types(their_error)):
                 wrong.append(f"{type(our_error).__name__}, torch {type(their_error).__name__}")
-            if not re.search(rf"\b{re.escape(function)}\b", message):
-                wrong.append(f"message does not name {function!r}")
-            if not re.search(rf"\b{re.escape(parameter)}\b", message):
+            # (Python's own operand error names neither: "can only concatenate str (not
+            # "Tensor") to str" for "a" + tensor; it is checked for its wording instead)
+            python_operand = case.operator and re.match(_PYTHON_OPERAND_ERROR, message)
+            # (a name as a word: also a symbol such as "+" or "@", which \b cannot bound)
+            if not python_operand and not any(
+                    re.search(rf"(?<!\w){re.escape(name)}(?!\w)", message) for name in names):
+                wrong.append(f"message does not name {' or '.join(map(repr, names))}")
+            if not python_operand and not re.search(rf"\b{re.escape(parameter)}\b", message):
                 wrong.append(f"message does not name {parameter!r}")
             if wrong:
                 found.append(f"{label}: {'; '.join(wrong)}: ours {type(our_error).__name__}: "
@@ -168,6 +181,12 @@ def problems(case_name: str, function: str, case: Case, parameter: str, allowed:
             if mismatch:
                 found.append(f"{label}: {mismatch}")
     return found
+
+
+# Python's TypeError when no operand takes the other: "unsupported operand type(s) for +: 'Tensor'
+# and 'str'", "'<' not supported between instances of 'Tensor' and 'str'"
+_PYTHON_OPERAND_ERROR = (r"unsupported operand type|'\S+' not supported between instances|"
+                         r"can only concatenate")
 
 
 def _compare(ours, theirs, case: Case) -> str:

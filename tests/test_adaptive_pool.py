@@ -178,7 +178,7 @@ def test_tiling_sizes_reuse_the_plain_pools_and_others_do_not(rng):
     x = leaf(rng.standard_normal((1, 2, 6, 8)))
     assert adaptive_avg_pool2d(x, (3, 4)).grad_fn.name == "AvgPool2d"
     assert adaptive_max_pool2d(x, (3, 4)).grad_fn.name == "MaxPool2d"
-    assert adaptive_avg_pool2d(x, (4, 4)).grad_fn.name == "PlaneProduct"
+    assert adaptive_avg_pool2d(x, (4, 4)).grad_fn.name == "AdaptiveAvgPool2d"
     out, indices = adaptive_max_pool2d(x, (3, 5), return_indices=True)
     assert out.grad_fn.name == "AdaptiveMaxPool2d"
     np.testing.assert_array_equal(out.grad_fn.argmax, indices.data)  # saved for backward

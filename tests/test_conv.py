@@ -220,8 +220,10 @@ def test_bad_stride_padding_dilation():
         F.conv2d(x, w, stride=0)
     with pytest.raises(ValueError, match="conv2d: padding must be at least 0"):
         F.conv2d(x, w, padding=-1)
+    with pytest.raises(RuntimeError, match="conv2d: dilation must be an int or a pair"):
+        F.conv2d(x, w, dilation=(1, 2, 3))  # a wrong length: torch's RuntimeError
     with pytest.raises(TypeError, match="conv2d: dilation must be an int or a pair"):
-        F.conv2d(x, w, dilation=(1, 2, 3))
+        F.conv2d(x, w, dilation=(1, 2.5))  # a wrong element type: torch's TypeError
     with pytest.raises(ValueError, match="conv2d: padding='same' needs stride=1"):
         F.conv2d(x, w, stride=2, padding="same")
     with pytest.raises(ValueError, match="conv2d: padding must be an int, a pair, 'valid' or 'same'"):
@@ -400,7 +402,7 @@ def test_unfold_and_fold_random_geometry_match_torch(torch, h, w, kh, kw, dh, dw
 def test_unfold_and_fold_errors_as_torch(torch):
     x = leaf(np.ones((1, 1, 4, 4)))
     cases = [  # (function of the library, input, args, error type, message)
-        ("unfold", leaf(np.ones((4, 4))), (2,), RuntimeError,
+        ("unfold", leaf(np.ones((4, 4))), (2,), IndexError,
          r"Expected 3D \(unbatched\) or 4D \(batched\) input to unfold, but got input of size: "
          r"\[4, 4\]"),
         ("unfold", x, (5,), RuntimeError,

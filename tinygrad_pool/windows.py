@@ -16,18 +16,26 @@ class GeometryError(RuntimeError, ValueError):
     ValueError before it followed torch, so the error is both."""
 
 
-def pair(op: str, name: str, value, minimum: int = 1) -> tuple:
-    """An int or a pair of ints, checked, as (height, width)."""
+def pair(op: str, name: str, value, minimum: int = 1, *, single: bool = False) -> tuple:
+    """An int or a pair of ints, checked, as (height, width); with ``single``, a sequence of one
+    int too (torch's conv2d and pools take ``stride=[2]``, its unfold and fold do not).
+
+    As torch: an element that is not an int (2.5, True, "a") is a TypeError, a sequence of the
+    wrong length or a size below ``minimum`` a RuntimeError (here GeometryError)."""
     if type(value) is int and value >= minimum:  # the common case, on every call of an op
         return value, value
     try:
-        values = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
+        values = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
     except TypeError:  # not a sequence at all, e.g. 2.5
-        values = ()
+        values = (value,)
     # (a bool is an int to Python, not to torch: stride=True is refused there)
-    if len(values) != 2 or not all(isinstance(v, (int, np.integer)) and
-                                   not isinstance(v, (bool, np.bool_)) for v in values):
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+               for v in values):
         raise TypeError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
+    if isinstance(value, (int, np.integer)) or (single and len(values) == 1):
+        values = values * 2
+    if len(values) != 2:
+        raise GeometryError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
     if any(v < minimum for v in values):
         raise GeometryError(f"{op}: {name} must be at least {minimum}, got {value!r}")
     return int(values[0]), int(values[1])
@@ -38,12 +46,14 @@ def check_4d(op: str, name: str, x: np.ndarray) -> None:
         raise GeometryError(f"{op}: {name} must be 4-D, got shape {x.shape}")
 
 
-def check_batched(op: str, x: np.ndarray) -> bool:
+def check_batched(op: str, x: np.ndarray, low_rank_error=GeometryError) -> bool:
     """True for a batch (N, C, H, W), False for one unbatched image (C, H, W); torch's error
-    for any other rank."""
+    for any other rank (``low_rank_error`` below 3 dims, where torch's avg_pool2d and unfold
+    raise IndexError from looking up dim -3)."""
     if x.ndim not in (3, 4):
-        raise GeometryError(f"Expected 3D (unbatched) or 4D (batched) input to {op}, but got "
-                            f"input of size: {list(x.shape)}")
+        error = low_rank_error if x.ndim < 3 else GeometryError
+        raise error(f"Expected 3D (unbatched) or 4D (batched) input to {op}, but got input of "
+                    f"size: {list(x.shape)}")
     return x.ndim == 4
 
 
@@ -115,6 +125,23 @@ def adaptive_mean_matrix(size: int, out: int, dtype) -> np.ndarray:
     pixel = np.arange(size)
     inside = (pixel >= starts[:, None]) & (pixel < ends[:, None])
     return (inside / (ends - starts)[:, None]).astype(dtype)
+
+
+def adaptive_mean(x: np.ndarray, axis: int, out: int) -> np.ndarray:
+    """The mean of each of the ``out`` adaptive windows along ``axis`` of ``x``.
+
+    Each window sums its own pixels only. (The product with adaptive_mean_matrix also
+    multiplies every other pixel by 0, and 0·inf = NaN would spread one non-finite pixel into
+    windows that do not hold it; torch's keeps it in its own.) The windows are gathered as
+    (out, longest) taps, a shorter one's extra taps masked out."""
+    size = x.shape[axis]
+    starts, ends = adaptive_bounds(size, out)
+    taps = starts[:, None] + np.arange(int((ends - starts).max(initial=1)))  # (out, longest)
+    trailing = (1,) * (x.ndim - axis - 1)  # the axes after ``axis``, for broadcasting
+    inside = (taps < ends[:, None]).reshape(taps.shape + trailing)
+    windows = np.take(x, np.minimum(taps, size - 1), axis=axis)  # axis → (out, longest)
+    total = np.where(inside, windows, 0).sum(axis=axis + 1)
+    return total / (ends - starts).reshape((out,) + trailing).astype(x.dtype)
 
 
 @functools.lru_cache(maxsize=64)

@@ -68,7 +68,7 @@ def max_pool2d(x, kernel, stride, padding, dilation, out_hw):
                 for i in range(kernel[0]) for j in range(kernel[1])]
     out, best = max_and_first_tap(taps, grid_out=phases is not None)
     # max() propagates a NaN: one pass, no temporary.
-    if out.dtype.kind == "f" and np.isnan(out.max()):
+    if out.dtype.kind == "f" and out.size and np.isnan(out.max()):  # (an empty batch has no max)
         give_buffer(best)
         out, best = max_and_first_tap(taps, nan_wins=True, grid_out=phases is not None)
     del taps  # no view of the phase-split copy or of the padding outlives this function
@@ -125,7 +125,9 @@ def gather_argmax(values, argmax):
     """``values`` (N, C, H, W) read at each window's argmax: the adjoint of route_to_argmax."""
     n, c, h, w = values.shape
     flat = values.reshape(n, c, h * w)
-    return np.take_along_axis(flat, argmax.reshape(n, c, -1).astype(np.intp), axis=2).reshape(argmax.shape)
+    windows = argmax.shape[2] * argmax.shape[3]  # (not -1: an empty batch has no size to infer)
+    chosen = argmax.reshape(n, c, windows).astype(np.intp)
+    return np.take_along_axis(flat, chosen, axis=2).reshape(argmax.shape)
 
 
 def flat_index(best, origin, kernel, dilation, width):

@@ -26,7 +26,7 @@ from ..fast import memory
 from ..tensor import Function, Tensor
 from ..windows import (GeometryError, check_4d, check_batched, conv_output_size,
                        gather_windows, pair, scatter_windows)
-from .args import tensor_arg
+from .args import DimensionError, check_dimension, check_same_dtype, tensor_arg
 
 
 class Conv2d(Function):
@@ -96,9 +96,12 @@ class Conv2dWeightGrad(Function):
 
 def _conv_padding(padding, kernel, dilation, stride) -> tuple:
     """(top, bottom, left, right) from an int, a pair, "valid" or "same"."""
-    if padding == "valid":
-        return 0, 0, 0, 0
-    if padding == "same":
+    if isinstance(padding, str):
+        if padding == "valid":
+            return 0, 0, 0, 0
+        if padding != "same":
+            raise GeometryError(f"conv2d: padding must be an int, a pair, 'valid' or 'same', "
+                                f"got {padding!r}")
         if stride != (1, 1):
             raise GeometryError(f"conv2d: padding='same' needs stride=1, got stride={stride}")
         pads = []
@@ -106,35 +109,38 @@ def _conv_padding(padding, kernel, dilation, stride) -> tuple:
             total = d * (k - 1)  # PyTorch puts the odd pixel at the bottom/right
             pads += [total // 2, total - total // 2]
         return tuple(pads)
-    if isinstance(padding, str):
-        raise GeometryError(f"conv2d: padding must be an int, a pair, 'valid' or 'same', got "
-                            f"{padding!r}")
-    ph, pw = pair("conv2d", "padding", padding, minimum=0)
+    ph, pw = pair("conv2d", "padding", padding, minimum=0, single=True)
     return ph, ph, pw, pw
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """Cross-correlate ``input`` (N, C, H, W), or one unbatched image (C, H, W), with ``weight``
-    (F, C/groups, kh, kw), like torch."""
+    (F, C/groups, kh, kw), like torch. Integer tensors convolve too (exactly, as torch's)."""
     input, weight = tensor_arg("conv2d", "input", input), tensor_arg("conv2d", "weight", weight)
+    if bias is not None:
+        bias = tensor_arg("conv2d", "bias", bias)
+    check_same_dtype("conv2d", input, weight, bias)
+    if input.dtype.kind == "b":
+        raise NotImplementedError("conv2d: input and weight are bool tensors (\"conv2d\" not "
+                                  "implemented for 'Bool'); convert them with .float()")
     batched = check_batched("conv2d", input.data)
     check_4d("conv2d", "weight", weight.data)
-    stride, dilation = pair("conv2d", "stride", stride), pair("conv2d", "dilation", dilation)
-    if not isinstance(groups, (int, np.integer)) or groups < 1:
-        raise GeometryError(f"conv2d: groups must be a positive int, got {groups!r}")
+    stride = pair("conv2d", "stride", stride, single=True)
+    dilation = pair("conv2d", "dilation", dilation, single=True)
+    if type(groups) is not int or groups < 1:  # (the common case skips the call)
+        groups = check_dimension("conv2d", "groups", groups, minimum=1)
     c, h, w = input.shape[-3:]
     f, cg, kh, kw = weight.shape
+    if f % groups:
+        raise GeometryError(f"conv2d: weight has {f} filters, not divisible by groups={groups} "
+                            f"(weight shape {weight.shape})")
     if c != cg * groups:
         raise GeometryError(f"conv2d: input has {c} channels but weight expects {cg * groups} "
                             f"(weight shape {weight.shape}, groups={groups}; input shape "
                             f"{input.shape})")
-    if f % groups:
-        raise GeometryError(f"conv2d: weight has {f} filters, not divisible by groups={groups}")
-    if bias is not None:
-        bias = tensor_arg("conv2d", "bias", bias)
-        if bias.shape != (f,):
-            raise GeometryError(f"conv2d: bias must have shape ({f},) for a weight of shape "
-                                f"{weight.shape}, got {bias.shape}")
+    if bias is not None and bias.shape != (f,):
+        raise GeometryError(f"conv2d: bias must have shape ({f},) for a weight of shape "
+                            f"{weight.shape}, got {bias.shape}")
     pads = _conv_padding(padding, (kh, kw), dilation, stride)
     try:
         out_hw = (conv_output_size("conv2d", h, kh, stride[0], pads[0], pads[1], dilation[0], "height"),
@@ -172,7 +178,8 @@ class Fold(Function):
 
     def forward(ctx, cols, *, output_hw, kernel_size, dilation, padding, stride, blocks):
         (kh, kw), (ph, pw), (h, w) = kernel_size, padding, output_hw
-        patches = cols.reshape(cols.shape[0], -1, kh, kw, *blocks)
+        # (the channel count spelt out, not -1: a batch of 0 has no size to divide)
+        patches = cols.reshape(cols.shape[0], cols.shape[1] // (kh * kw), kh, kw, *blocks)
         padded = scatter_windows(patches, (h + 2 * ph, w + 2 * pw), stride, dilation)
         return np.ascontiguousarray(padded[:, :, ph: ph + h, pw: pw + w])
 
@@ -196,7 +203,8 @@ def _blocks(image_hw, kernel_size, dilation, padding, stride) -> tuple:
 
 
 def _check_floating(op: str, x: Tensor) -> None:
-    if x.dtype.kind != "f":
+    """Floats, or bools, as torch's im2col and col2im (which refuse integers: 'Long')."""
+    if x.dtype.kind not in "fb":
         raise NotImplementedError(f"{op}: not implemented for dtype {x.dtype}; use a floating "
                                   f"tensor, e.g. input.float()")
 
@@ -205,7 +213,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """PyTorch's F.unfold (im2col): (N, C, H, W) → (N, C·kh·kw, L), every sliding window's
     pixels as one column, L windows in row-major order; (C, H, W) → (C·kh·kw, L)."""
     input = tensor_arg("unfold", "input", input)
-    batched = check_batched("unfold", input.data)
+    batched = check_batched("unfold", input.data, low_rank_error=DimensionError)
     _check_floating("unfold", input)
     if 0 in input.shape[-3:]:
         raise GeometryError(f"unfold: expected non-zero sizes for the channel and spatial "

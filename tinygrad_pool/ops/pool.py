@@ -26,9 +26,9 @@ import numpy as np
 
 from ..fast import pool as fast
 from ..tensor import Function, Tensor
-from ..windows import (GeometryError, adaptive_mean_matrix, adaptive_window_index,
+from ..windows import (GeometryError, adaptive_mean, adaptive_mean_matrix, adaptive_window_index,
                        check_batched, check_windows_reach_input, pair, pool_output_size)
-from .args import check_flag, check_size, tensor_arg
+from .args import DimensionError, check_dimension, check_flag, check_floating, tensor_arg
 
 TIE_RULES = ("first", "split", "all")
 
@@ -92,7 +92,11 @@ class AvgPool2d(Function):
         ctx.x = x  # what PyTorch saves
         ctx.divisor = fast.avg_divisor(x.shape[2:], kernel_size, stride, padding, out_hw,
                                        count_include_pad, divisor_override).astype(x.dtype)
-        return fast.window_sum(x, kernel_size, stride, padding, out_hw) / ctx.divisor
+        total = fast.window_sum(x, kernel_size, stride, padding, out_hw)
+        if x.dtype.kind == "f":
+            return total / ctx.divisor
+        # integers stay integers, as torch's: its C++ quotient, truncated toward zero (exact)
+        return np.sign(total) * (np.abs(total) // ctx.divisor)
 
     def backward(ctx, grad):
         return SpreadOverWindows.call(grad / ctx.divisor, input_shape=ctx.x.shape, **ctx.attrs)
@@ -122,10 +126,10 @@ class WindowSum(Function):
         return SpreadOverWindows.call(grad, input_shape=ctx.input_shape, **ctx.attrs)
 
 
-def as_batch(op: str, input: Tensor) -> tuple:
+def as_batch(op: str, input: Tensor, low_rank_error=GeometryError) -> tuple:
     """(input as a batch, whether it was one): one unbatched (C, H, W) image becomes a batch of
     one, (1, C, H, W), by a reshape — so that gradients flow back to the 3-D input."""
-    if check_batched(op, input.data):
+    if check_batched(op, input.data, low_rank_error):
         return input, True
     return input.reshape(1, *input.shape), False
 
@@ -142,10 +146,16 @@ def _pool_args(op, input, kernel_size, stride, padding, dilation, ceil_mode):
     if input.dtype.kind == "b":
         raise NotImplementedError(f'"{op}" not implemented for \'Bool\' (convert the input '
                                   f"with .float() first)")
+    if 0 in input.shape[1:]:  # only a batch may be empty, as torch's
+        raise GeometryError(f"{op}: input must have non-zero channels, height and width (only "
+                            f"the batch may be empty), got (C, H, W) = {input.shape[1:]}")
     ceil_mode = check_flag(op, "ceil_mode", ceil_mode)
-    kernel = pair(op, "kernel_size", kernel_size)
-    stride = kernel if stride is None or stride == [] else pair(op, "stride", stride)
-    padding, dilation = pair(op, "padding", padding, minimum=0), pair(op, "dilation", dilation)
+    kernel = pair(op, "kernel_size", kernel_size, single=True)
+    # (torch reads an empty stride as the default, the kernel)
+    omitted = stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0)
+    stride = kernel if omitted else pair(op, "stride", stride, single=True)
+    padding = pair(op, "padding", padding, minimum=0, single=True)
+    dilation = pair(op, "dilation", dilation, single=True)
     for p, k in zip(padding, kernel):
         if p > k // 2:  # so that no window lies entirely in the padding
             raise GeometryError(f"{op}: padding {padding} must be at most half of "
@@ -186,11 +196,13 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None) -> Tensor:
     """Mean over k×k windows, with torch's padding and divisor rules; ``input`` is (N, C, H, W)
     or (C, H, W)."""
-    input, batched = as_batch("avg_pool2d", tensor_arg("avg_pool2d", "input", input))
+    # (below 3-D torch's avg_pool2d raises IndexError, from looking up dim -3)
+    input, batched = as_batch("avg_pool2d", tensor_arg("avg_pool2d", "input", input),
+                              low_rank_error=DimensionError)
     attrs, _, input = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None:  # an int, as torch (1.5 and nan are refused there too)
-        divisor_override = check_size("avg_pool2d", "divisor_override", divisor_override,
-                                      minimum=1)
+        divisor_override = check_dimension("avg_pool2d", "divisor_override", divisor_override,
+                                           minimum=1)
     count_include_pad = check_flag("avg_pool2d", "count_include_pad", count_include_pad)
     out = AvgPool2d.apply(input, count_include_pad=count_include_pad,
                           divisor_override=divisor_override, **attrs)
@@ -213,6 +225,21 @@ class AdaptiveMaxPool2d(Function):
 
     def backward(ctx, grad):
         return RouteToArgmax.call(grad, argmax=ctx.argmax, input_shape=ctx.input_shape)
+
+
+class AdaptiveAvgPool2d(Function):
+    """out = mean over each adaptive window (the windows' own pixels: a NaN stays in its own);
+    it is linear, out = R · x · Cᵀ per plane, so  ∂L/∂x = Rᵀ · G · C  (R, C: the matrices that
+    average the row and column windows)"""
+
+    def forward(ctx, x, *, out_hw):
+        ctx.input_hw = x.shape[2:]
+        return adaptive_mean(adaptive_mean(x, 2, out_hw[0]), 3, out_hw[1])
+
+    def backward(ctx, grad):
+        (h, w), (out_h, out_w) = ctx.input_hw, ctx.attrs["out_hw"]
+        return PlaneProduct.call(grad, rows=adaptive_mean_matrix(h, out_h, grad.dtype).T,
+                                 columns=adaptive_mean_matrix(w, out_w, grad.dtype).T)
 
 
 class PlaneProduct(Function):
@@ -242,17 +269,18 @@ def _adaptive_args(op: str, input, output_size) -> tuple:
         sizes = (output_size, output_size)
     else:
         try:
-            sizes = tuple(output_size)
-        except TypeError:
+            sizes = None if isinstance(output_size, str) else tuple(output_size)
+        except TypeError:  # not a sequence: 2.5, True, None
+            sizes = None
+        # each element's type is checked before the length, as torch's: ("a",) is a TypeError
+        if sizes is None or not all(s is None or isinstance(s, (int, np.integer)) and
+                                    not isinstance(s, (bool, np.bool_)) for s in sizes):
             raise TypeError(f"{op}: output_size must be an int or a pair of ints (or None), got "
-                            f"{output_size!r}") from None
+                            f"{output_size!r}")
         if len(sizes) != 2:
             raise GeometryError(f"{op}: output_size must have 2 elements, got {output_size!r}")
     # None keeps the input's size along that axis
     sizes = tuple(size if s is None else s for s, size in zip(sizes, (h, w)))
-    if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in sizes):
-        raise TypeError(f"{op}: output_size must be an int or a pair of ints (or None), got "
-                        f"{output_size!r}")
     if min(sizes) < 0:
         raise GeometryError(f"{op}: elements of output_size must be greater than or equal to 0, "
                             f"got {output_size!r}")
@@ -274,11 +302,10 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
     input, batched, out_hw = _adaptive_args("adaptive_avg_pool2d", input, output_size)
     h, w = input.shape[2:]
     kernel = _tiling_kernel((h, w), out_hw)
-    if kernel is not None:
+    if kernel is not None and input.shape[1]:  # (avg_pool2d refuses zero channels, this not)
         out = avg_pool2d(input, kernel, kernel)
     else:
-        out = PlaneProduct.apply(input, rows=adaptive_mean_matrix(h, out_hw[0], input.dtype),
-                                 columns=adaptive_mean_matrix(w, out_hw[1], input.dtype))
+        out = AdaptiveAvgPool2d.apply(input, out_hw=out_hw)
     return out if batched else unbatched(out)
 
 
@@ -306,8 +333,9 @@ class MaxUnpool2d(Function):
         ctx.indices = indices  # an input: its version is checked before backward reads it
         n, c = x.shape[:2]
         out = np.zeros((n, c) + out_hw, x.dtype)
-        np.put_along_axis(out.reshape(n, c, -1), indices.reshape(n, c, -1),
-                          x.reshape(n, c, -1), axis=2)
+        planes = (n, c, x.shape[2] * x.shape[3])  # (sizes spelt out: a batch may be empty)
+        np.put_along_axis(out.reshape(n, c, out_hw[0] * out_hw[1]), indices.reshape(planes),
+                          x.reshape(planes), axis=2)
         return out
 
     def backward(ctx, grad):
@@ -323,12 +351,19 @@ def _unpool_size(input_hw, kernel, stride, padding, output_size) -> tuple:
     if output_size is None:
         sizes = default
     else:
-        sizes = tuple(output_size)
-        if len(sizes) == 4:
-            sizes = sizes[2:]
-        if len(sizes) != 2:
+        try:
+            sizes = tuple(output_size)
+        except TypeError:  # not a sequence: 6, 2.5, True
+            sizes = None
+        # the length first, then the elements, as torch's (so "a" is a ValueError, "ab" not)
+        if sizes is not None and len(sizes) not in (2, 4):
             raise ValueError(f"max_unpool2d: output_size should be a sequence containing 2 or 4 "
                              f"elements, but it has a length of '{len(sizes)}'")
+        if sizes is None or not all(isinstance(s, (int, np.integer)) and
+                                    not isinstance(s, (bool, np.bool_)) for s in sizes):
+            raise TypeError(f"max_unpool2d: output_size must be None or a sequence of 2 or 4 "
+                            f"ints, got {output_size!r}")
+        sizes = sizes[-2:]
         for axis, (size, wanted, s) in enumerate(zip(default, sizes, stride)):
             if not size - s < wanted < size + s:
                 raise ValueError(f'max_unpool2d: invalid output_size "{output_size}" (dim '
@@ -347,8 +382,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     op = "max_unpool2d"
     input, indices = tensor_arg(op, "input", input), tensor_arg(op, "indices", indices)
     batched = check_batched(op, input.data)
-    if input.dtype.kind != "f":
-        raise NotImplementedError(f"max_unpool2d: not implemented for dtype {input.dtype}")
+    check_floating(op, "input", input)
     if indices.dtype != np.int64:
         raise GeometryError(f"max_unpool2d: elements in indices should be type int64 but got: "
                             f"{indices.dtype}")
@@ -356,6 +390,10 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
         raise GeometryError(f"max_unpool2d: expected shape of indices to be same as that of the "
                             f"input tensor ({list(input.shape)}) but got indices tensor with "
                             f"shape: {list(indices.shape)}")
+    if 0 in input.shape[-2:] or (batched and input.shape[1] == 0):  # (torch's rule, C=0 of
+        # one image passes)
+        raise GeometryError(f"max_unpool2d: expected input to have non-zero size for non-batch "
+                            f"dimensions, but got input of size {list(input.shape)}")
     kernel = pair(op, "kernel_size", kernel_size)
     stride = kernel if stride is None else pair(op, "stride", stride)
     padding = pair(op, "padding", padding, minimum=0)
@@ -364,7 +402,9 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     if bad.any():
         raise GeometryError(f"max_unpool2d: Found an invalid max index: "
                             f"{indices.data.reshape(-1)[bad.reshape(-1).argmax()]} (output "
-                            f"volumes are of size {out_hw[0]}x{out_hw[1]})")
+                            f"volumes are of size {out_hw[0]}x{out_hw[1]}) in indices, for "
+                            f"output_size={output_size!r}, kernel_size={kernel}, stride="
+                            f"{stride}, padding={padding}")
     if not batched:
         input, indices = input.reshape(1, *input.shape), indices.reshape(1, *indices.shape)
     out = MaxUnpool2d.apply(input, indices, out_hw=out_hw)
