@@ -347,7 +347,8 @@ def test_softmax_family_gradcheck(rng, op, dim):
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_cross_entropy_gradcheck(rng, reduction):
-    check_grad(lambda x: F.cross_entropy(x, LABELS, reduction=reduction), rng.standard_normal((4, 5)))
+    check_grad(lambda x: F.cross_entropy(x, Tensor(LABELS), reduction=reduction),
+               rng.standard_normal((4, 5)))
     check_grad(lambda x: F.cross_entropy(x, Tensor(LABELS), reduction=reduction),
                rng.standard_normal((4, 5)) * 5)
 
@@ -357,7 +358,7 @@ def test_cross_entropy_equals_log_softmax_composition(rng):
     x = rng.standard_normal((4, 5))
     rows = np.arange(4)
     composed = -(F.log_softmax(leaf(x), 1)[rows, LABELS]).mean()
-    np.testing.assert_allclose(F.cross_entropy(leaf(x), LABELS).item(), composed.item())
+    np.testing.assert_allclose(F.cross_entropy(leaf(x), Tensor(LABELS)).item(), composed.item())
 
 
 # ---- semantics, by hand ------------------------------------------------------------------------
@@ -404,7 +405,7 @@ def test_softmax_rows_sum_to_one_and_log_softmax_is_its_log(rng):
 def test_cross_entropy_by_hand():
     # logits [0, 0] with label 0: -log(1/2) = log 2; gradient softmax - onehot = [-1/2, 1/2]
     x = leaf([[0.0, 0.0]])
-    loss = F.cross_entropy(x, np.array([0]))
+    loss = F.cross_entropy(x, Tensor(np.array([0])))
     assert loss.item() == pytest.approx(np.log(2))
     loss.backward()
     np.testing.assert_allclose(x.grad.data, [[-0.5, 0.5]])
@@ -413,7 +414,7 @@ def test_cross_entropy_by_hand():
 def test_weighted_mean_divides_by_the_weights_of_the_targets_not_ignored():
     log_probs = leaf(np.log([[0.5, 0.25, 0.25], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]]))
     weight = Tensor(np.array([1.0, 2.0, 4.0]))
-    labels = np.array([0, 2, -100])  # the third is ignored: its weight 4 does not count
+    labels = Tensor(np.array([0, 2, -100]))  # the third is ignored: its weight 4 does not count
     loss = L.nll_loss(log_probs, labels, weight=weight)
     expected = -(1 * np.log(0.5) + 4 * np.log(0.1)) / (1 + 4)
     assert loss.item() == pytest.approx(expected)
@@ -425,7 +426,7 @@ def test_label_smoothing_by_hand():
     # two classes, logits [0, 0] (p = 1/2 each), label 0, ε = 0.2:
     # (1 - ε)·(-log ½) + ε/2·(-log ½ - log ½) = log 2
     x = leaf([[0.0, 0.0], [0.0, 0.0]])
-    labels = np.array([0, 1])
+    labels = Tensor(np.array([0, 1]))
     assert L.cross_entropy(x, labels, label_smoothing=0.2).item() == pytest.approx(np.log(2))
     # with weights [1, 3], label 0 only: nll 1·log 2 / 1; smooth (1 + 3)·log 2 / 1
     w = Tensor(np.array([1.0, 3.0]))
@@ -453,7 +454,7 @@ def test_all_targets_ignored(torch, weighted, smoothing):
     weight = W5[:4] if weighted else None
     for reduction, expected in (("mean", np.nan), ("sum", 0.0)):
         ours = leaf(x)
-        loss = L.cross_entropy(ours, labels, weight=None if weight is None else Tensor(weight),
+        loss = L.cross_entropy(ours, Tensor(labels), weight=None if weight is None else Tensor(weight),
                                reduction=reduction, label_smoothing=smoothing)
         theirs = torch.tensor(x, requires_grad=True)
         tloss = torch.nn.functional.cross_entropy(
@@ -488,7 +489,7 @@ def test_empty_batch_mean_is_nan():
 
 def test_cross_entropy_is_stable_for_huge_logits():
     x = leaf([[1e4, 0.0, -1e4], [0.0, 1e4, 1e4]])
-    loss = F.cross_entropy(x, np.array([1, 2]), reduction="none")
+    loss = F.cross_entropy(x, Tensor(np.array([1, 2])), reduction="none")
     # row 0: label logit is 1e4 below the max -> loss 1e4 (exactly, to double precision)
     # row 1: two equal maxima, label on one -> log 2
     np.testing.assert_allclose(loss.data, [1e4, np.log(2)])
@@ -563,7 +564,7 @@ def test_deprecated_size_average_and_reduce(torch):
     tx, tt = torch.tensor(x.data), torch.tensor(t)
     for size_average, reduce in [(False, None), (None, False), (True, True), (False, True)]:
         with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
-            ours = L.cross_entropy(x, t, size_average=size_average, reduce=reduce)
+            ours = L.cross_entropy(x, Tensor(t), size_average=size_average, reduce=reduce)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             theirs = torch.nn.functional.cross_entropy(tx, tt, size_average=size_average,
@@ -578,7 +579,7 @@ def test_deprecated_size_average_and_reduce(torch):
 def test_weight_is_constant_under_no_grad():
     weight = Tensor(W5, requires_grad=True)  # an error with grad enabled (PyTorch's rule) ...
     with no_grad():  # ... but not here
-        loss = L.cross_entropy(Tensor(np.zeros((4, 5))), LABELS, weight=weight)
+        loss = L.cross_entropy(Tensor(np.zeros((4, 5))), Tensor(LABELS), weight=weight)
     assert loss.item() == pytest.approx(np.log(5))
 
 
@@ -623,7 +624,7 @@ ERRORS = [
                                                             label_smoothing=1.5),
      RuntimeError, r"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: 1.5"),
     ("ignore_index float", lambda lib: lib.F.cross_entropy(_x(lib), lib.long(LABELS), ignore_index=1.5),
-     TypeError, r"cross_entropy: ignore_index must be an int, got float 1.5"),
+     TypeError, r"cross_entropy: ignore_index must be an int, got float \(1.5\)"),
     ("probabilities with ignore_index", lambda lib: lib.F.cross_entropy(_x(lib), _x(lib), ignore_index=1),
      RuntimeError, r"cross_entropy: ignore_index is not supported for floating point target"),
     ("integer probabilities", lambda lib: lib.F.cross_entropy(_x(lib), lib.long(np.zeros((4, 5)))),
@@ -680,14 +681,14 @@ def test_errors_are_torchs(torch, call, error, message):
 
 @pytest.mark.parametrize("loss", ["mse_loss", "cross_entropy"])
 def test_bad_reduction(loss):
-    args = (leaf(np.ones((2, 3))), np.ones((2, 3)) if loss == "mse_loss" else np.array([0, 1]))
+    args = (leaf(np.ones((2, 3))), Tensor(np.ones((2, 3)) if loss == "mse_loss" else np.array([0, 1])))
     with pytest.raises(ValueError, match=rf"{loss}: reduction must be one of .*'average'"):
         getattr(F, loss)(*args, reduction="average")
 
 
 def test_log_softmax_dim_out_of_range():
-    message = "log_softmax: axis 2 is out of range for a tensor with 2 dimensions"
-    with pytest.raises(ValueError, match=message):
+    message = r"log_softmax: dim=2 is out of range .*\[-2, 1\], but got 2"
+    with pytest.raises(IndexError, match=message):
         F.log_softmax(leaf(np.ones((2, 3))), 2)
 
 
@@ -705,7 +706,7 @@ def test_log_softmax_and_softmax_match_torch(torch, rng, dim):
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_cross_entropy_matches_torch(torch, rng, reduction, scale):
     labels = torch.tensor(LABELS)
-    torch_parity(torch, lambda x: F.cross_entropy(x, LABELS, reduction=reduction),
+    torch_parity(torch, lambda x: F.cross_entropy(x, Tensor(LABELS), reduction=reduction),
                  rng.standard_normal((4, 5)) * scale,
                  torch_fn=lambda x: torch.nn.functional.cross_entropy(x, labels, reduction=reduction))
 
@@ -774,8 +775,8 @@ def test_module_weight_buffer_loads_from_state_dict():
     criterion = nn_loss.CrossEntropyLoss(weight=Tensor(np.ones(5)))
     criterion.load_state_dict({"weight": W5})
     logits = np.random.default_rng(0).standard_normal((4, 5))
-    expected = L.cross_entropy(Tensor(logits), LABELS, weight=Tensor(W5))
-    assert criterion(Tensor(logits), LABELS).item() == pytest.approx(expected.item())
+    expected = L.cross_entropy(Tensor(logits), Tensor(LABELS), weight=Tensor(W5))
+    assert criterion(Tensor(logits), Tensor(LABELS)).item() == pytest.approx(expected.item())
 
 
 def test_module_bad_reduction_fails_on_call_as_torch():

@@ -408,7 +408,7 @@ def test_batch_norm_training_needs_more_than_one_value_per_channel():
      "eps must be positive during training, but got 0"),
     (lambda x, s: batch_norm(x, s(3), s(3), eps=-1.0), ValueError, "non-negative, but got -1"),
     (lambda x, s: batch_norm(x, None, None, training=True, momentum=None), TypeError,
-     "momentum must be a float, got NoneType"),
+     "momentum must be a number, got NoneType"),
     (lambda x, s: batch_norm(x[0], s(3), s(3)), RuntimeError, "at least 2 dimensions"),
     (lambda x, s: batch_norm(x, Tensor(np.zeros(3, np.float64)), s(3)), RuntimeError,
      "running_mean has dtype float64 but input has dtype float32"),

@@ -3,7 +3,8 @@
 module.py         Module, Parameter and the containers (Sequential, ModuleList, ModuleDict, Identity)
 layers.py         Linear, Conv2d, MaxPool2d, AvgPool2d, Flatten, Unflatten
 pooling.py        AdaptiveAvgPool2d, AdaptiveMaxPool2d, MaxUnpool2d, Unfold, Fold
-activation.py     ReLU, LeakyReLU, ELU, GELU, SiLU, Sigmoid, Tanh, Softmax, LogSoftmax
+activation.py     ReLU, LeakyReLU, ELU, GELU, SiLU, Sigmoid, Tanh, Softplus, LogSigmoid, Softmax,
+                  LogSoftmax
 normalization.py  BatchNorm1d, BatchNorm2d, LayerNorm
 dropout.py        Dropout, Dropout2d
 sparse.py         Embedding
@@ -16,7 +17,8 @@ from . import functional
 from .. import unsupported
 from . import init
 from . import utils
-from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .activation import (ELU, GELU, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax,
+                         Softplus, Tanh)
 from .dropout import Dropout, Dropout2d
 from .layers import AvgPool2d, Conv2d, Flatten, Linear, MaxPool2d, Unflatten
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,

@@ -77,6 +77,27 @@ class SiLU(Module):
         return "inplace=True" if self.inplace else ""
 
 
+class Softplus(Module):
+    """log(1 + e^(βx)) / β, and x itself where βx > threshold."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):
+        return A.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class LogSigmoid(Module):
+    """log σ(x), stable for any x."""
+
+    def forward(self, input):
+        return A.logsigmoid(input)
+
+
 class Sigmoid(Module):
     """1 / (1 + e⁻ˣ)."""
 

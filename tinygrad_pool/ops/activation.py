@@ -1,5 +1,5 @@
 """Activations beyond relu, sigmoid and tanh (those are in elementwise.py): leaky ReLU, ELU, GELU
-(exact and tanh-approximated), SiLU, and the error function GELU rests on.
+(exact and tanh-approximated), SiLU, softplus, log-sigmoid, and the error function GELU rests on.
 
 Each Function saves what PyTorch saves — the input — and writes its backward with operators and
 ``Function.call`` (``Exp``, ``Tanh``, ``Erf``...), so that under ``create_graph=True`` the
@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from ..tensor import Function, Tensor
-from .args import tensor_arg
-from .elementwise import Clamp, Exp, Sigmoid, Tanh
+from .args import check_choice, check_flag, check_floating, check_number, tensor_arg
+from .elementwise import Exp, Sigmoid, Where
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _SQRT_HALF = math.sqrt(0.5)
@@ -87,19 +87,20 @@ class ELU(Function):
 
     def forward(ctx, x, alpha):
         ctx.x = x
-        return np.where(x > 0, x, x.dtype.type(alpha) * np.expm1(np.minimum(x, 0)))
+        # (minimum in this order: elu(-0) is -0, as torch's)
+        return np.where(x > 0, x, x.dtype.type(alpha) * np.expm1(np.minimum(0, x)))
 
     def backward(ctx, grad):
         x, alpha = ctx.x, ctx.attrs["alpha"]
         values = np.asarray(x)
-        positive = (~(values <= 0)).astype(x.dtype)  # (NaN counts as positive, as in torch)
-        at_zero = (values == 0).astype(x.dtype)
-        negative = (values < 0).astype(x.dtype)
         # At 0 the slope is α, a constant: torch's second derivative is 0 there. eˣ is taken
-        # of the negative side only (clamped at 0): a large positive x would overflow exp,
-        # and the mask zeroes it anyway.
-        exp_negative = Exp.call(Clamp.call(x, low=None, high=0))
-        return grad * (positive + alpha * at_zero + (alpha * negative) * exp_negative)
+        # of the negative side only (0 elsewhere): a large positive x would overflow exp, and
+        # a NaN — "positive", slope 1, as in torch — would leak through 0 · NaN, into the
+        # second derivative too. So: selections (Where), never products with masks.
+        negative = values < 0
+        exp_negative = Exp.call(Where.call(x, np.zeros((), x.dtype), condition=negative))
+        constant = np.where(values == 0, alpha, 1).astype(x.dtype)
+        return grad * Where.call(alpha * exp_negative, constant, condition=negative)
 
 
 class GELU(Function):
@@ -150,59 +151,102 @@ class SiLU(Function):
 
     def forward(ctx, x):
         ctx.x = x
-        return x * _sigmoid_values(x)
+        with np.errstate(invalid="ignore"):  # silu(-inf) = -inf · 0 = nan, as torch
+            return x * _sigmoid_values(x)
 
     def backward(ctx, grad):
         x = ctx.x
         s = Sigmoid.call(x)
-        return grad * (s * (1 + x * (1 - s)))
+        with np.errstate(invalid="ignore"):  # ±inf · 0 at x = ±inf: nan, as torch
+            return grad * (s * (1 + x * (1 - s)))
+
+
+class Softplus(Function):
+    """softplus(x) = log(1 + e^(βx)) / β, and x itself where βx > threshold (torch's switch to
+    the linear part, where the two agree to the rounding);  d softplus(x) = σ(βx) dx there, 1 past
+    the threshold"""
+
+    def forward(ctx, x, beta, threshold):
+        ctx.x = x
+        scaled = x * x.dtype.type(beta)
+        # exp overflows only where βx > threshold > 88 (a threshold of the caller's): there
+        # the result is x anyway. β = 0 gives log 2 / 0 = inf, as torch.
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            curve = np.log1p(np.exp(scaled)) / x.dtype.type(beta)
+        return np.where(scaled > threshold, x, curve)
+
+    def backward(ctx, grad):
+        # σ(βx) is torch's e^(βx) / (e^(βx) + 1), written so that it never divides inf by inf
+        # (torch's nan for 88 < βx ≤ a large threshold) and differentiates again stably.
+        x, beta, threshold = ctx.x, ctx.attrs["beta"], ctx.attrs["threshold"]
+        linear = np.asarray(x) * beta > threshold  # a constant mask
+        return Where.call(grad, grad * Sigmoid.call(beta * x), condition=linear)
+
+
+class LogSigmoid(Function):
+    """log σ(x) = min(x, 0) - log(1 + e^-|x|);  d log σ(x) = σ(-x) dx
+
+    The form with -|x| never exponentiates a positive number: stable for any x (log σ(-1e4) is
+    -1e4, not log 0 = -inf; log σ(1e4) is -0, not log 1 rounded).
+    """
+
+    def forward(ctx, x):
+        ctx.x = x
+        return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+
+    def backward(ctx, grad):
+        # σ(-x), with Sigmoid's stable form: accurate in both tails, where 1 - σ(x) would
+        # round to 0.
+        return grad * Sigmoid.call(-ctx.x)
 
 
 # ---- the functional forms (torch.nn.functional's names and signatures) ----------------------
 def _float_input(op: str, input) -> Tensor:
-    input = tensor_arg(op, "input", input)
-    if input.dtype.kind != "f":
-        raise NotImplementedError(f"{op}: not implemented for input dtype {input.dtype}; "
-                                  f"expected a floating-point tensor")
-    return input
+    return check_floating(op, "input", tensor_arg(op, "input", input))
 
 
-def _number(op: str, name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{op}: {name} must be a number, got {type(value).__name__} {value!r}")
-    return float(value)
-
-
-def _run(fn: type, input: Tensor, inplace: bool, **attrs) -> Tensor:
+def _run(op: str, fn: type, input: Tensor, inplace: bool, **attrs) -> Tensor:
     """The op out of place, or written into ``input`` (``inplace=True``, as torch's ``op_``)."""
-    return input._inplace(fn, **attrs) if inplace else fn.apply(input, **attrs)
+    if check_flag(op, "inplace", inplace):
+        return input._inplace(fn, **attrs)
+    return fn.apply(input, **attrs)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else negative_slope · x."""
     input = _float_input("leaky_relu", input)
-    slope = _number("leaky_relu", "negative_slope", negative_slope)
-    return _run(LeakyReLU, input, inplace, negative_slope=slope)
+    slope = check_number("leaky_relu", "negative_slope", negative_slope)
+    return _run("leaky_relu", LeakyReLU, input, inplace, negative_slope=slope)
 
 
 def elu(input, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else α (eˣ - 1)."""
     input = _float_input("elu", input)
-    return _run(ELU, input, inplace, alpha=_number("elu", "alpha", alpha))
+    return _run("elu", ELU, input, inplace, alpha=check_number("elu", "alpha", alpha))
 
 
 def gelu(input, approximate: str = "none") -> Tensor:
     """x Φ(x) (``approximate='none'``) or its tanh approximation (``approximate='tanh'``)."""
-    if approximate not in ("none", "tanh"):
-        raise RuntimeError(f"gelu: approximate argument must be either none or tanh, got "
-                           f"{approximate!r}")
+    check_choice("gelu", "approximate", approximate, ("none", "tanh"), error=RuntimeError)
     input = _float_input("gelu", input)
     return (GELU if approximate == "none" else GELUTanh).apply(input)
 
 
 def silu(input, inplace: bool = False) -> Tensor:
     """x σ(x) (also called swish)."""
-    return _run(SiLU, _float_input("silu", input), inplace)
+    return _run("silu", SiLU, _float_input("silu", input), inplace)
+
+
+def softplus(input, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + e^(βx)) / β, smooth relu; x itself where βx > threshold."""
+    input = _float_input("softplus", input)
+    return Softplus.apply(input, beta=check_number("softplus", "beta", beta),
+                          threshold=check_number("softplus", "threshold", threshold))
+
+
+def logsigmoid(input) -> Tensor:
+    """log σ(x) = -softplus(-x), computed without overflow for any x."""
+    return LogSigmoid.apply(_float_input("logsigmoid", input))
 
 
 def erf(input) -> Tensor:

@@ -6,12 +6,11 @@ zeros (the input times 0, so a NaN stays NaN); ``inplace=True`` writes the resul
 The mask is drawn from ``generator`` (a NumPy Generator), else the package's default generator
 (``tinygrad_pool.manual_seed`` makes it repeatable).
 """
-import numbers
 import warnings
 
 from ..random import default_generator
 from ..tensor import Function, Tensor
-from .args import tensor_arg
+from .args import check_flag, check_number, tensor_arg
 
 
 class Dropout(Function):
@@ -36,17 +35,19 @@ class Dropout(Function):
 
 
 def _check_p(op: str, p) -> float:
-    if isinstance(p, bool) or not isinstance(p, numbers.Real):
-        raise TypeError(f"{op}: p must be a float, got {type(p).__name__} {p!r}")
+    p = check_number(op, "p", p)  # (a bool is a number to torch: p=True drops everything)
+    if p != p:  # NaN passes torch's range check in Python; its kernel refuses it: RuntimeError
+        raise RuntimeError(f"{op}: argument p: dropout probability has to be between 0 and 1, "
+                           f"but got {p}")
     if p < 0.0 or p > 1.0:
-        raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
-    if p != p:  # NaN passes the comparisons above; torch's kernel refuses it as RuntimeError
-        raise RuntimeError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
-    return float(p)
+        raise ValueError(f"{op}: argument p: dropout probability has to be between 0 and 1, "
+                         f"but got {p}")
+    return p
 
 
 def _dropout(op: str, input: Tensor, p: float, training: bool, inplace: bool,
              whole_channels: bool, generator) -> Tensor:
+    training, inplace = check_flag(op, "training", training), check_flag(op, "inplace", inplace)
     if p == 0 or not training or input.numel() == 0:
         return input  # PyTorch returns the input tensor itself
     if input.dtype.kind != "f":

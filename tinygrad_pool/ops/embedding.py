@@ -4,13 +4,11 @@ embedding(input, weight)[..., :] = weight[input[...], :] — a gather of rows, s
 a scatter-add: every row receives the sum of the output gradients of the places that read it
 (a repeated index accumulates). The ``padding_idx`` row receives none, as in PyTorch.
 """
-import numbers
-
 import numpy as np
 
 from ..grad_mode import no_grad
 from ..tensor import Function, Tensor
-from .args import tensor_arg
+from .args import check_flag, check_int, check_number, tensor_arg
 from .movement import IndexScatter
 
 INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))  # torch's Long and Int
@@ -57,7 +55,7 @@ def _padding_index(op: str, padding_idx, rows: int):
     if not -rows <= padding_idx < rows:
         # (AssertionError: what torch raises here)
         raise AssertionError(f"Padding_idx must be within num_embeddings: {op} got "
-                             f"padding_idx={padding_idx} for {rows} embeddings")
+                             f"padding_idx={padding_idx} for a weight of {rows} rows")
     return int(padding_idx) % rows
 
 
@@ -92,22 +90,29 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     rows = weight.shape[0]
     padding_idx = _padding_index(op, padding_idx, rows)
     indices = _indices(op, input)
+    scale_grad_by_freq = check_flag(op, "scale_grad_by_freq", scale_grad_by_freq)
+    if check_flag(op, "sparse", sparse):
+        raise NotImplementedError(f"{op}: sparse=True (sparse gradients) is not supported; "
+                                  f"use sparse=False for a dense gradient")
+    if max_norm is not None:  # (any number, as torch takes it)
+        max_norm = check_number(op, "max_norm", max_norm)
+        norm_type = check_number(op, "norm_type", norm_type)
+        if weight.dtype.kind != "f":
+            raise RuntimeError(f"{op}: weight must be a floating-point tensor to renormalize its "
+                               f"rows (max_norm={max_norm}), got dtype {weight.dtype}")
+    if indices.size and rows == 0:
+        raise RuntimeError(f"{op}: weight has no rows (shape {weight.shape}) to look input's "
+                           f"indices up in")
     if indices.size and (indices.min() < 0 or indices.max() >= rows):
         bad = indices.min() if indices.min() < 0 else indices.max()
         # (no wrapping of negative indices: torch refuses them, as any index >= rows)
-        raise IndexError(f"{op}: index out of range in self: index {bad} for a weight with "
-                         f"{rows} rows; expected indices in [0, {rows})")
-    if sparse:
-        raise NotImplementedError(f"{op}: sparse=True (sparse gradients) is not supported; "
-                                  f"use sparse=False for a dense gradient")
+        raise IndexError(f"{op}: index out of range in self: index {bad} of input, for a weight "
+                         f"with {rows} rows; expected indices in [0, {rows})")
     if max_norm is not None:
-        if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real):
-            raise TypeError(f"{op}: max_norm must be a float or None, got "
-                            f"{type(max_norm).__name__} {max_norm!r}")
         with no_grad():
-            _renorm_rows(weight, indices, float(max_norm), float(norm_type))
+            _renorm_rows(weight, indices, max_norm, norm_type)
     return Embedding.apply(weight, indices=indices, padding_idx=padding_idx,
-                           scale_grad_by_freq=bool(scale_grad_by_freq))
+                           scale_grad_by_freq=scale_grad_by_freq)
 
 
 def one_hot(tensor, num_classes=-1) -> Tensor:
@@ -116,12 +121,9 @@ def one_hot(tensor, num_classes=-1) -> Tensor:
     op = "one_hot"
     labels = tensor_arg(op, "tensor", tensor).data
     if labels.dtype != np.int64:
-        raise RuntimeError(f"{op}: one_hot is only applicable to index tensors of dtype int64 "
-                           f"(LongTensor), got dtype {labels.dtype}")
-    if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)):
-        raise TypeError(f"{op}: num_classes must be an int, got {type(num_classes).__name__} "
-                        f"{num_classes!r}")
-    num_classes = int(num_classes)
+        raise RuntimeError(f"{op}: tensor must be an index tensor of dtype int64 (LongTensor), "
+                           f"got dtype {labels.dtype}")
+    num_classes = check_int(op, "num_classes", num_classes)
     if labels.size == 0:
         if num_classes <= 0:
             raise RuntimeError(f"{op}: can not infer total number of classes from empty tensor "

@@ -17,7 +17,9 @@ import numpy as np
 
 from ..grad_mode import is_grad_enabled
 from ..tensor import Function, Tensor, unbroadcast
-from .args import check_reduction, tensor_arg
+from .activation import LogSigmoid
+from .args import (DimensionError, check_floating, check_int, check_number, check_reduction,
+                   check_same_dtype, tensor_arg)
 from .elementwise import Clamp, Exp, Log
 from .reduce import normalize_axis
 
@@ -26,6 +28,7 @@ from .reduce import normalize_axis
 # exactly 0 or 1 costs 100, not infinity.
 EPSILON = float(np.float32(1e-12))
 LOG_FLOOR = -100
+LABEL_DTYPES = (np.dtype(np.int64), np.dtype(np.uint8))  # the class indices torch takes
 
 
 # ---- the Functions ----------------------------------------------------------------------------
@@ -76,18 +79,24 @@ class MSELoss(Function):
 
 class SmoothL1Loss(Function):
     """ℓ(d) = d²/2β where |d| < β, else |d| - β/2  (d = x - t, β > 0);
-    ∂ℓ/∂x = clamp(d/β, -1, 1) = -∂ℓ/∂t"""
+    ∂ℓ/∂x = clamp(d/β, -1, 1) = -∂ℓ/∂t.
+    ``huber``: β times that, ℓ(d) = d²/2 or β (|d| - β/2), ∂ℓ/∂x = clamp(d, -β, β) — written
+    out rather than multiplied by β, so that β = inf gives d²/2 (not inf · 0), as torch's."""
 
-    def forward(ctx, input, target, beta, reduction):
+    def forward(ctx, input, target, beta, reduction, huber=False):
         ctx.input, ctx.target = input, target
         diff = input - target
         size = np.abs(diff)
-        losses = np.where(size < beta, 0.5 * diff * diff / beta, size - 0.5 * beta)
+        with np.errstate(invalid="ignore"):  # (β = inf: the branch not taken is inf · -inf)
+            losses = (np.where(size < beta, 0.5 * diff * diff, beta * (size - 0.5 * beta)) if huber
+                      else np.where(size < beta, 0.5 * diff * diff / beta, size - 0.5 * beta))
         ctx.count = losses.size
         return _reduced(losses.astype(diff.dtype, copy=False), reduction)
 
     def backward(ctx, grad):
-        slope = Clamp.call((ctx.input - ctx.target) / ctx.attrs["beta"], low=-1.0, high=1.0)
+        beta, diff = ctx.attrs["beta"], ctx.input - ctx.target
+        slope = (Clamp.call(diff, low=-beta, high=beta) if ctx.attrs.get("huber")
+                 else Clamp.call(diff / beta, low=-1.0, high=1.0))
         grad_diff = slope * (grad * _mean_scale(ctx))
         return (unbroadcast(grad_diff, ctx.input.shape) if ctx.needs_input_grad[0] else None,
                 unbroadcast(-grad_diff, ctx.target.shape) if ctx.needs_input_grad[1] else None)
@@ -122,21 +131,6 @@ class BinaryCrossEntropy(Function):
         return grad_x, grad_t
 
 
-class LogSigmoid(Function):
-    """log σ(x) = min(x, 0) - log(1 + e^-|x|);  d log σ(x) = σ(-x) dx
-
-    The form with -|x| never exponentiates a positive number: stable for any x.
-    """
-
-    def forward(ctx, x):
-        ctx.x = x
-        return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
-
-    def backward(ctx, grad):
-        # σ(-x) as exp(log σ(-x)): accurate in both tails, where 1 - σ(x) would round to 0.
-        return grad * Exp.call(LogSigmoid.call(-ctx.x))
-
-
 class LogSoftmax(Function):
     """y = x - logΣexp(x);  ∂L/∂x = g - softmax(x) · Σg,  softmax(x) = exp(y)
 
@@ -144,8 +138,10 @@ class LogSoftmax(Function):
     """
 
     def forward(ctx, x, dim):
-        shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)  # (initial: empty x)
-        with np.errstate(divide="ignore"):  # an empty x sums to 0: log 0 of nothing, unused
+        # (an empty x sums to 0: log 0 of nothing, unused; an inf in x gives inf - inf = nan,
+        # as torch)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)  # (initial: empty x)
             ctx.out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         return ctx.out
 
@@ -164,14 +160,17 @@ class NLLLoss(Function):
     def forward(ctx, log_probs, target, weight, ignore_index, reduction):
         kept = target != ignore_index
         # Each target's class as an index along the class axis; an ignored one reads class 0
-        # (any valid class would do: it is weighted by 0).
+        # (any valid class would do) and is left at 0, never multiplied by 0: torch skips it,
+        # so a NaN or inf in its row or in its class's weight must not come through.
         classes = np.where(kept, target, 0)
-        weights = kept if weight is None else weight[classes] * kept
+        weights = kept if weight is None else np.where(kept, weight[classes], 0)
         ctx.classes, ctx.kept = np.expand_dims(classes, 1), np.expand_dims(kept, 1)
         ctx.target_weights = np.expand_dims(weights.astype(log_probs.dtype, copy=False), 1)
         ctx.shape = log_probs.shape
-        losses = -(ctx.target_weights * np.take_along_axis(log_probs, ctx.classes, axis=1))
-        losses = losses[:, 0]
+        losses = np.zeros(ctx.target_weights.shape, log_probs.dtype)
+        np.multiply(ctx.target_weights, np.take_along_axis(log_probs, ctx.classes, axis=1),
+                    out=losses, where=ctx.kept)
+        losses = -losses[:, 0]
         if reduction == "none":
             return losses
         if reduction == "sum":
@@ -254,11 +253,9 @@ def _class_weights(op: str, weight, n_classes: int, dtype):
 
 
 def _target_like(op: str, input: Tensor, target, integers_allowed: bool = True) -> Tensor:
-    """A regression target: a Tensor keeps its floating dtype (mixed float dtypes promote, as in
-    PyTorch); integers become the input's dtype; arrays and numbers are constants in the
-    input's dtype."""
-    if not isinstance(target, Tensor):
-        return Tensor._make(tensor_arg(op, "target", target).data.astype(input.dtype), None)
+    """A regression target, a Tensor as torch requires: a floating one keeps its dtype (mixed
+    float dtypes promote, as in PyTorch); integers become a constant in the input's dtype."""
+    target = tensor_arg(op, "target", target)
     if target.dtype.kind != "f":
         if not integers_allowed:
             raise RuntimeError(f"{op}: target must be a floating point tensor (probabilities), "
@@ -267,10 +264,17 @@ def _target_like(op: str, input: Tensor, target, integers_allowed: bool = True) 
     return target
 
 
-def _regression_pair(op: str, input, target) -> tuple:
+def _regression_pair(op: str, input, target, bools_allowed: bool = True) -> tuple:
     """input and target of an elementwise loss. Different shapes broadcast, with PyTorch's
-    warning (an (N, 1) prediction against an (N,) target is usually a bug)."""
-    input = tensor_arg(op, "input", input)
+    warning (an (N, 1) prediction against an (N,) target is usually a bug). Bool tensors are
+    refused where torch's loss subtracts them as they are (``bools_allowed=False``)."""
+    input, target = tensor_arg(op, "input", input), tensor_arg(op, "target", target)
+    if not bools_allowed:
+        for name, tensor in (("input", input), ("target", target)):
+            if tensor.dtype == np.bool_:
+                raise RuntimeError(f"{op}: {name} must hold numbers, got a bool tensor (torch "
+                                   f"subtracts it, and subtraction with a bool tensor is not "
+                                   f"supported)")
     target = _target_like(op, input, target)
     if target.shape != input.shape:
         try:
@@ -287,26 +291,18 @@ def _regression_pair(op: str, input, target) -> tuple:
 
 
 def _class_input(op: str, input) -> Tensor:
-    input = tensor_arg(op, "input", input)
-    if input.ndim == 0:
-        raise ValueError(f"{op}: Expected 1 or more dimensions (got 0): input must be (C,), "
-                         f"(N, C) or (N, C, d1, ...)")
+    input = check_floating(op, "input", tensor_arg(op, "input", input))
+    if input.ndim == 0:  # (torch: a ValueError from nll_loss, an IndexError from cross_entropy)
+        raise DimensionError(f"{op}: Expected 1 or more dimensions (got 0): input must be (C,), "
+                             f"(N, C) or (N, C, d1, ...)")
     return input
 
 
-def _int_arg(op: str, name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{op}: {name} must be an int, got {type(value).__name__} {value!r}")
-    return int(value)
-
-
 def _class_labels(op: str, input: Tensor, target, ignore_index: int) -> np.ndarray:
-    """The class-index target of an (N, C, d1, ...) input (or (C,) input, 0-d target), checked:
-    integers, of shape (N, d1, ...), each in [0, C) unless it is ``ignore_index``."""
-    labels = target.data if isinstance(target, Tensor) else np.asarray(target)
-    if labels.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}: target must hold integer class indices (expected dtype "
-                           f"int64), got dtype {labels.dtype}")
+    """The class-index target of an (N, C, d1, ...) input (or (C,) input, 0-d target), checked in
+    torch's order: of shape (N, d1, ...), int64 or uint8 (torch's Long or Byte), each in [0, C)
+    unless it is ``ignore_index``."""
+    labels = tensor_arg(op, "target", target).data
     n_classes = input.shape[0 if input.ndim == 1 else 1]
     if input.ndim == 1:  # unbatched: one target, 0-d (or of size 1, which PyTorch allows)
         if labels.ndim > 1:
@@ -317,17 +313,21 @@ def _class_labels(op: str, input: Tensor, target, ignore_index: int) -> np.ndarr
                              f"size: {labels.shape[0]}")
     else:
         batch = labels.shape[0] if labels.ndim else 0
-        if input.ndim == 2 and labels.ndim > 1:
-            raise RuntimeError(f"{op}: 0D or 1D target tensor expected, multi-target not "
-                               f"supported (input {input.shape}, target {labels.shape})")
         if batch != input.shape[0]:
             raise ValueError(f"{op}: Expected input batch_size ({input.shape[0]}) to match "
                              f"target batch_size ({batch}) (input {input.shape}, target "
                              f"{labels.shape})")
+        if input.ndim == 2 and labels.ndim > 1:
+            raise RuntimeError(f"{op}: 0D or 1D target tensor expected, multi-target not "
+                               f"supported (input {input.shape}, target {labels.shape})")
         expected = input.shape[:1] + input.shape[2:]
         if labels.shape != expected:
             raise RuntimeError(f"{op}: Expected target size {list(expected)}, got "
                                f"{list(labels.shape)} (input {input.shape})")
+    if labels.dtype not in LABEL_DTYPES:
+        raise RuntimeError(f"{op}: target must hold integer class indices of dtype int64 (or "
+                           f"uint8), got dtype {labels.dtype} (class probabilities have the "
+                           f"input's shape)")
     out_of_range = (labels != ignore_index) & ((labels < 0) | (labels >= n_classes))
     if out_of_range.any():
         raise IndexError(f"{op}: Target {labels[out_of_range].flat[0]} is out of bounds: class "
@@ -352,7 +352,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean") ->
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
     """Mean (or sum) of |input - target|  (∂/∂input = sign(input - target), 0 where equal)."""
     reduction = _reduction("l1_loss", reduction, size_average, reduce)
-    input, target = _regression_pair("l1_loss", input, target)
+    input, target = _regression_pair("l1_loss", input, target, bools_allowed=False)
     return _reduce((input - target).abs(), reduction)
 
 
@@ -360,22 +360,29 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
                    beta=1.0) -> Tensor:
     """Quadratic (d²/2β) where |d| = |input - target| < beta, linear (|d| - β/2) beyond;
     beta = 0 is l1_loss."""
-    reduction = _reduction("smooth_l1_loss", reduction, size_average, reduce)
-    if beta < 0:
-        raise RuntimeError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    op = "smooth_l1_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    beta = check_number(op, "beta", beta)
+    if not beta >= 0:  # (NaN too, as torch's check reads it)
+        raise RuntimeError(f"{op}: beta must be non-negative, got {beta}")
+    input, target = _regression_pair(op, input, target)
     if beta == 0:  # the quadratic part is gone (PyTorch switches to l1_loss too)
-        return l1_loss(input, target, reduction=reduction)
-    input, target = _regression_pair("smooth_l1_loss", input, target)
-    return SmoothL1Loss.apply(input, target, beta=float(beta), reduction=reduction)
+        return _reduce((input - target).abs(), reduction)
+    return SmoothL1Loss.apply(input, target, beta=beta, reduction=reduction)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0) -> Tensor:
     """d²/2 where |d| < delta, delta (|d| - delta/2) beyond: delta · smooth_l1_loss(beta=delta)."""
-    reduction = _reduction("huber_loss", reduction)
-    if delta <= 0:
-        raise RuntimeError(f"huber_loss: delta must be positive, got {delta}")
-    input, target = _regression_pair("huber_loss", input, target)
-    return SmoothL1Loss.apply(input, target, beta=float(delta), reduction=reduction) * delta
+    op = "huber_loss"
+    reduction = _reduction(op, reduction)
+    delta = check_number(op, "delta", delta)
+    if not delta > 0:  # (NaN too, as torch's check reads it)
+        raise RuntimeError(f"{op}: delta must be positive, got {delta}")
+    input, target = _regression_pair(op, input, target)
+    if input.dtype.kind != "f":  # (torch's kernel writes the loss in the input's dtype)
+        raise RuntimeError(f"{op}: input must be a floating-point tensor, got dtype "
+                           f"{input.dtype} (the loss cannot be stored in it)")
+    return SmoothL1Loss.apply(input, target, beta=delta, reduction=reduction, huber=True)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
@@ -386,6 +393,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     reduction = _reduction(op, reduction, size_average, reduce)
     input = tensor_arg(op, "input", input)
     target = _target_like(op, input, target, integers_allowed=False)
+    if target.dtype != input.dtype:  # (torch's kernel takes one dtype: no promotion)
+        raise RuntimeError(f"{op}: target has dtype {target.dtype} but input has dtype "
+                           f"{input.dtype}; they must be the same")
+    check_floating(op, "input", input)
     if target.shape != input.shape:
         raise ValueError(f"{op}: target has shape {target.shape} but input has shape "
                          f"{input.shape}; they must be the same")
@@ -403,26 +414,31 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None) -> Tensor:
-    """binary_cross_entropy(sigmoid(input), target), computed from the logits as PyTorch does:
-    ℓ = (1 - t) x - (1 + (pos_weight - 1) t) log σ(x), times weight — stable for any |x|."""
+    """binary_cross_entropy(sigmoid(input), target), computed from the logits:
+    ℓ = -pos_weight · t log σ(x) - (1 - t) log σ(-x), times weight — stable for any |x|."""
     op = "binary_cross_entropy_with_logits"
     reduction = _reduction(op, reduction, size_average, reduce)
-    input = tensor_arg(op, "input", input)
+    input = check_floating(op, "input", tensor_arg(op, "input", input))
     target = _target_like(op, input, target, integers_allowed=False)
     if target.shape != input.shape:
         raise ValueError(f"{op}: Target size {target.shape} must be the same as input size "
-                         f"{input.shape}")
+                         f"{input.shape} (target and input must have one shape)")
     if weight is not None:
         weight = _broadcastable_to(op, "weight", _constant(op, "weight", weight, input.dtype),
                                    input.shape)
     if pos_weight is not None:
+        if tensor_arg(op, "pos_weight", pos_weight).dtype == np.bool_:
+            raise RuntimeError(f"{op}: pos_weight must hold numbers, got a bool tensor (torch "
+                               f"computes pos_weight - 1, and does not subtract bools)")
         pos_weight = _broadcastable_to(
             op, "pos_weight", _constant(op, "pos_weight", pos_weight, input.dtype), input.shape)
-    log_sigmoid = LogSigmoid.apply(input)
-    if pos_weight is not None:
-        # positives weigh pos_weight, negatives 1: the weight of -log σ(x) is 1 + (p - 1) t
-        log_sigmoid = log_sigmoid * ((pos_weight - 1) * target + 1)
-    losses = (1 - target) * input - log_sigmoid  # -log(1 - σ(x)) = x - log σ(x)
+    # -t log σ(x) - (1 - t) log σ(-x): torch's (1 - t) x - log σ(x) rearranged so that both
+    # slopes, -σ(-x) and σ(x), are computed as such (LogSigmoid's backward), never as 1 - σ(-x)
+    # — which is 0 in float32 at x = -30, where the slope is 9.4e-14.
+    positive, negative = -LogSigmoid.apply(input), -LogSigmoid.apply(-input)
+    if pos_weight is not None:  # positives weigh pos_weight, negatives 1
+        positive = positive * pos_weight
+    losses = target * positive + (1 - target) * negative
     if weight is not None:
         losses = losses * weight
     return _reduce(losses, reduction)
@@ -437,25 +453,27 @@ def implicit_softmax_dim(op: str, ndim: int) -> int:
 
 
 def log_softmax(input, dim=None) -> Tensor:
-    input = tensor_arg("log_softmax", "input", input)
+    input = check_floating("log_softmax", "input", tensor_arg("log_softmax", "input", input))
     if dim is None:
         dim = implicit_softmax_dim("log_softmax", input.ndim)
     return LogSoftmax.apply(input, dim=normalize_axis("log_softmax", input.ndim, dim))
 
 
 def softmax(input, dim=None) -> Tensor:
-    input = tensor_arg("softmax", "input", input)
+    input = check_floating("softmax", "input", tensor_arg("softmax", "input", input))
     if dim is None:
         dim = implicit_softmax_dim("softmax", input.ndim)
-    return log_softmax(input, dim).exp()
+    return LogSoftmax.apply(input, dim=normalize_axis("softmax", input.ndim, dim)).exp()
 
 
 def _nll(op: str, log_probs: Tensor, target, weight, ignore_index: int, reduction: str):
     """The negative log-likelihood of checked arguments; also returns the labels (batched) and
     the per-class weights, for cross_entropy's label smoothing."""
+    labels = _class_labels(op, log_probs, target, ignore_index)
+    if weight is not None:  # (no promotion: torch's kernel takes one dtype)
+        check_same_dtype(op, input=log_probs, weight=tensor_arg(op, "weight", weight))
     weights = _class_weights(op, weight, log_probs.shape[0 if log_probs.ndim == 1 else 1],
                              log_probs.dtype)
-    labels = _class_labels(op, log_probs, target, ignore_index)
     unbatched = log_probs.ndim == 1
     if unbatched:  # one sample: a batch of one, and its loss alone (0-d) for 'none'
         log_probs = log_probs.reshape(1, -1)
@@ -473,7 +491,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     the targets that are not ``ignore_index``."""
     reduction = _reduction("nll_loss", reduction, size_average, reduce)
     input = _class_input("nll_loss", input)
-    ignore_index = _int_arg("nll_loss", "ignore_index", ignore_index)
+    ignore_index = check_int("nll_loss", "ignore_index", ignore_index)
     return _nll("nll_loss", input, target, weight, ignore_index, reduction)[0]
 
 
@@ -489,22 +507,20 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     op = "cross_entropy"
     reduction = _reduction(op, reduction, size_average, reduce)
     input = _class_input(op, input)
-    ignore_index = _int_arg(op, "ignore_index", ignore_index)
-    if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, (int, float, np.number)):
-        raise TypeError(f"{op}: label_smoothing must be a float, got "
-                        f"{type(label_smoothing).__name__}")
-    if label_smoothing > 1.0:  # (a negative one means none, as PyTorch takes it)
+    target = tensor_arg(op, "target", target)
+    ignore_index = check_int(op, "ignore_index", ignore_index)
+    label_smoothing = check_number(op, "label_smoothing", label_smoothing)
+    if label_smoothing > 1.0:  # (a negative one, or NaN, means none, as PyTorch takes it)
         raise RuntimeError(f"{op}: label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
     class_dim = 0 if input.ndim == 1 else 1
     n_classes = input.shape[class_dim]
     log_probs = log_softmax(input, class_dim)
-    target_shape = target.shape if isinstance(target, Tensor) else np.shape(target)
-    if tuple(target_shape) == input.shape:
+    if target.shape == input.shape:
         return _cross_entropy_soft(op, log_probs, target, weight, ignore_index, reduction,
                                    label_smoothing)
     loss, labels, weights = _nll(op, log_probs, target, weight, ignore_index, reduction)
-    if label_smoothing <= 0:
+    if not label_smoothing > 0:
         return loss
     # Σ_c -weight[c] log p_c at each position, 0 where the target is ignored
     if input.ndim == 1:
@@ -530,14 +546,10 @@ def _along_classes(weights: np.ndarray, log_probs: Tensor) -> np.ndarray:
     return weights.reshape((-1,) + (1,) * (log_probs.ndim - 2))
 
 
-def _cross_entropy_soft(op, log_probs: Tensor, target, weight, ignore_index: int,
+def _cross_entropy_soft(op, log_probs: Tensor, target: Tensor, weight, ignore_index: int,
                         reduction: str, label_smoothing: float) -> Tensor:
     """cross_entropy with class probabilities: -Σ_c weight[c] target_c log p_c per position;
     'mean' divides by the number of positions (N · d1 ...), whatever the weights."""
-    if not isinstance(target, Tensor):  # an array: a constant in the input's dtype
-        target = tensor_arg(op, "target", target)
-        if target.dtype.kind == "f":
-            target = Tensor._make(target.data.astype(log_probs.dtype), None)
     if target.dtype.kind != "f":
         raise RuntimeError(f"{op}: Expected floating point type for target with class "
                            f"probabilities, got {target.dtype} (class indices have shape "

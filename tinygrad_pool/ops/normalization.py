@@ -11,13 +11,12 @@ arithmetic on the small weight and bias. In training, batch_norm also folds the 
 **unbiased** variance into the running statistics, in place and outside the graph, as PyTorch does.
 """
 import math
-import numbers
 
 import numpy as np
 
 from ..grad_mode import no_grad
 from ..tensor import Function, Tensor
-from .args import tensor_arg
+from .args import check_flag, check_number, tensor_arg
 
 
 class Standardize(Function):
@@ -86,12 +85,6 @@ def _feature_arg(op: str, name: str, value, input: Tensor, shape: tuple, expecte
     return value
 
 
-def _number(op: str, name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{op}: {name} must be a float, got {type(value).__name__} {value!r}")
-    return float(value)
-
-
 def _affine(x_hat: Tensor, weight, bias, shape: tuple) -> Tensor:
     """x̂ · weight + bias, with weight and bias broadcast as ``shape``."""
     out = x_hat
@@ -118,7 +111,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.ndim < 2:
         raise RuntimeError(f"{op}: input must have at least 2 dimensions (N, C, ...), got "
                            f"shape {input.shape}")
-    momentum, eps = _number(op, "momentum", momentum), _number(op, "eps", eps)
+    training = check_flag(op, "training", training)
+    momentum, eps = check_number(op, "momentum", momentum), check_number(op, "eps", eps)
     channels = (input.shape[1],)
     per_channel = "one element per channel, input.shape[1]"
     running_mean = _feature_arg(op, "running_mean", running_mean, input, channels, per_channel)
@@ -147,7 +141,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if not training:
         # One scale and one shift per channel, as PyTorch's CPU kernel computes it:
         # (x - mean) / σ · w + b = x · (w / σ) + (b - mean · w / σ).
-        inv_std = (running_var.data + input.dtype.type(eps)) ** -0.5
+        # (1 / √, as torch's kernel: a variance of -inf gives NaN there, where ** -0.5 gives 0)
+        with np.errstate(invalid="ignore", divide="ignore"):  # a negative or zero variance
+            inv_std = 1 / np.sqrt(running_var.data + input.dtype.type(eps))
         scale = Tensor._make(inv_std, None) if weight is None else weight * inv_std
         shift = -running_mean.data * scale
         if bias is not None:
@@ -183,7 +179,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
     if not normalized_shape:
         raise RuntimeError(f"{op}: expected normalized_shape to be at least 1-dimensional, i.e., "
                            f"containing at least one element, but got normalized_shape = []")
-    eps = _number(op, "eps", eps)
+    eps = check_number(op, "eps", eps)
     k = len(normalized_shape)
     if input.ndim < k or input.shape[input.ndim - k:] != normalized_shape:
         raise RuntimeError(f"{op}: given normalized_shape={list(normalized_shape)}, expected "
