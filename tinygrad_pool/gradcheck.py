@@ -6,6 +6,7 @@ same numbers one element at a time. A wrong derivative shows up for almost every
 """
 import numpy as np
 
+from .ops.args import check_number
 from .tensor import Tensor, no_grad
 
 
@@ -20,6 +21,13 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0, raise_exceptio
     Returns True, or raises GradcheckError saying which input and element differ and by how much
     (returns False instead with ``raise_exception=False``).
     """
+    if not callable(fn):
+        raise TypeError(f"gradcheck: fn must be callable, got {type(fn).__name__}")
+    eps = check_number("gradcheck", "eps", eps)
+    if not (eps > 0 and np.isfinite(eps)):  # a zero step divides by zero
+        raise ValueError(f"gradcheck: eps must be a positive finite step, got {eps}")
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        check_number("gradcheck", name, value, low=0.0, error=RuntimeError)
     inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     checked = [k for k, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not checked:

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from .. import unsupported
+from ..ops.args import check_flag
 from ..tensor import Tensor, _node_of, run_backward
 from ..gradcheck import gradcheck  # noqa: F401  (torch.autograd.gradcheck)
 from . import functional  # noqa: F401
@@ -48,17 +49,27 @@ def _output_gradients(function: str, argument: str, gradients, outputs: tuple) -
         raise TypeError(f"{function}: {argument} must be a Tensor, a sequence of Tensors (or "
                         f"None) or None, got {type(gradients).__name__}")
     gradients = tuple(gradients)
+    for k, g in enumerate(gradients):
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"{function}: {argument}[{k}] must be a Tensor or None, got "
+                            f"{type(g).__name__} (gradients can be either Tensors or None)")
     if len(gradients) != len(outputs):
         raise RuntimeError(f"{function}: got {len(outputs)} tensors and {len(gradients)} "
                            f"gradients ({argument} needs one per output)")
     for k, (g, out) in enumerate(zip(gradients, outputs)):
-        if g is not None and not isinstance(g, Tensor):
-            raise TypeError(f"{function}: {argument}[{k}] must be a Tensor or None, got "
-                            f"{type(g).__name__}")
         if g is not None and g.shape != out.shape:
             raise RuntimeError(f"{function}: Mismatch in shape: grad_output[{k}] has a shape of "
-                               f"{g.shape!r} and output[{k}] has a shape of {out.shape!r}.")
+                               f"{g.shape!r} and output[{k}] has a shape of {out.shape!r}. "
+                               f"({argument} needs one gradient per output, of its shape)")
     return gradients
+
+
+def _check_flags(function: str, create_graph, **optional) -> None:
+    """create_graph a bool; retain_graph and the like None (their default) or a bool."""
+    check_flag(function, "create_graph", create_graph)
+    for name, value in optional.items():
+        if value is not None:
+            check_flag(function, name, value)
 
 
 def _check_outputs(function: str, outputs: tuple) -> None:
@@ -74,6 +85,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     returned as a tuple instead of accumulated into ``.grad``. With ``create_graph=True`` they
     are recorded, so they can be differentiated again. An input the outputs do not depend on
     is an error, or None with ``allow_unused=True``, or zeros with ``materialize_grads=True``."""
+    _check_flags("grad", create_graph, retain_graph=retain_graph,
+                 allow_unused=allow_unused, is_grads_batched=is_grads_batched,
+                 materialize_grads=materialize_grads)
     if is_grads_batched:
         raise NotImplementedError("grad: is_grads_batched=True (vmap over grad_outputs) is not "
                                   "supported; call grad once per grad_outputs")
@@ -129,6 +143,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                                "arguments both passed to `backward()`. Please only use "
                                "`grad_tensors`.")
         grad_tensors = grad_variables
+    _check_flags("backward", create_graph, retain_graph=retain_graph)
     tensors = _tensors("backward", "tensors", tensors)
     grad_tensors = _output_gradients("backward", "grad_tensors", grad_tensors, tensors)
     if inputs is not None:

@@ -1,6 +1,7 @@
 """Dropout layers: Dropout (elements) and Dropout2d (whole channels), active only in training
 mode (``model.train()``); in eval mode (``model.eval()``) they return their input unchanged."""
 from . import functional as F
+from ..ops.args import check_flag
 from ..ops.dropout import _check_p
 from .module import Module
 
@@ -13,7 +14,8 @@ class _DropoutNd(Module):
         super().__init__()
         _check_p(type(self).__name__, p)
         self.p = p  # as given (torch prints p=0 for 0, not p=0.0)
-        self.inplace, self.generator = inplace, generator
+        self.inplace = check_flag(type(self).__name__, "inplace", inplace)
+        self.generator = generator
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"

@@ -13,14 +13,11 @@ import numpy as np
 from . import functional as F
 from . import init
 from ..tensor import check_device
-from ..ops.args import check_size
+from ..ops.args import check_dim, check_dimension, check_flag, check_int, check_size, tensor_arg
 from ..windows import pair
 from .module import Module, Parameter
 
-
-def _pair(name: str, layer: str, value) -> tuple:
-    """An int or a pair of ints as a pair, like torch's ``_pair`` (strings pass through)."""
-    return value if isinstance(value, str) else pair(layer, name, value, minimum=0)
+PADDING_MODES = ("zeros", "reflect", "replicate", "circular")  # torch's; only zeros here
 
 
 def _add_weight_and_bias(layer, weight_shape, bias: bool, dtype, generator) -> None:
@@ -50,8 +47,9 @@ class Linear(Module):
                  dtype=np.float32, generator=None):
         super().__init__()
         check_device("Linear", device)
-        self.in_features = check_size("Linear", "in_features", in_features)
-        self.out_features = check_size("Linear", "out_features", out_features)
+        self.in_features = check_dimension("Linear", "in_features", in_features)
+        self.out_features = check_dimension("Linear", "out_features", out_features)
+        bias = check_flag("Linear", "bias", bias)
         _add_weight_and_bias(self, (self.out_features, self.in_features), bias, dtype, generator)
 
     def reset_parameters(self, generator=None) -> None:
@@ -76,24 +74,34 @@ class Conv2d(Module):
                  device=None, dtype=np.float32, generator=None):
         super().__init__()
         check_device("Conv2d", device)
+        if padding_mode not in PADDING_MODES:
+            raise ValueError(f"Conv2d: padding_mode must be one of {PADDING_MODES}, got "
+                             f"{padding_mode!r}")
         if padding_mode != "zeros":
             raise NotImplementedError(f"Conv2d: padding_mode {padding_mode!r} is not supported "
                                       f"here, only 'zeros' (see docs/porting.md)")
-        in_channels = check_size("Conv2d", "in_channels", in_channels)
-        out_channels = check_size("Conv2d", "out_channels", out_channels)
+        in_channels = check_dimension("Conv2d", "in_channels", in_channels)
+        # (torch makes a layer of no filters, then its conv refuses every input)
+        out_channels = check_dimension("Conv2d", "out_channels", out_channels, minimum=1)
         groups = check_size("Conv2d", "groups", groups, minimum=1)
         if in_channels % groups or out_channels % groups:
             raise ValueError(f"Conv2d: in_channels ({in_channels}) and out_channels "
                              f"({out_channels}) must both be divisible by groups ({groups})")
-        if isinstance(padding, str) and padding not in ("valid", "same"):
-            raise ValueError(f"Conv2d: padding must be an int, a pair, 'valid' or 'same', got "
-                             f"{padding!r}")
-        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
-        self.kernel_size = _pair("kernel_size", "Conv2d", kernel_size)
-        self.stride = _pair("stride", "Conv2d", stride)
-        self.padding = _pair("padding", "Conv2d", padding)
-        self.dilation = _pair("dilation", "Conv2d", dilation)
-        self.groups = int(groups)
+        if isinstance(padding, str):
+            if padding not in ("valid", "same"):
+                raise ValueError(f"Conv2d: padding must be an int, a pair, 'valid' or 'same', "
+                                 f"got {padding!r}")
+            self.padding = padding
+        else:
+            self.padding = pair("Conv2d", "padding", padding, minimum=0)
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = pair("Conv2d", "kernel_size", kernel_size)
+        self.stride = pair("Conv2d", "stride", stride)
+        self.dilation = pair("Conv2d", "dilation", dilation)
+        if self.padding == "same" and self.stride != (1, 1):
+            raise ValueError(f"Conv2d: padding='same' is not supported for strided "
+                             f"convolutions, got stride={stride!r}")
+        bias = check_flag("Conv2d", "bias", bias)
         shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
         _add_weight_and_bias(self, shape, bias, dtype, generator)
 
@@ -125,10 +133,13 @@ class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
         super().__init__()
+        # The geometry is max_pool2d's to check (at the first call, as torch's); the flags are
+        # checked here, so that return_indices="no" is not taken for True.
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
         self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = bool(return_indices), bool(ceil_mode)
+        self.return_indices = check_flag("MaxPool2d", "return_indices", return_indices)
+        self.ceil_mode = check_flag("MaxPool2d", "ceil_mode", ceil_mode)
 
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
@@ -147,8 +158,10 @@ class AvgPool2d(Module):
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
-        self.padding, self.ceil_mode = padding, bool(ceil_mode)
-        self.count_include_pad, self.divisor_override = bool(count_include_pad), divisor_override
+        self.padding = padding
+        self.ceil_mode = check_flag("AvgPool2d", "ceil_mode", ceil_mode)
+        self.count_include_pad = check_flag("AvgPool2d", "count_include_pad", count_include_pad)
+        self.divisor_override = divisor_override
 
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
@@ -163,9 +176,13 @@ class Flatten(Module):
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1):
         super().__init__()
-        self.start_dim, self.end_dim = start_dim, end_dim
+        self.start_dim = check_int("Flatten", "start_dim", start_dim)
+        self.end_dim = check_int("Flatten", "end_dim", end_dim)
 
     def forward(self, input):
+        input = tensor_arg("Flatten", "input", input)
+        check_dim("Flatten", "input's start_dim", self.start_dim, input.ndim)
+        check_dim("Flatten", "input's end_dim", self.end_dim, input.ndim)
         return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
@@ -177,9 +194,16 @@ class Unflatten(Module):
 
     def __init__(self, dim: int, unflattened_size):
         super().__init__()
-        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+        self.dim = check_int("Unflatten", "dim", dim)
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(f"Unflatten: unflattened_size must be a tuple of ints, got "
+                            f"{type(unflattened_size).__name__} {unflattened_size!r}")
+        self.unflattened_size = tuple(check_int("Unflatten", "unflattened_size", size)
+                                      for size in unflattened_size)
 
     def forward(self, input):
+        input = tensor_arg("Unflatten", "input", input)
+        check_dim("Unflatten", "input's dim", self.dim, input.ndim)
         return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self) -> str:

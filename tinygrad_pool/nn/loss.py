@@ -8,21 +8,30 @@ Each module keeps its settings and calls its function in ``ops/loss.py``, where 
 ``reduction`` as PyTorch does.
 """
 from ..ops import loss as L
+from ..ops.args import check_int, check_number, tensor_arg
 from .module import Module
 
 
 class _Loss(Module):
+    """The numeric settings and the weights are checked here, so that a bad one names the loss;
+    ``reduction`` is checked by the loss function at the first call, as torch's."""
+
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
             reduction = L._reduction(type(self).__name__, reduction, size_average, reduce)
         self.reduction = reduction
 
+    def _register_weight(self, name: str, weight) -> None:
+        if weight is not None:
+            tensor_arg(type(self).__name__, name, weight)
+        self.register_buffer(name, weight)
+
 
 class _WeightedLoss(_Loss):
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
+        self._register_weight("weight", weight)
 
 
 class L1Loss(_Loss):
@@ -45,7 +54,7 @@ class SmoothL1Loss(_Loss):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
                  beta: float = 1.0):
         super().__init__(size_average, reduce, reduction)
-        self.beta = beta
+        self.beta = check_number("SmoothL1Loss", "beta", beta, low=0.0, error=RuntimeError)
 
     def forward(self, input, target):
         return L.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
@@ -56,7 +65,9 @@ class HuberLoss(_Loss):
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0):
         super().__init__(reduction=reduction)
-        self.delta = delta
+        self.delta = check_number("HuberLoss", "delta", delta)
+        if not self.delta > 0:  # (NaN too)
+            raise RuntimeError(f"HuberLoss: delta must be positive, got {delta}")
 
     def forward(self, input, target):
         return L.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
@@ -68,7 +79,7 @@ class NLLLoss(_WeightedLoss):
     def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean"):
         super().__init__(weight, size_average, reduce, reduction)
-        self.ignore_index = ignore_index
+        self.ignore_index = check_int("NLLLoss", "ignore_index", ignore_index)
 
     def forward(self, input, target):
         return L.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
@@ -82,8 +93,10 @@ class CrossEntropyLoss(_WeightedLoss):
     def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean", label_smoothing: float = 0.0):
         super().__init__(weight, size_average, reduce, reduction)
-        self.ignore_index = ignore_index
-        self.label_smoothing = label_smoothing
+        self.ignore_index = check_int("CrossEntropyLoss", "ignore_index", ignore_index)
+        # (a negative one means none, as torch takes it)
+        self.label_smoothing = check_number("CrossEntropyLoss", "label_smoothing",
+                                            label_smoothing, high=1.0, error=RuntimeError)
 
     def forward(self, input, target):
         return L.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
@@ -104,8 +117,8 @@ class BCEWithLogitsLoss(_Loss):
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean",
                  pos_weight=None):
         super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
-        self.register_buffer("pos_weight", pos_weight)
+        self._register_weight("weight", weight)
+        self._register_weight("pos_weight", pos_weight)
 
     def forward(self, input, target):
         return L.binary_cross_entropy_with_logits(input, target, weight=self.weight,

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from ..ops.args import check_flag
 from ..tensor import Tensor, check_device, zero_grad
 
 
@@ -83,14 +84,15 @@ def _indent(text: str, spaces: int) -> str:
     return text.replace("\n", "\n" + " " * spaces)
 
 
-def _check_name(kind: str, name, module: Module, registry: dict) -> None:
-    """torch's checks on a name about to be registered as a parameter, buffer or submodule."""
+def _check_name(method: str, kind: str, name, module: Module, registry: dict) -> None:
+    """torch's checks (and texts, after the method's name) on a name about to be registered as
+    a parameter, buffer or submodule."""
     if not isinstance(name, str):
-        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        raise TypeError(f"{kind} name should be a string. Got {_typename(name)} ({method})")
     if "." in name:
-        raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+        raise KeyError(f'{kind} name can\'t contain ".", got: {name} ({method})')
     if name == "":
-        raise KeyError(f'{kind} name can\'t be empty string ""')
+        raise KeyError(f'{kind} name can\'t be empty string "" ({method})')
     if hasattr(module, name) and name not in registry:
         raise KeyError(f"attribute '{name}' already exists")
 
@@ -124,20 +126,21 @@ class Module:
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Register ``param`` (or None: an absent optional parameter such as a disabled bias)."""
         parameters = self._registry("_parameters", "parameter")
-        _check_name("parameter", name, self, parameters)
+        _check_name("register_parameter", "parameter", name, self, parameters)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
-                            f"(Parameter or None required)")
+                            f"(Parameter or None required): register_parameter's param")
         parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Register a tensor that is state but not learned (a running mean): it moves with
         ``to()``, and is saved in ``state_dict`` unless ``persistent=False``."""
         buffers = self._registry("_buffers", "buffer")
-        _check_name("buffer", name, self, buffers)
+        _check_name("register_buffer", "buffer", name, self, buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
-                            f"(Tensor or None required)")
+                            f"(Tensor or None required): register_buffer's tensor")
+        persistent = check_flag("register_buffer", "persistent", persistent)
         buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -147,9 +150,10 @@ class Module:
     def add_module(self, name: str, module: Module | None) -> None:
         """Register ``module`` as the child ``name`` (what assigning an attribute does)."""
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{_typename(module)} is not a Module subclass")
+            raise TypeError(f"{_typename(module)} is not a Module subclass (add_module: module "
+                            f"must be a Module or None)")
         modules = self._registry("_modules", "module")
-        _check_name("module", name, self, modules)
+        _check_name("add_module", "module", name, self, modules)
         modules[name] = module
 
     register_module = add_module
@@ -258,9 +262,16 @@ class Module:
         for _, module in self.named_children():
             yield module
 
-    def _named_members(self, registry: str, prefix: str, recurse: bool, remove_duplicate: bool):
+    def _named_members(self, method: str, registry: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool):
         """Each tensor in ``registry`` of every module (of this one only, unless ``recurse``),
         in registration order; a tensor shared by two modules is listed once."""
+        # Checked now, not at the first next(): a generator would defer the error.
+        if not isinstance(prefix, str):
+            raise TypeError(f"{method}: prefix must be a str, got {_typename(prefix)}")
+        return self._walk_members(registry, prefix, recurse, remove_duplicate)
+
+    def _walk_members(self, registry: str, prefix: str, recurse: bool, remove_duplicate: bool):
         modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
                    if recurse else [(prefix, self)])
         seen = set()
@@ -275,7 +286,8 @@ class Module:
     def named_parameters(self, prefix: str = "", recurse: bool = True,
                          remove_duplicate: bool = True):
         """(dotted name, Parameter), e.g. ``("features.0.weight", ...)``, in registration order."""
-        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+        return self._named_members("named_parameters", "_parameters", prefix, recurse,
+                                   remove_duplicate)
 
     def parameters(self, recurse: bool = True):
         for _, param in self.named_parameters(recurse=recurse):
@@ -283,7 +295,8 @@ class Module:
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True):
-        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+        return self._named_members("named_buffers", "_buffers", prefix, recurse,
+                                   remove_duplicate)
 
     def buffers(self, recurse: bool = True):
         for _, buffer in self.named_buffers(recurse=recurse):
@@ -291,6 +304,9 @@ class Module:
 
     def apply(self, fn) -> Module:
         """Call ``fn(module)`` on every submodule and then on self (e.g. custom init)."""
+        if not callable(fn):
+            raise TypeError(f"apply: fn must be callable (called on each module), got "
+                            f"{_typename(fn)}")
         for module in self.children():
             module.apply(fn)
         fn(self)
@@ -304,7 +320,8 @@ class Module:
     def train(self, mode: bool = True) -> Module:
         """Set ``training`` on this module and, through their own ``train``, its children."""
         if not isinstance(mode, bool):
-            raise ValueError(f"training mode is expected to be boolean, got {mode!r}")
+            raise ValueError(f"training mode is expected to be boolean (train: mode must be a "
+                             f"bool, got {mode!r})")
         self.training = mode
         for module in self.children():
             module.train(mode)

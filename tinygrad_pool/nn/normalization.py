@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from ..ops.args import tensor_arg
+from ..ops.args import check_dimension, check_flag, check_number, tensor_arg
 from ..ops.normalization import batch_norm, layer_norm
 from ..tensor import Tensor
 from . import init
@@ -29,16 +29,17 @@ class _BatchNorm(Module):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
                  track_running_stats: bool = True, *, bias: bool = True, dtype=np.float32):
         super().__init__()
-        if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) \
-                or num_features < 0:
-            raise TypeError(f"{type(self).__name__}: num_features must be a non-negative int, "
-                            f"got {num_features!r}")
-        if momentum is not None and (isinstance(momentum, bool)
-                                     or not isinstance(momentum, numbers.Real)):
-            raise TypeError(f"{type(self).__name__}: momentum must be a float or None, got "
+        name = type(self).__name__
+        self.num_features = check_dimension(name, "num_features", num_features)
+        # (numbers as torch takes them, a bool included: eps=True is 1.0)
+        self.eps = check_number(name, "eps", eps)
+        if momentum is not None and not isinstance(momentum, numbers.Real):
+            raise TypeError(f"{name}: momentum must be a float or None, got "
                             f"{type(momentum).__name__} {momentum!r}")
-        self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
+        self.momentum = None if momentum is None else float(momentum)
+        self.affine = check_flag(name, "affine", affine)
+        self.track_running_stats = check_flag(name, "track_running_stats", track_running_stats)
+        bias = check_flag(name, "bias", bias)
         if affine:
             self.weight = Parameter(np.empty(self.num_features, dtype=dtype))
             if bias:
@@ -130,13 +131,15 @@ class LayerNorm(Module):
         if isinstance(normalized_shape, (int, np.integer)) and not isinstance(normalized_shape, bool):
             normalized_shape = (normalized_shape,)
         if not isinstance(normalized_shape, (tuple, list)) or not all(
-                isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
+                isinstance(n, (int, np.integer)) and not isinstance(n, bool)
                 for n in normalized_shape):
-            raise TypeError(f"LayerNorm: normalized_shape must be an int or a tuple of "
-                            f"non-negative ints, got {type(normalized_shape).__name__} "
-                            f"{normalized_shape!r}")
-        self.normalized_shape = tuple(int(n) for n in normalized_shape)
-        self.eps, self.elementwise_affine = eps, elementwise_affine
+            raise TypeError(f"LayerNorm: normalized_shape must be an int or a tuple of ints, "
+                            f"got {type(normalized_shape).__name__} {normalized_shape!r}")
+        self.normalized_shape = tuple(check_dimension("LayerNorm", "normalized_shape", n)
+                                      for n in normalized_shape)
+        self.eps = check_number("LayerNorm", "eps", eps)
+        self.elementwise_affine = check_flag("LayerNorm", "elementwise_affine", elementwise_affine)
+        bias = check_flag("LayerNorm", "bias", bias)
         if elementwise_affine:
             self.weight = Parameter(np.empty(self.normalized_shape, dtype=dtype))
             if bias:

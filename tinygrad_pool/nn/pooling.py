@@ -6,8 +6,16 @@ Each holds its settings and calls one op in ``forward``; the math and the argume
 """
 from ..ops.conv import fold, unfold
 from ..ops.pool import adaptive_avg_pool2d, adaptive_max_pool2d, max_unpool2d
-from ..windows import pair
+from collections.abc import Iterable
+
+from ..ops.args import check_flag
 from .module import Module
+
+
+def _as_pair(value) -> tuple:
+    """torch's ``_pair``, which only shapes a setting for printing: 2 -> (2, 2), a sequence as a
+    tuple; the op checks it."""
+    return tuple(value) if isinstance(value, Iterable) else (value, value)
 
 
 class AdaptiveAvgPool2d(Module):
@@ -31,7 +39,8 @@ class AdaptiveMaxPool2d(Module):
 
     def __init__(self, output_size, return_indices: bool = False):
         super().__init__()
-        self.output_size, self.return_indices = output_size, bool(return_indices)
+        self.output_size = output_size
+        self.return_indices = check_flag("AdaptiveMaxPool2d", "return_indices", return_indices)
 
     def forward(self, input):
         return adaptive_max_pool2d(input, self.output_size, self.return_indices)
@@ -47,9 +56,10 @@ class MaxUnpool2d(Module):
 
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
-        self.kernel_size = pair("MaxUnpool2d", "kernel_size", kernel_size)
-        self.stride = self.kernel_size if stride is None else pair("MaxUnpool2d", "stride", stride)
-        self.padding = pair("MaxUnpool2d", "padding", padding, minimum=0)
+        # Checked by max_unpool2d at each call, as torch's (which takes, e.g., stride=0 there).
+        self.kernel_size = _as_pair(kernel_size)
+        self.stride = self.kernel_size if stride is None else _as_pair(stride)
+        self.padding = _as_pair(padding)
 
     def forward(self, input, indices, output_size=None):
         return max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding,

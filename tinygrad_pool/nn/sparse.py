@@ -2,6 +2,7 @@
 in the file named as PyTorch's)."""
 import numpy as np
 
+from ..ops.args import check_dimension, check_flag, check_number
 from ..ops.embedding import _padding_index, embedding
 from ..random import default_generator
 from ..tensor import Tensor
@@ -16,10 +17,12 @@ class Embedding(Module):
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
                  _weight=None, _freeze: bool = False, *, dtype=np.float32, generator=None):
         super().__init__()
-        for name, value in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-                raise TypeError(f"Embedding: {name} must be a non-negative int, got {value!r}")
-        if sparse:
+        num_embeddings = check_dimension("Embedding", "num_embeddings", num_embeddings)
+        embedding_dim = check_dimension("Embedding", "embedding_dim", embedding_dim)
+        # (numbers as torch takes them, a bool included)
+        max_norm = None if max_norm is None else check_number("Embedding", "max_norm", max_norm)
+        scale_grad_by_freq = check_flag("Embedding", "scale_grad_by_freq", scale_grad_by_freq)
+        if check_flag("Embedding", "sparse", sparse):
             raise NotImplementedError("Embedding: sparse=True (sparse gradients) is not "
                                       "supported; use sparse=False for a dense gradient")
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..grad_mode import no_grad
 from .. import unsupported
+from ..ops.args import DimensionError
 from ..tensor import Function, Tensor
 
 
@@ -31,6 +32,7 @@ def _parameter_list(op: str, parameters) -> list:
 
 
 def _as_float(op: str, name: str, value) -> float:
+    """``float(value)`` as torch takes it (so "2.5" passes), its error naming op and name."""
     try:
         return float(value)
     except (TypeError, ValueError):
@@ -124,11 +126,17 @@ def parameters_to_vector(parameters) -> Tensor:
 def vector_to_parameters(vec: Tensor, parameters) -> None:
     """Make each parameter's data the next piece of ``vec`` (a view: they share memory, as in
     torch; the parameters take ``vec``'s dtype)."""
+    op = "vector_to_parameters"
     if not isinstance(vec, Tensor):
-        raise TypeError(f"vector_to_parameters: expected a Tensor, but got: "
-                        f"{type(vec).__name__}")
-    params = _parameter_list("vector_to_parameters", parameters)
-    flat, pieces, start = vec.data.reshape(-1), [], 0
+        raise TypeError(f"{op}: vec: expected a Tensor, but got: {type(vec).__name__}")
+    if vec.ndim != 1:  # (a 0-d one cannot be sliced: IndexError, as torch's)
+        error = DimensionError if vec.ndim == 0 else RuntimeError
+        raise error(f"{op}: vec must be a 1-D tensor, got shape {vec.shape}")
+    if vec.dtype.kind != "f":
+        raise RuntimeError(f"{op}: vec must be floating point (parameters require gradients), "
+                           f"got dtype {vec.dtype}")
+    params = _parameter_list(op, parameters)
+    flat, pieces, start = vec.data, [], 0
     for param in params:  # every piece checked before any parameter changes
         piece = flat[start:start + param.numel()]
         if piece.size != param.numel():

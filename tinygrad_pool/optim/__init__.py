@@ -145,7 +145,14 @@ class Optimizer:
             for param in group["params"]:
                 if param.grad is None:
                     continue
+                if not isinstance(param.grad, Tensor):
+                    raise TypeError(f"{type(self).__name__}.step: a parameter's .grad must be a "
+                                    f"Tensor (or None), got {type(param.grad).__name__}")
                 grad = param.grad.data
+                if grad.dtype.kind != "f" and param.dtype.kind == "f":
+                    raise RuntimeError(f"{type(self).__name__}.step: a parameter of dtype "
+                                       f"{param.dtype} has a gradient of dtype {grad.dtype}; "
+                                       f"the gradient must be floating point, as its parameter")
                 if grad.shape != param.shape:
                     raise RuntimeError(f"{type(self).__name__}.step: a parameter of shape "
                                        f"{list(param.shape)} has a gradient of shape "
@@ -358,21 +365,22 @@ class Adam(Optimizer):
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach=None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False,
                  fused=None, decoupled_weight_decay: bool = False):
-        name = type(self).__name__
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         self._check_options(defaults)
+        defaults["betas"] = tuple(betas)
         super().__init__(params, defaults)
 
     def _check_options(self, group: dict) -> None:
         name = type(self).__name__
         _check_at_least_zero(name, group, "lr", "eps")
         betas = group["betas"]
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        if not isinstance(betas, (tuple, list)):
+            raise TypeError(f"{name}: betas must be a pair (beta1, beta2), got "
+                            f"{type(betas).__name__} {betas!r}")
+        if len(betas) != 2:
             raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
         for index, beta in enumerate(betas):
             _check_real(name, f"betas[{index}]", beta)

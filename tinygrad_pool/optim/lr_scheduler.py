@@ -19,6 +19,7 @@ from bisect import bisect_right
 from collections import Counter
 
 from .. import unsupported
+from ..ops.args import check_choice, check_int, check_number
 from . import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
@@ -37,12 +38,12 @@ def _check_optimizer(optimizer) -> None:
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
 
 
-def _per_group(name: str, optimizer: Optimizer, value) -> list:
+def _per_group(scheduler: str, name: str, optimizer: Optimizer, value) -> list:
     """One value per parameter group: a list or tuple as given (its length checked), a single
     value repeated."""
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
-            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
+            raise ValueError(f"{scheduler}: {name} must have the same length as optimizer.param_groups. "
                              f"{name} has {len(value)} values, param_groups has "
                              f"{len(optimizer.param_groups)}.")
         return list(value)
@@ -142,7 +143,9 @@ class LambdaLR(LRScheduler):
         groups = len(optimizer.param_groups)
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != groups:
-                raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)}")
+                raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)} "
+                                 f"(LambdaLR: lr_lambda must be one function or one per "
+                                 f"parameter group)")
             lambdas = list(lr_lambda)
         else:
             lambdas = [lr_lambda] * groups
@@ -179,10 +182,11 @@ class StepLR(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1):
-        if not step_size > 0:  # torch would divide by zero at the first step
+        # (torch would divide by zero at the first step, and takes a negative one)
+        if check_int("StepLR", "step_size", step_size) <= 0:
             raise ValueError(f"StepLR: step_size must be > 0, got {step_size!r}")
         self.step_size = step_size
-        self.gamma = gamma
+        self.gamma = check_number("StepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
@@ -201,8 +205,13 @@ class MultiStepLR(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1,
                  last_epoch: int = -1):
-        self.milestones = Counter(milestones)
-        self.gamma = gamma
+        if isinstance(milestones, str) or not hasattr(milestones, "__iter__"):
+            raise TypeError(f"MultiStepLR: milestones must be a list of epochs (ints), got "
+                            f"{type(milestones).__name__} {milestones!r}")
+        # (in any order: a Counter, as torch keeps them)
+        self.milestones = Counter(check_int("MultiStepLR", "milestones", epoch)
+                                  for epoch in milestones)
+        self.gamma = check_number("MultiStepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
@@ -221,7 +230,7 @@ class ExponentialLR(LRScheduler):
     """Multiply the rate by ``gamma`` every epoch."""
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1):
-        self.gamma = gamma
+        self.gamma = check_number("ExponentialLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
@@ -246,10 +255,11 @@ class CosineAnnealingLR(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,
                  last_epoch: int = -1):
-        if not T_max > 0:  # torch would divide by zero at the first step
+        check_number("CosineAnnealingLR", "T_max", T_max)
+        if not T_max > 0:  # torch would divide by zero at the first step, and takes -1
             raise ValueError(f"CosineAnnealingLR: T_max must be > 0, got {T_max!r}")
         self.T_max = T_max
-        self.eta_min = eta_min
+        self.eta_min = check_number("CosineAnnealingLR", "eta_min", eta_min)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
@@ -280,15 +290,21 @@ class ReduceLROnPlateau(LRScheduler):
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1,
                  patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
                  cooldown: int = 0, min_lr=0, eps: float = 1e-8):
-        if not factor < 1.0:
-            raise ValueError(f"Factor should be < 1.0. (ReduceLROnPlateau got factor={factor!r})")
+        name = "ReduceLROnPlateau"
+        if not check_number(name, "factor", factor) < 1.0:
+            raise ValueError(f"Factor should be < 1.0. ({name} got factor={factor!r})")
         _check_optimizer(optimizer)
+        for option, value in (("patience", patience), ("threshold", threshold),
+                              ("cooldown", cooldown), ("eps", eps)):
+            check_number(name, option, value)
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
                 raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got "
-                                 f"{len(min_lr)}")
-            default_min_lr, min_lrs = None, list(min_lr)
+                                 f"{len(min_lr)} ({name}: min_lr must be one number or one "
+                                 f"per parameter group)")
+            default_min_lr, min_lrs = None, [check_number(name, "min_lr", v) for v in min_lr]
         else:
+            check_number(name, "min_lr", min_lr)
             default_min_lr, min_lrs = min_lr, [min_lr] * len(optimizer.param_groups)
         self._check_modes(mode, threshold_mode)
         self.factor = factor
@@ -305,11 +321,12 @@ class ReduceLROnPlateau(LRScheduler):
 
     @staticmethod
     def _check_modes(mode, threshold_mode) -> None:
-        if mode not in {"min", "max"}:
-            raise ValueError(f"mode {mode} is unknown! (ReduceLROnPlateau expects 'min' or 'max')")
-        if threshold_mode not in {"rel", "abs"}:
-            raise ValueError(f"threshold mode {threshold_mode} is unknown! (ReduceLROnPlateau "
-                             f"expects 'rel' or 'abs')")
+        for option, value, choices in (("mode", mode, ("min", "max")),
+                                       ("threshold_mode", threshold_mode, ("rel", "abs"))):
+            if isinstance(value, str) and value not in choices:  # torch's text first
+                raise ValueError(f"{option.replace('_', ' ')} {value} is unknown! "
+                                 f"(ReduceLROnPlateau: {option} must be one of {choices})")
+            check_choice("ReduceLROnPlateau", option, value, choices)
 
     def _reset(self) -> None:
         self.best = self.mode_worse
@@ -389,32 +406,43 @@ class OneCycleLR(LRScheduler):
                  three_phase: bool = False, last_epoch: int = -1):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
-        # Every argument is checked before a parameter group is touched.
+        # Every argument is checked before a parameter group is touched (torch's texts, after
+        # the class name).
+        name = "OneCycleLR"
+
+        def positive_int(option: str, value) -> int:
+            check_number(name, option, value)  # (a string or None: TypeError, as torch)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name}: Expected positive integer {option}, but got {value}")
+            return value
+
         if total_steps is not None:
-            if not isinstance(total_steps, int) or total_steps <= 0:
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
-            self.total_steps = total_steps
+            self.total_steps = positive_int("total_steps", total_steps)
         elif epochs is not None and steps_per_epoch is not None:
-            if not isinstance(epochs, int) or epochs <= 0:
-                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
-            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError(f"Expected positive integer steps_per_epoch, but got "
-                                 f"{steps_per_epoch}")
-            self.total_steps = epochs * steps_per_epoch
+            self.total_steps = (positive_int("epochs", epochs)
+                                * positive_int("steps_per_epoch", steps_per_epoch))
         else:
-            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+            raise ValueError(f"{name}: You must define either total_steps OR (epochs AND "
+                             f"steps_per_epoch)")
+        check_number(name, "pct_start", pct_start)
         if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
-            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+            raise ValueError(f"{name}: Expected float between 0 and 1 pct_start, but got "
+                             f"{pct_start}")
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
-                             f"{anneal_strategy}")
-        max_lrs = _per_group("max_lr", optimizer, max_lr)
+            raise ValueError(f"{name}: anneal_strategy must be one of 'cos' or 'linear', instead "
+                             f"got {anneal_strategy}")
+        for option, value in (("div_factor", div_factor), ("final_div_factor", final_div_factor)):
+            if check_number(name, option, value) == 0:
+                raise ZeroDivisionError(f"{name}: {option} must not be 0 (the rates are divided "
+                                        f"by it)")
+        max_lrs = [check_number(name, "max_lr", lr) for lr in _per_group(name, "max_lr",
+                                                                          optimizer, max_lr)]
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
                 raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
                                  "option enabled")
-            max_momentums = _per_group("max_momentum", optimizer, max_momentum)
-            base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            max_momentums = _per_group(name, "max_momentum", optimizer, max_momentum)
+            base_momentums = _per_group(name, "base_momentum", optimizer, base_momentum)
 
         # Each phase runs from the previous phase's end_step to its own, annealing between two
         # of the group's entries (names, looked up at each step).

@@ -91,6 +91,10 @@ class Subset(Dataset):
             # would be silently skipped (torch refuses this too).
             raise NotImplementedError(f"{type(self).__name__} overrides __getitem__ but not "
                                       f"__getitems__; override both")
+        if isinstance(indices, (str, bytes)) or not (hasattr(indices, "__len__")
+                                                     and hasattr(indices, "__getitem__")):
+            raise TypeError(f"Subset: indices must be a sequence of ints, got "
+                            f"{type(indices).__name__} {indices!r:.40}")
         self.dataset = dataset
         self.indices = indices
 
@@ -143,6 +147,9 @@ def random_split(dataset, lengths, generator=None) -> list:
     Generator; default: the package's default generator).
     """
     _check_generator("random_split", generator)
+    if isinstance(lengths, (str, bytes)) or not hasattr(lengths, "__iter__"):
+        raise TypeError(f"random_split: lengths must be a sequence of sample counts or of "
+                        f"fractions, got {type(lengths).__name__} {lengths!r:.40}")
     lengths = list(lengths)
     for index, length in enumerate(lengths):
         if isinstance(length, bool) or not isinstance(length, (int, float, np.integer,
@@ -486,6 +493,11 @@ class DataLoader:
         elif batch_size is None and drop_last:
             raise ValueError("batch_size=None option disables auto-batching and is mutually "
                              "exclusive with drop_last")
+        for name, value in (("sampler", sampler), ("batch_sampler", batch_sampler)):
+            if value is not None and (isinstance(value, (str, bytes))
+                                      or not hasattr(value, "__iter__")):
+                raise TypeError(f"DataLoader: {name} must be an iterable of indices (a Sampler) "
+                                f"or None, got {type(value).__name__} {value!r:.40}")
         if sampler is None:
             sampler = (RandomSampler(dataset, generator=generator) if shuffle
                        else SequentialSampler(dataset))
