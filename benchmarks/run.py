@@ -64,7 +64,7 @@ F32 = np.float32
 def lenet_ours():
     rng = np.random.default_rng(0)
     x = Tensor(rng.standard_normal((64, 1, 28, 28), dtype=F32))
-    labels = rng.integers(0, 10, 64)
+    labels = Tensor(rng.integers(0, 10, 64))
     w1 = Tensor(rng.standard_normal((8, 1, 3, 3), dtype=F32) * 0.3, requires_grad=True)
     b1 = Tensor(np.zeros(8, F32), requires_grad=True)
     w2 = Tensor(rng.standard_normal((10, 8 * 13 * 13), dtype=F32) * 0.03, requires_grad=True)

@@ -62,7 +62,8 @@ def _requires_grad(t) -> bool:
 # ---- the two frameworks behind one interface --------------------------------------------------
 # Each op below is written once as fn(L, *leaves); L supplies the framework's functional module,
 # a constant-tensor constructor and an index-array converter.
-OURS = SimpleNamespace(F=F, const=lambda a: Tensor(np.array(a, dtype=np.float64)), idx=np.asarray)
+OURS = SimpleNamespace(F=F, const=lambda a: Tensor(np.array(a, dtype=np.float64)),
+                       idx=lambda a: Tensor(np.asarray(a)))
 
 
 def _theirs(torch):
@@ -535,7 +536,8 @@ def test_gradient_penalty_training_matches_torch(torch, rng):
                             lambda a: torch.tensor(a, requires_grad=True), torch.optim.SGD, setup,
                             torch.as_tensor(setup["y"]))
     assert theirs[0][0] != theirs[-1][0]  # the penalty run actually moves
-    ours = _penalty_train(F, _autograd().grad, leaf, tinygrad_pool.optim.SGD, setup, setup["y"])
+    ours = _penalty_train(F, _autograd().grad, leaf, tinygrad_pool.optim.SGD, setup,
+                          tinygrad_pool.tensor(setup["y"]))
     for step, ((loss, weights), (tloss, tweights)) in enumerate(zip(ours, theirs)):
         _close(loss, tloss, f"loss at step {step}")
         for name, w, tw in zip(["conv_w", "conv_b", "lin_w", "lin_b"], weights, tweights):
