@@ -150,7 +150,7 @@ def test_subtracting_a_constant_gives_no_grad_to_the_constant():
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_broadcast_mismatch_names_op_and_shapes(name):
     a, b = leaf(np.ones((2, 3))), leaf(np.ones((4,)))
-    with pytest.raises(ValueError, match=rf"{name}: cannot broadcast shapes \(2, 3\) and \(4,\)"):
+    with pytest.raises(ValueError, match=rf"{name}( \(\S+\))?: cannot broadcast shapes \(2, 3\) and \(4,\)"):
         BINARY[name](a, b)
     assert a.grad is None and b.grad is None
 

@@ -87,12 +87,12 @@ def test_inner_dimension_mismatch_names_both_shapes(shapes):
 
 
 def test_batch_dims_that_do_not_broadcast():
-    with pytest.raises(ValueError, match=r"matmul: batch .*\(2, 2, 3\).*\(3, 3, 4\)"):
+    with pytest.raises(ValueError, match=r"matmul \(@\): batch .*\(2, 2, 3\).*\(3, 3, 4\)"):
         leaf(np.ones((2, 2, 3))) @ leaf(np.ones((3, 3, 4)))
 
 
 def test_matmul_of_a_scalar():
-    with pytest.raises(ValueError, match=r"matmul: .*\(\)"):
+    with pytest.raises(ValueError, match=r"matmul \(@\): .*\(\)"):
         leaf(2.0) @ leaf(np.ones(3))
 
 

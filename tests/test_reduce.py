@@ -433,9 +433,9 @@ def test_new_reduction_errors_are_torchs():
         R.amax(empty)
     with pytest.raises(IndexError, match="argmax.*numel\\(\\) == 0"):
         R.argmax(empty)
-    with pytest.raises(IndexError, match=r"max: axis 2 is out of range .*\[-2, 1\], but got 2"):
+    with pytest.raises(IndexError, match=r"max: dim=2 is out of range .*\[-2, 1\], but got 2"):
         R.max(leaf(np.ones((2, 3))), 2)
-    with pytest.raises(IndexError, match="cumsum: axis -3 is out of range"):
+    with pytest.raises(IndexError, match="cumsum: dim=-3 is out of range"):
         R.cumsum(leaf(np.ones((2, 3))), -3)
     with pytest.raises(TypeError, match=r"prod\(\): argument 'dim' must be int, not tuple"):
         R.prod(leaf(np.ones((2, 3))), (0, 1))

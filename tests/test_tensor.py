@@ -98,7 +98,7 @@ def test_item_and_numpy():
     assert Tensor([[2.5]]).item() == 2.5
     assert isinstance(Tensor([1.0]).numpy(), np.ndarray)
     with pytest.raises(RuntimeError, match=r"item: a Tensor with 2 elements cannot be "
-                                           r"converted to Scalar \(shape \[2\]\)"):
+                                           r"converted to Scalar \(input has shape \[2\]\)"):
         Tensor([1.0, 2.0]).item()
 
 

@@ -403,7 +403,7 @@ def test_factory_error_type_matches_torch(torch, name):
 
 
 def test_factory_errors_name_the_function_and_the_value():
-    with pytest.raises(RuntimeError, match=r"zeros: sizes must be non-negative, got \(2, -3\)"):
+    with pytest.raises(RuntimeError, match=r"zeros: size must be non-negative, got \(2, -3\)"):
         tg.zeros(2, -3)
     with pytest.raises(TypeError, match="full: size must be a tuple of ints, got int 2"):
         tg.full(2, 3)

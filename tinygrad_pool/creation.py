@@ -14,11 +14,14 @@ import numpy as np
 
 from . import dtypes
 from .random import default_generator
-from .tensor import Size, Tensor, check_device
+from .ops.args import check_flag, check_floating, check_scalar
+from .tensor import OMITTED, Size, Tensor, check_device
 
 
 def _make(op: str, array: np.ndarray, dtype, requires_grad: bool, device=None) -> Tensor:
     check_device(op, device)
+    if type(requires_grad) is not builtins.bool and requires_grad is not None:  # (None: False)
+        requires_grad = check_flag(op, "requires_grad", requires_grad)
     if dtype is not None:
         array = array.astype(dtypes.as_dtype(op, dtype), copy=False)
     t = Tensor._make(array, None)
@@ -47,7 +50,8 @@ def _size(op: str, size: tuple) -> tuple:
         size = tuple(size[0])
     shape = tuple(_int(op, f"size {size!r}: each size", n) for n in size)
     if builtins.min(shape, default=0) < 0:
-        raise RuntimeError(f"{op}: sizes must be non-negative, got {shape}")
+        raise RuntimeError(f"{op}: size must be non-negative, got {shape} (Trying to create "
+                           f"tensor with negative dimension {builtins.min(shape)})")
     return shape
 
 
@@ -62,6 +66,7 @@ def _number(op: str, name: str, value):
     if isinstance(value, (np.generic, builtins.bool, builtins.int, builtins.float)) and \
             np.asarray(value).dtype.kind in "fiub":
         return value.item() if isinstance(value, np.generic) else value
+    check_scalar(op, name, value)  # (a complex number: torch's RuntimeError)
     raise TypeError(f"{op}: {name} must be a number, got {type(value).__name__}")
 
 
@@ -69,9 +74,10 @@ def _number(op: str, name: str, value):
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}  # torch promotes bool < integers < floats
 
 
-def _leaf_dtype(leaf) -> np.dtype:
+def _leaf_dtype(leaf, op: str = "tensor", typed: bool = False) -> np.dtype:
     """The dtype torch gives one number of the data: arrays and tensors keep theirs, Python
-    floats take the default float dtype, Python ints int64."""
+    floats take the default float dtype, Python ints int64. (``typed``: a dtype was given, and
+    what is no number is torch's TypeError, as when it is read as one.)"""
     if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
         dtype = leaf.dtype
         if dtype.kind in _CATEGORY:
@@ -83,16 +89,17 @@ def _leaf_dtype(leaf) -> np.dtype:
     elif isinstance(leaf, builtins.float):
         return dtypes.get_default_dtype()
     elif isinstance(leaf, (str, bytes)):
-        raise TypeError(f"tensor: invalid data type {type(leaf).__name__!r} (expected numbers, "
-                        f"nested lists of numbers, a NumPy array or a Tensor)")
-    raise RuntimeError(f"tensor: could not infer dtype of {type(leaf).__name__} (expected "
-                       f"numbers, nested lists of numbers, a NumPy array or a Tensor)")
+        raise TypeError(f"{op}: invalid data type {type(leaf).__name__!r} in data (expected "
+                        f"numbers, nested lists of numbers, a NumPy array or a Tensor)")
+    raise (TypeError if typed else RuntimeError)(
+        f"{op}: could not infer dtype of {type(leaf).__name__} in data (expected numbers, "
+        f"nested lists of numbers, a NumPy array or a Tensor)")
 
 
 _PLAIN_NUMBERS = frozenset((builtins.bool, builtins.int, builtins.float))
 
 
-def _unpack(data, found: set):
+def _unpack(data, found: set, op: str, typed: bool):
     """Nested lists as plain values (a Tensor inside them as its array), noting the dtype of
     every number in ``found``."""
     if isinstance(data, (list, tuple)):
@@ -100,8 +107,8 @@ def _unpack(data, found: set):
         if kinds <= _PLAIN_NUMBERS:  # a row of Python numbers (the common case): taken as is,
             found.update(_leaf_dtype(kind()) for kind in kinds)  # by one number of each type
             return data
-        return [_unpack(item, found) for item in data]
-    found.add(_leaf_dtype(data))
+        return [_unpack(item, found, op, typed) for item in data]
+    found.add(_leaf_dtype(data, op, typed))
     return data.data if isinstance(data, Tensor) else data
 
 
@@ -121,17 +128,22 @@ def _promote(found: set) -> np.dtype:
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (torch.tensor)."""
+    return _tensor("tensor", data, dtype, device, check_flag("tensor", "requires_grad",
+                                                             requires_grad))
+
+
+def _tensor(op: str, data, dtype, device, requires_grad: bool) -> Tensor:
     found = set()
-    values = _unpack(data, found)
-    target = dtypes.as_dtype("tensor", dtype) if dtype is not None else _promote(found)
+    values = _unpack(data, found, op, typed=dtype is not None)
+    target = dtypes.as_dtype(op, dtype) if dtype is not None else _promote(found)
     try:
         array = np.array(values, dtype=target)
     except OverflowError:
-        raise ValueError(f"tensor: a number in the data does not fit in {target}") from None
+        raise ValueError(f"{op}: a number in the data does not fit in {target}") from None
     except ValueError:
-        raise ValueError("tensor: nested lists must be rectangular (every list at one depth "
-                         "of the same length), got ragged data") from None
-    return _make("tensor", array, None, requires_grad, device)
+        raise ValueError(f"{op}: nested lists must be rectangular (every list at one depth of "
+                         f"the same length), got ragged data") from None
+    return _make(op, array, None, requires_grad, device)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -143,7 +155,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         return data if dtype is None else data.to(dtype)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype):
         return from_numpy(data)
-    return tensor(data, dtype=dtype)
+    return _tensor("as_tensor", data, dtype, None, False)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -243,21 +255,25 @@ def _input(op: str, input) -> Tensor:
 
 def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     input = _input("rand_like", input)
+    if dtype is None:
+        check_floating("rand_like", "input", input)
     return rand(input.shape, dtype=input.dtype if dtype is None else dtype, device=device,
                 requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     input = _input("randn_like", input)
+    if dtype is None:
+        check_floating("randn_like", "input", input)
     return randn(input.shape, dtype=input.dtype if dtype is None else dtype, device=device,
                  requires_grad=requires_grad)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+def randint(low=0, high=OMITTED, size=None, *, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
     """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``
     (keywords as torch: ``randint(high=10, size=(3,))``)."""
-    if high is None:  # randint(high, size=...)
+    if high is OMITTED:  # randint(high, size=...)
         low, high = 0, low
     elif size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
@@ -268,8 +284,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     low, high = _int("randint", "low", low), _int("randint", "high", high)
     shape = _size("randint", (size,))
     if high <= low:
-        raise RuntimeError(f"randint: expects 'from' to be less than 'to', but got "
-                           f"from={low} >= to={high}")
+        raise RuntimeError(f"randint: expects low to be less than high ('from' and 'to'), "
+                           f"but got low={low} >= high={high}")
     dtype = dtypes.int64 if dtype is None else dtypes.as_dtype("randint", dtype)
     if dtype.kind in "iub":  # every value must fit the dtype (torch checks both ends)
         info = np.iinfo(dtype) if dtype.kind != "b" else None
@@ -303,19 +319,21 @@ def _range_dtype(op: str, dtype, integral: bool) -> np.dtype:
     return dtype
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None,
+def arange(start, end=OMITTED, step=1, *, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """``arange(end)`` or ``arange(start, end, step)``: int64 if every bound is an int, else
     the default float dtype (torch's rule). With an integer dtype torch first truncates the
     bounds and the step to integers: ``arange(0.5, 5, 1.5, dtype=long)`` is 0, 1, 2, 3, 4."""
-    if end is None:
+    if end is OMITTED:
         start, end = 0, start
     start, end, step = (_number("arange", name, v) for name, v in
                         (("start", start), ("end", end), ("step", step)))
     integral = not builtins.any(isinstance(v, builtins.float) for v in (start, end, step))
     dtype = _range_dtype("arange", dtype, integral)
     if not builtins.all(math.isfinite(v) for v in (start, end)):
-        raise RuntimeError(f"arange: unsupported range: {start} -> {end}")
+        raise RuntimeError(f"arange: unsupported range: start={start} -> end={end}")
+    if not math.isfinite(step):
+        raise RuntimeError(f"arange: step must be a finite nonzero number, got {step}")
     if dtype.kind in "iu":
         start, end, step = builtins.int(start), builtins.int(end), builtins.int(step)
     if step == 0:
@@ -356,9 +374,14 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     return _make("linspace", array.astype(dtype), None, requires_grad, device)
 
 
-def eye(n: int, m: int | None = None, *, dtype=None, device=None,
+def eye(n: int, m: int = OMITTED, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
-    rows, cols = _size("eye", (n, n if m is None else m))
+    """An n × m matrix (n × n without m) with ones on the diagonal."""
+    rows = _int("eye", "n", n)
+    cols = rows if m is OMITTED else _int("eye", "m", m)
+    for name, value in (("n", rows), ("m", cols)):
+        if value < 0:
+            raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {value}")
     return _make("eye", np.eye(rows, cols), dtypes.get_default_dtype() if dtype is None else dtype,
                  requires_grad, device)
 

@@ -9,8 +9,8 @@ import numpy as np
 from .ops import join
 from .ops import elementwise as E
 from .ops import matmul as M
-from .ops.args import tensor_arg
-from .tensor import Tensor
+from .ops.args import check_flag, check_number, tensor_arg
+from .tensor import OMITTED, Tensor
 
 
 def _input(op: str, value) -> Tensor:
@@ -47,20 +47,20 @@ numel, pow = map(_unary, ("numel", "pow"))
 clip.__name__ = clip.__qualname__ = "clip"
 
 
-def max(input, dim=None, keepdim: bool = False, *, other=None):
+def max(input, dim=OMITTED, keepdim: bool = False, *, other=None):
     """``max(input)``: the largest value; ``max(input, dim)``: (values, indices);
     ``max(input, other_tensor)`` or ``max(input, other=...)``: the elementwise maximum, as torch."""
     return _extreme("max", maximum, input, dim, keepdim, other)
 
 
-def min(input, dim=None, keepdim: bool = False, *, other=None):
+def min(input, dim=OMITTED, keepdim: bool = False, *, other=None):
     """As ``max``, for the smallest."""
     return _extreme("min", minimum, input, dim, keepdim, other)
 
 
 def _extreme(name: str, elementwise, input, dim, keepdim, other):
     if other is not None:
-        if dim is not None:
+        if dim is not OMITTED:
             raise TypeError(f"{name}(): give either dim or other (the elementwise {name}imum), "
                             f"not both")
         return elementwise(input, other)
@@ -95,25 +95,36 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 
 def matmul(input, other) -> Tensor:
-    return _input("matmul", input) @ other
+    return M.matmul(_input("matmul", input), tensor_arg("matmul", "other", other))
+
+
+def _matrices(op: str, input, mat2, ndim: int) -> tuple:
+    """The operands of mm (``ndim`` 2) or bmm (3): tensors of that many dims and one dtype,
+    whose shapes multiply (and, for bmm, with the same batch size)."""
+    input, mat2 = _input(op, input), tensor_arg(op, "mat2", mat2)
+    if op == "bmm" and input.dtype == np.bool_:
+        raise NotImplementedError("bmm: input is a bool tensor: \"bmm\" is not implemented for "
+                                  "'Bool'")
+    for name, value in (("input", input), ("mat2", mat2)):
+        if value.ndim != ndim:
+            raise RuntimeError(f"{op}: {name} must be a {ndim}-D tensor, got shape {value.shape}")
+    if input.dtype != mat2.dtype:
+        raise RuntimeError(f"{op}: expected input and mat2 to have the same dtype, but got "
+                           f"{input.dtype} and {mat2.dtype}")
+    if input.shape[:-2] != mat2.shape[:-2] or input.shape[-1] != mat2.shape[-2]:
+        raise RuntimeError(f"{op}: input and mat2 shapes cannot be multiplied ({input.shape} "
+                           f"and {mat2.shape})")
+    return input, mat2
 
 
 def mm(input, mat2) -> Tensor:
     """A product of two matrices (2-D only, as torch.mm)."""
-    input, mat2 = _input("mm", input), tensor_arg("mm", "mat2", mat2)
-    if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mm: both arguments must be matrices (2-D), got shapes "
-                           f"{input.shape} and {mat2.shape}")
-    return input @ mat2
+    return M.matmul(*_matrices("mm", input, mat2, 2))
 
 
 def bmm(input, mat2) -> Tensor:
     """Batched matrix products of two 3-D tensors with the same batch size (torch.bmm)."""
-    input, mat2 = _input("bmm", input), tensor_arg("bmm", "mat2", mat2)
-    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
-        raise RuntimeError(f"bmm: expected two 3-D tensors with the same batch size, got "
-                           f"shapes {input.shape} and {mat2.shape}")
-    return input @ mat2
+    return M.matmul(*_matrices("bmm", input, mat2, 3))
 
 
 def einsum(equation: str, *operands) -> Tensor:
@@ -126,9 +137,13 @@ def einsum(equation: str, *operands) -> Tensor:
         if not isinstance(operand, Tensor):
             raise TypeError(f"einsum(): expected Tensor as operand {i}, got "
                             f"{type(operand).__name__}")
-    if len({o.dtype for o in operands}) > 1:
-        raise RuntimeError(f"einsum(): operands must have one dtype, got "
-                           f"{', '.join(str(o.dtype) for o in operands)}")
+    if operands and operands[0].dtype == np.bool_:
+        raise NotImplementedError("einsum(): operand 0 is a bool tensor: not implemented for "
+                                  "'Bool'")
+    for i, operand in enumerate(operands):
+        if operand.dtype != operands[0].dtype:
+            raise RuntimeError(f"einsum(): operand {i} has dtype {operand.dtype} but operand 0 "
+                               f"has {operands[0].dtype}: the operands must have one dtype")
     inputs, output, sizes = M.parse_einsum(equation, [o.data for o in operands])
     # Size-1 dimensions broadcast: expanded here, so that Expand's backward sums them again.
     operands = [o if o.shape == full else o.expand(*full) for o, full in
@@ -145,18 +160,27 @@ def _other(op: str, other) -> Tensor:
 def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """|input - other| <= atol + rtol * |other|, elementwise (torch.isclose: same dtypes)."""
-    input, other = _input("isclose", input), _other("isclose", other)
-    if input.dtype != other.dtype:
-        raise RuntimeError(f"isclose(): expected both inputs to have the same dtype, got "
-                           f"{input.dtype} and {other.dtype}")
-    E.check_broadcast("isclose", input.data, other.data)
-    return Tensor._make(np.asarray(np.isclose(input.data, other.data, rtol, atol, equal_nan)),
-                        None)
+    return Tensor._make(_isclose("isclose", input, other, rtol, atol, equal_nan), None)
 
 
 def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
-    return bool(isclose(input, other, rtol, atol, equal_nan).data.all())
+    return bool(_isclose("allclose", input, other, rtol, atol, equal_nan).all())
+
+
+def _isclose(op: str, input, other, rtol, atol, equal_nan) -> np.ndarray:
+    input, other = _input(op, input), _other(op, other)
+    equal_nan = check_flag(op, "equal_nan", equal_nan)
+    for name, tolerance in (("rtol", rtol), ("atol", atol)):
+        if isinstance(tolerance, complex) or not check_number(op, name, tolerance) >= 0:
+            raise (TypeError if isinstance(tolerance, complex) else RuntimeError)(
+                f"{op}: {name} must be a real number >= 0, got {tolerance!r}")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{op}(): expected input and other to have the same dtype, got "
+                           f"{input.dtype} and {other.dtype}")
+    if input.shape != other.shape:
+        E.check_broadcast(op, input.data, other.data)
+    return np.asarray(np.isclose(input.data, other.data, rtol, atol, equal_nan))
 
 
 def equal(input, other) -> bool:
@@ -170,4 +194,4 @@ def is_tensor(obj) -> bool:
 
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in (
-    "np", "join", "E", "M", "tensor_arg", "Tensor")]
+    "np", "join", "E", "M", "check_flag", "check_number", "tensor_arg", "Tensor", "OMITTED")]

@@ -12,6 +12,7 @@ one op file and you have seen the whole engine.
 """
 from __future__ import annotations
 
+import builtins
 import itertools
 import threading
 
@@ -219,21 +220,44 @@ def _as_array(data, dtype) -> np.ndarray:
     return array
 
 
-def check_device(op: str, device) -> None:
-    """``device=`` as torch takes it: None, "cpu" (or "cpu:0", torch.device("cpu")) only."""
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise RuntimeError(f"{op}: device {device!r} is not available: tinygrad_pool runs on "
-                           f"the CPU only (device='cpu'); see docs/porting.md")
+def check_device(op: str, device, note: str = "") -> None:
+    """``device=`` as torch takes it: None, "cpu" (or "cpu:0", torch.device("cpu")) only. Any
+    other device, or a device index (an int: CUDA's), is not available (torch's RuntimeError);
+    a value that names no device at all is a TypeError, as torch's."""
+    if device is None:
+        return
+    if isinstance(device, (builtins.bool, np.bool_)) or not (
+            isinstance(device, (str, builtins.int, np.integer)) or hasattr(device, "type")):
+        raise TypeError(f"{op}: device must be a str such as 'cpu' (or a torch.device), got "
+                        f"{type(device).__name__} ({device!r}){note}")
+    if str(device).split(":")[0] != "cpu":
+        raise RuntimeError(f"{op}: device {device!r} is not available{note}: tinygrad_pool runs "
+                           f"on the CPU only (device='cpu'); see docs/porting.md")
 
 
-def _check_can_require_grad(dtype) -> None:
+def _check_can_require_grad(dtype, op: str = "Tensor") -> None:
     if not np.issubdtype(dtype, np.floating):
-        raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
-                           f"(this one has dtype {dtype}; convert it first, e.g. "
+        raise RuntimeError(f"{op}: only Tensors of floating point dtype can require gradients "
+                           f"(input has dtype {dtype}; convert it first, e.g. "
                            f"Tensor(x, dtype=np.float32))")
 
 
+class _Omitted:
+    """The default of an argument that torch takes only as a value of its own type: left out,
+    it has its default meaning; given as None, it is refused, as torch refuses
+    ``x.max(dim=None)`` or ``x.sum(1, keepdim=None)``. (NumPy's ``keepdims=<no value>`` is
+    the same device.)"""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+OMITTED = _Omitted()
+
+
 _NOT_COMPARABLE = (type(None), str, bytes, list, tuple, dict, set)
+_BOOLS = (builtins.bool, np.bool_)
 
 
 class Size(tuple):
@@ -256,6 +280,12 @@ class Size(tuple):
 # Leaf gradients are summed under one lock: two threads running backward on one shared model
 # must both land in .grad (a read-add-write without it loses updates).
 _ACCUMULATE_LOCK = threading.Lock()
+
+
+class NotAnOperand(TypeError):
+    """Raised inside an operator whose other operand it cannot take (a string, a list, None):
+    the operator returns NotImplemented, so Python tries the other operand's reflected method
+    and then raises its own TypeError ("unsupported operand type(s) for +"), as torch's do."""
 
 
 class Tensor:
@@ -314,10 +344,14 @@ class Tensor:
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
         if flag:
-            _check_can_require_grad(self.data.dtype)
+            _check_can_require_grad(self.data.dtype, "requires_grad")
         self._requires_grad = bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if type(requires_grad) is not bool:
+            requires_grad = A.check_flag("requires_grad_", "requires_grad", requires_grad)
+        if requires_grad:
+            _check_can_require_grad(self.data.dtype, "requires_grad_")
         self.requires_grad = requires_grad
         return self
 
@@ -357,7 +391,7 @@ class Tensor:
     def item(self):
         if self.data.size != 1:
             raise RuntimeError(f"item: a Tensor with {self.data.size} elements cannot be "
-                               f"converted to Scalar (shape {list(self.data.shape)})")
+                               f"converted to Scalar (input has shape {list(self.data.shape)})")
         return self.data.item()
 
     def tolist(self):
@@ -396,14 +430,17 @@ class Tensor:
     # ---- dtype conversions (torch's names; a float-to-float cast stays in the graph) ---------
     def to(self, *args, dtype=None, device=None, copy: bool = False, non_blocking: bool = False):
         """``to(dtype)``, ``to("cpu")``, ``to(other_tensor)``, ``to(device, dtype)``."""
+        note = ""
         for arg in args:
             if isinstance(arg, Tensor):
                 dtype = arg.dtype
-            elif isinstance(arg, str) and arg not in dtypes.DTYPES:
-                device = arg
+            elif isinstance(arg, (str, builtins.int, np.integer)) and arg not in dtypes.DTYPES \
+                    and not isinstance(arg, builtins.bool):
+                # (a string that is no dtype's name, or an int, names a device, as in torch)
+                device, note = arg, " (an argument that names no dtype is read as a device)"
             else:
                 dtype = arg
-        check_device("to", device)
+        check_device("to", device, note)
         if dtype is None:
             return self.clone() if copy else self
         dtype = dtypes.as_dtype("to", dtype)
@@ -414,7 +451,16 @@ class Tensor:
         return Tensor._make(self.data.astype(dtype), None)  # not differentiable: no graph
 
     def type(self, dtype=None):
-        return str(self.data.dtype) if dtype is None else self.to(dtype)
+        """The dtype's name, or a copy converted to ``dtype`` (a dtype, or its name)."""
+        if dtype is None:
+            return str(self.data.dtype)
+        if isinstance(dtype, str) and dtype not in dtypes.DTYPES:
+            raise ValueError(f"type: invalid type {dtype!r}: dtype must be one of "
+                             f"tinygrad_pool's dtypes or its name")
+        if not isinstance(dtype, (str, np.dtype)):
+            raise TypeError(f"type: dtype must be a dtype or its name, got "
+                            f"{type(dtype).__name__} ({dtype!r})")
+        return self.to(dtypes.as_dtype("type", dtype))
 
     def float(self): return self.to(dtypes.float32)
     def double(self): return self.to(dtypes.float64)
@@ -422,7 +468,7 @@ class Tensor:
     def long(self): return self.to(dtypes.int64)
     def int(self): return self.to(dtypes.int32)
     def bool(self): return self.to(dtypes.bool)
-    def type_as(self, other): return self.to(other.dtype)
+    def type_as(self, other): return self.to(E.check_tensor("type_as", "other", other).dtype)
     def cpu(self): return self
 
     def clone(self) -> "Tensor":
@@ -609,73 +655,188 @@ class Tensor:
 
     def _pair(self, other) -> tuple:
         """(self, other) as tensors of one dtype, by torch's promotion rules: a Python number
-        does not change a float tensor's dtype; ``int_tensor * 1.5`` is float32 (ops/elementwise)."""
+        does not change a float tensor's dtype; ``int_tensor * 1.5`` is float32 (ops/elementwise).
+        An operand that is no tensor, array or real number raises ``NotAnOperand``: the operator
+        then returns NotImplemented, and Python raises its TypeError (as with torch)."""
         if isinstance(other, Tensor):
             if other.data.dtype is self.data.dtype:  # the common case, decided at once
                 return self, other
         elif isinstance(other, (int, float)) and self.data.dtype.kind == "f":
             return self, Tensor._make(np.asarray(other, dtype=self.data.dtype), None)
-        elif isinstance(other, np.ndarray):
-            other = Tensor._make(other, None)
+        elif isinstance(other, np.ndarray):  # (torch takes an array operand too)
+            other = Tensor._make(_as_array(other, None), None)
+        elif not E.is_number(other):
+            raise NotAnOperand
         return tuple(E.promote(self, other))
 
-    def __add__(self, other): return E.Add.apply(*self._pair(other))
-    def __sub__(self, other): return E.Sub.apply(*self._pair(other))
-    def __mul__(self, other): return E.Mul.apply(*self._pair(other))
-    def __truediv__(self, other): return E.Div.apply(*E.floating_pair(*self._pair(other)))
-    def __radd__(self, other): return E.Add.apply(*self._pair(other)[::-1])
-    def __rsub__(self, other): return E.Sub.apply(*self._pair(other)[::-1])
-    def __rmul__(self, other): return E.Mul.apply(*self._pair(other)[::-1])
-    def __rtruediv__(self, other): return E.Div.apply(*E.floating_pair(*self._pair(other)[::-1]))
-    def __neg__(self): return E.Neg.apply(self)
-    def __matmul__(self, other): return M.MatMul.apply(*self._pair(other))
-    def __rmatmul__(self, other): return M.MatMul.apply(*self._pair(other)[::-1])
+    # (The try costs nothing until something is raised: the chain of +, * stays as fast.)
+    def __add__(self, other):
+        try:
+            return E.Add.apply(*self._pair(other))
+        except NotAnOperand:
+            return NotImplemented
+
+    def __sub__(self, other):
+        try:
+            a, b = self._pair(other)
+        except NotAnOperand:
+            return NotImplemented
+        # torch refuses a bool operand (inline tests: this is a hot path)
+        if self.data.dtype is dtypes.bool or (b is not other and (
+                type(other) in _BOOLS or (isinstance(other, Tensor) and other.data.dtype is dtypes.bool))):
+            E.check_sub("-", self, other)
+        return E.Sub.apply(a, b)
+
+    def __mul__(self, other):
+        try:
+            return E.Mul.apply(*self._pair(other))
+        except NotAnOperand:
+            return NotImplemented
+
+    def __truediv__(self, other):
+        try:
+            return E.Div.apply(*E.floating_pair(*self._pair(other)))
+        except NotAnOperand:
+            return NotImplemented
+
+    def __radd__(self, other):
+        try:
+            return E.Add.apply(*self._pair(other)[::-1])
+        except NotAnOperand:
+            return NotImplemented
+
+    def __rsub__(self, other):
+        try:
+            b, a = self._pair(other)
+        except NotAnOperand:
+            return NotImplemented
+        E.check_sub("-", other, self)
+        return E.Sub.apply(a, b)
+
+    def __rmul__(self, other):
+        try:
+            return E.Mul.apply(*self._pair(other)[::-1])
+        except NotAnOperand:
+            return NotImplemented
+
+    def __rtruediv__(self, other):
+        try:
+            return E.Div.apply(*E.floating_pair(*self._pair(other)[::-1]))
+        except NotAnOperand:
+            return NotImplemented
+
+    def __matmul__(self, other):
+        if isinstance(other, np.ndarray):  # (torch takes an array operand too)
+            other = Tensor._make(_as_array(other, None), None)
+        elif not isinstance(other, Tensor):
+            return NotImplemented
+        return M.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        if not isinstance(other, np.ndarray):
+            return NotImplemented
+        return M.matmul(Tensor._make(_as_array(other, None), None), self)
+
+    def __neg__(self):
+        if self.data.dtype is dtypes.bool:
+            E.refuse_bool("-", self)
+        return E.Neg.apply(self)
+
     def __getitem__(self, index): return V.Index.apply(self, index=V.normalize_index(index))
-    # torch's method spellings of the operators
-    def add(self, other, *, alpha=1): return self + (other if alpha == 1 else other * alpha)
-    def sub(self, other, *, alpha=1): return self - (other if alpha == 1 else other * alpha)
-    def mul(self, other): return self * other
-    def div(self, other): return self / other
-    def neg(self): return -self
+
+    # torch's method spellings of the operators: a Tensor or a number, nothing else
+    def add(self, other, *, alpha=1):
+        return self + E.scaled_operand("add", other, alpha)
+
+    def sub(self, other, *, alpha=1):
+        E.check_sub("sub", self, other)
+        return self - E.scaled_operand("sub", other, alpha)
+
+    def mul(self, other): return self * E.check_operand("mul", "other", other)
+    def div(self, other): return self / E.check_operand("div", "other", other)
+    def neg(self):
+        if self.data.dtype is dtypes.bool:
+            E.refuse_bool("neg", self)
+        return -self
+
     def square(self): return self * self
     multiply, divide, true_divide, subtract, negative = mul, div, div, sub, neg
 
-    def __pow__(self, exponent): return E.pow(self, exponent)
-    def __rpow__(self, base): return E.pow(base, self)
-    def pow(self, exponent): return E.pow(self, exponent)
+    def __pow__(self, exponent):
+        if isinstance(exponent, np.ndarray):  # (torch takes an array operand too)
+            exponent = Tensor._make(_as_array(exponent, None), None)
+        try:
+            return E.pow(self, exponent)
+        except NotAnOperand:
+            return NotImplemented
+
+    def __rpow__(self, base):
+        try:
+            return E.pow(base, self)
+        except NotAnOperand:
+            return NotImplemented
+
+    def pow(self, exponent): return E.pow(self, E.check_operand("pow", "exponent", exponent))
 
     # Comparisons and logic give bool tensors, element by element: they have no gradient.
     # (A tensor stays hashable by identity, as in torch, so it can key a dict or sit in a set.)
-    def _compare(self, other, op) -> "Tensor":
+    def _compare(self, other, op, name: str) -> "Tensor":
         other = self._pair(other)[1].data
         if self.data.shape != other.shape and self.data.ndim and other.ndim:
-            E.check_broadcast(op.__name__, self.data, other)
+            E.check_broadcast(name, self.data, other)
         return Tensor._make(np.asarray(op(self.data, other)), None)
 
-    def eq(self, other): return self._compare(other, np.equal)
-    def ne(self, other): return self._compare(other, np.not_equal)
-    def gt(self, other): return self._compare(other, np.greater)
-    def lt(self, other): return self._compare(other, np.less)
-    def ge(self, other): return self._compare(other, np.greater_equal)
-    def le(self, other): return self._compare(other, np.less_equal)
-    __gt__, __lt__, __ge__, __le__ = gt, lt, ge, le
+    # The methods take a Tensor or a number; the operators an array too (NotImplemented else)
+    def eq(self, other): return self._compare(E.check_operand("eq", "other", other), np.equal, "eq")
+    def ne(self, other): return self._compare(E.check_operand("ne", "other", other), np.not_equal, "ne")
+    def gt(self, other): return self._compare(E.check_operand("gt", "other", other), np.greater, "gt")
+    def lt(self, other): return self._compare(E.check_operand("lt", "other", other), np.less, "lt")
+    def ge(self, other):
+        return self._compare(E.check_operand("ge", "other", other), np.greater_equal, "ge")
+
+    def le(self, other):
+        return self._compare(E.check_operand("le", "other", other), np.less_equal, "le")
+
+    def _compare_operator(self, other, op, name: str):
+        try:
+            return self._compare(other, op, name)
+        except NotAnOperand:
+            return NotImplemented
+
+    def _order_operator(self, other, op, name: str):
+        # (torch orders a tensor against tensors and numbers, not arrays: Python's TypeError)
+        if isinstance(other, np.ndarray):
+            return NotImplemented
+        return self._compare_operator(other, op, name)
+
+    def __gt__(self, other): return self._order_operator(other, np.greater, "gt")
+    def __lt__(self, other): return self._order_operator(other, np.less, "lt")
+    def __ge__(self, other): return self._order_operator(other, np.greater_equal, "ge")
+    def __le__(self, other): return self._order_operator(other, np.less_equal, "le")
     __hash__ = object.__hash__
 
     # ``t == None`` is False and ``t != None`` True, as in torch: Python compares what a tensor
     # cannot hold (None, strings, containers) by identity.
     def __eq__(self, other):
-        return NotImplemented if isinstance(other, _NOT_COMPARABLE) else self.eq(other)
+        return NotImplemented if isinstance(other, _NOT_COMPARABLE) else \
+            self._compare_operator(other, np.equal, "eq")
 
     def __ne__(self, other):
-        return NotImplemented if isinstance(other, _NOT_COMPARABLE) else self.ne(other)
+        return NotImplemented if isinstance(other, _NOT_COMPARABLE) else \
+            self._compare_operator(other, np.not_equal, "ne")
 
     greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 
     def _logical(self, other, op, name: str) -> "Tensor":
+        if not isinstance(other, (Tensor, np.ndarray)) and not E.is_number(other):
+            return NotImplemented  # (Python's TypeError: unsupported operand type(s) for &)
         other = self._const(other).data
         if self.data.dtype.kind == "f" or other.dtype.kind == "f":
-            raise NotImplementedError(f"{name}: not implemented for floating-point tensors (dtypes "
-                               f"{self.data.dtype} and {other.dtype}); use bool or int tensors")
+            raise NotImplementedError(f"{name}: not implemented for floating-point tensors (input "
+                                      f"of dtype {self.data.dtype} and other of dtype "
+                                      f"{other.dtype}); use bool or int tensors")
+        if self.data.shape != other.shape and self.data.ndim and other.ndim:
+            E.check_broadcast(name, self.data, other)
         return Tensor._make(np.asarray(op(self.data, other)), None)
 
     def __and__(self, other): return self._logical(other, np.bitwise_and, "and (&)")
@@ -685,20 +846,25 @@ class Tensor:
 
     def __invert__(self):
         if self.data.dtype.kind == "f":
-            raise TypeError(f"~ (bitwise not) is only supported for integer and bool tensors, "
-                            f"got {self.data.dtype}")
+            raise TypeError(f"~: input must be an integer or bool tensor (bitwise not), got "
+                            f"dtype {self.data.dtype}")
         return Tensor._make(np.asarray(~self.data), None)
 
     def logical_not(self): return Tensor._make(np.asarray(self.data == 0), None)
-    def logical_and(self, other): return self._compare(other, np.logical_and)
-    def logical_or(self, other): return self._compare(other, np.logical_or)
+    def logical_and(self, other):
+        return self._compare(E.check_tensor("logical_and", "other", other), np.logical_and,
+                             "logical_and")
+
+    def logical_or(self, other):
+        return self._compare(E.check_tensor("logical_or", "other", other), np.logical_or,
+                             "logical_or")
 
     def all(self, dim=None, keepdim: bool = False): return self._test(np.all, "all", dim, keepdim)
     def any(self, dim=None, keepdim: bool = False): return self._test(np.any, "any", dim, keepdim)
 
     def _test(self, reduce, name: str, dim, keepdim: bool) -> "Tensor":
         """all/any along dims: a bool tensor, no gradient."""
-        args = R.reduce_args(name, self.data.shape, None, keepdim, dim, None)
+        args = R.reduce_args(name, self.data.shape, None, keepdim, dim, OMITTED)
         return Tensor._make(np.asarray(reduce(self.data, args["axis"], keepdims=args["keepdims"])),
                             None)
 
@@ -710,11 +876,19 @@ class Tensor:
     def exp(self): return E.Exp.apply(self._float())
     def log(self): return E.Log.apply(self._float())
     def sqrt(self): return E.Sqrt.apply(self._float())
-    def relu(self): return E.ReLU.apply(self)
+    def relu(self):
+        if self.data.dtype is dtypes.bool:
+            E.refuse_bool("relu", self)
+        return E.ReLU.apply(self)
+
     def sigmoid(self): return E.Sigmoid.apply(self._float())
     def tanh(self): return E.Tanh.apply(self._float())
     def arctan(self): return E.Arctan.apply(self._float())
-    def abs(self): return E.Abs.apply(self)
+    def abs(self):
+        if self.data.dtype is dtypes.bool:
+            E.refuse_bool("abs", self)
+        return E.Abs.apply(self)
+
     def log1p(self): return E.log1p(self)
     def rsqrt(self): return E.rsqrt(self)
     def sin(self): return E.sin(self)
@@ -729,62 +903,168 @@ class Tensor:
 
     def clamp(self, min=None, max=None): return E.clamp(self, min, max)
     clip = clamp
-    def clamp_min(self, min): return E.clamp(self, min=min)
-    def clamp_max(self, max): return E.clamp(self, max=max)
+    def clamp_min(self, min): return E.clamp(self, min=E.check_bound("clamp_min", "min", min))
+    def clamp_max(self, max): return E.clamp(self, max=E.check_bound("clamp_max", "max", max))
 
     # In place (PyTorch's trailing underscore; augmented operators too). ``a @= b`` is not
     # here on purpose: PyTorch has no in-place matmul, so Python rebinds ``a`` to ``a @ b``.
-    def add_(self, other, *, alpha=1):
-        return self._inplace(E.Add, other if alpha == 1 else self._const(other) * alpha)
+    # Each checks all of its arguments first: a refused call changes nothing (data, version,
+    # grad_fn), as in torch.
+    def _check_fits(self, op: str, name: str, other, dtype=None) -> None:
+        """Refuse a result that cannot be written into this tensor: ``other`` (a Tensor, or
+        None) must broadcast to our shape, and the result's ``dtype`` cast to ours (torch: a
+        float result does not go into an integer tensor; float64 into float32 does)."""
+        if dtype is not None and not np.can_cast(dtype, self.data.dtype, "same_kind"):
+            raise RuntimeError(f"{op}: result type {dtype} can't be cast to the desired output "
+                               f"type {self.data.dtype} of input")
+        shape = self.data.shape if other is None else other.data.shape
+        if shape != self.data.shape:
+            try:
+                fits = np.broadcast_shapes(shape, self.data.shape) == self.data.shape
+            except ValueError:
+                fits = False
+            if not fits:
+                raise E.BroadcastError(f"{op}: {name} of shape {shape} does not broadcast to "
+                                       f"the shape {self.data.shape} of input, which the result "
+                                       f"is written into")
 
-    def sub_(self, other, *, alpha=1):
-        return self._inplace(E.Sub, other if alpha == 1 else self._const(other) * alpha)
+    def _inplace_binary(self, op: str, fn: type, other, alpha=1) -> "Tensor":
+        """``x.add_(y)``, ``x += y``... (``op`` is the name errors give): y a Tensor or a number
+        (anything else raises ``NotAnOperand``, which ``+=`` turns into NotImplemented)."""
+        E.check_operand(op, "other", other)
+        if fn is E.Sub:
+            E.check_sub(op, self, other)
+        if type(alpha) is not builtins.int or alpha != 1:
+            other = E.scaled_operand(op, other, alpha)
+        dtype = E.result_dtype(self, other)
+        if fn is E.Div and dtype.kind != "f":  # true division: integers divide as floats
+            dtype = dtypes.get_default_dtype()
+        other = self._const(other)
+        self._check_fits(op, "other", other, dtype)
+        return self._inplace(fn, other)
 
-    def mul_(self, other): return self._inplace(E.Mul, other)
-    def div_(self, other): return self._inplace(E.Div, other)
-    def pow_(self, exponent): return self._inplace(E.Pow, exponent=float(exponent))
-    def neg_(self): return self._inplace(E.Neg)
-    def exp_(self): return self._inplace(E.Exp)
-    def log_(self): return self._inplace(E.Log)
-    def sqrt_(self): return self._inplace(E.Sqrt)
-    def relu_(self): return self._inplace(E.ReLU)
-    def sigmoid_(self): return self._inplace(E.Sigmoid)
-    def tanh_(self): return self._inplace(E.Tanh)
-    def abs_(self): return self._inplace(E.Abs)
+    def _inplace_unary(self, op: str, fn: type, floating: bool = False) -> "Tensor":
+        if floating and self.data.dtype.kind != "f":
+            raise RuntimeError(f"{op}: result type {dtypes.get_default_dtype()} can't be cast "
+                               f"to the desired output type {self.data.dtype} of input")
+        if self.data.dtype is dtypes.bool and fn in (E.Neg, E.ReLU, E.Abs):
+            E.refuse_bool(op, self)
+        return self._inplace(fn)
+
+    def add_(self, other, *, alpha=1): return self._inplace_binary("add_", E.Add, other, alpha)
+    def sub_(self, other, *, alpha=1): return self._inplace_binary("sub_", E.Sub, other, alpha)
+    def mul_(self, other): return self._inplace_binary("mul_", E.Mul, other)
+    def div_(self, other): return self._inplace_binary("div_", E.Div, other)
+
+    def pow_(self, exponent):
+        if isinstance(exponent, complex):
+            raise RuntimeError(f"pow_: exponent {exponent!r} is complex: result type complex "
+                               f"can't be cast to the desired output type {self.data.dtype} of "
+                               f"input")
+        E.check_operand("pow_", "exponent", exponent)
+        dtype = E.result_dtype(self, exponent)
+        if isinstance(exponent, Tensor):
+            self._check_fits("pow_", "exponent", exponent, dtype)
+            return self._inplace(E.PowTensor, exponent)
+        self._check_fits("pow_", "exponent", None, dtype)
+        if self.data.dtype.kind != "f" and exponent < 0:
+            raise RuntimeError(f"pow_: integers to negative integer powers are not allowed "
+                               f"(input of dtype {self.data.dtype}, exponent {exponent})")
+        return self._inplace(E.Pow, exponent=exponent)
+
+    def neg_(self): return self._inplace_unary("neg_", E.Neg)
+    def exp_(self): return self._inplace_unary("exp_", E.Exp, floating=True)
+    def log_(self): return self._inplace_unary("log_", E.Log, floating=True)
+    def sqrt_(self): return self._inplace_unary("sqrt_", E.Sqrt, floating=True)
+    def relu_(self): return self._inplace_unary("relu_", E.ReLU)
+    def sigmoid_(self): return self._inplace_unary("sigmoid_", E.Sigmoid, floating=True)
+    def tanh_(self): return self._inplace_unary("tanh_", E.Tanh, floating=True)
+    def abs_(self): return self._inplace_unary("abs_", E.Abs)
 
     def clamp_(self, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("clamp_: at least one of min and max must not be None")
+        bounds = {side: value for side, value in (("min", min), ("max", max)) if value is not None}
+        tensors = [isinstance(value, Tensor) for value in bounds.values()]
+        for side, value in bounds.items():
+            if not isinstance(value, Tensor):
+                A.check_scalar("clamp_", side, value)
+        dtype = E.result_dtype(self, *bounds.values())
+        if any(tensors):
+            if not all(tensors):
+                raise TypeError(f"clamp_: min and max must both be Tensors or both be numbers "
+                                f"(or None), got min={type(min).__name__}, "
+                                f"max={type(max).__name__}")
+            for side, value in bounds.items():
+                self._check_fits("clamp_", side, value, dtype)
+            return self._inplace(E.ClampTensor, *bounds.values(), sides=tuple(bounds))
+        self._check_fits("clamp_", "min" if min is not None else "max", None, dtype)
         return self._inplace(E.Clamp, low=min, high=max)
 
     def clamp_min_(self, min): return self.clamp_(min=min)
-    def copy_(self, src): return self._inplace(V.Copy, src)
+    def clamp_max_(self, max): return self.clamp_(max=max)
+
+    def copy_(self, src):
+        self._check_fits("copy_", "src", E.check_tensor("copy_", "src", src))
+        return self._inplace(V.Copy, src)
+
     def fill_(self, value):
         if isinstance(value, Tensor):  # a 0-d tensor: its gradient is the sum over self
+            if value.data.ndim:
+                raise RuntimeError(f"fill_: value must be a number or a 0-d Tensor, got a "
+                                   f"tensor of shape {value.data.shape}")
             return self.copy_(value)
-        return self._inplace(V.Fill, value=value)
+        return self._inplace(V.Fill, value=A.check_scalar("fill_", "value", value))
+
     def zero_(self): return self.fill_(0)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
+        """Fill with numbers drawn uniformly from [a, b) (torch's ``from`` and ``to``)."""
+        for name, value in (("a", a), ("b", b)):
+            if not np.isfinite(A.check_number("uniform_", name, value)):
+                raise RuntimeError(f"uniform_: {name}={value} is out of bounds for float")
+        if a > b:
+            raise RuntimeError(f"uniform_: expects a [a, b) range, but found a={a} > b={b}")
+        A.check_floating("uniform_", "input", self)
         from .random import default_generator
         rng = default_generator() if generator is None else generator
-        return self.copy_(rng.uniform(a, b, size=self.shape).astype(self.dtype))
+        return self.copy_(Tensor._make(rng.uniform(a, b, self.data.shape).astype(self.dtype), None))
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
+        """Fill with numbers drawn from the normal distribution N(mean, std²)."""
+        A.check_number("normal_", "mean", mean)
+        if not A.check_number("normal_", "std", std) >= 0:  # (NaN is refused too)
+            raise RuntimeError(f"normal_: expects std >= 0.0, but found std={std}")
+        A.check_floating("normal_", "input", self)
         from .random import default_generator
         rng = default_generator() if generator is None else generator
-        return self.copy_(rng.normal(mean, std, size=self.shape).astype(self.dtype))
+        return self.copy_(Tensor._make(rng.normal(mean, std, self.data.shape).astype(self.dtype),
+                                       None))
 
-    def __iadd__(self, other): return self.add_(other)
-    def __isub__(self, other): return self.sub_(other)
-    def __imul__(self, other): return self.mul_(other)
-    def __itruediv__(self, other): return self.div_(other)
+    # ``x += y`` with a y that no in-place op takes (an array, a list): NotImplemented, and
+    # Python falls back to ``x = x + y``, as with torch
+    def __iadd__(self, other): return self._augmented("+=", E.Add, other)
+    def __isub__(self, other): return self._augmented("-=", E.Sub, other)
+    def __imul__(self, other): return self._augmented("*=", E.Mul, other)
+    def __itruediv__(self, other): return self._augmented("/=", E.Div, other)
+
+    def _augmented(self, op: str, fn: type, other):
+        try:
+            return self._inplace_binary(op, fn, other)
+        except NotAnOperand:
+            return NotImplemented
 
     def __setitem__(self, index, value):
-        """``t[index] = value``: a view of t overwritten, or (advanced index) torch's index_put_."""
+        """``t[index] = value``: a view of t overwritten, or (advanced index) torch's index_put_.
+        value is a Tensor or a Python number (torch refuses arrays and lists here)."""
         index = V.normalize_index(index)
-        if V.is_advanced(index):
+        if not isinstance(value, Tensor):
+            if not isinstance(value, (builtins.int, builtins.float)):  # (bool is an int)
+                A.check_scalar("index", "value", value)  # (a complex value: RuntimeError)
+                raise TypeError(f"index: can't assign a {type(value).__name__} to input[index]: "
+                                f"value must be a Tensor or a number")
             value = self._const(value)
+        if V.is_advanced(index):
             recording = _mode.grad_enabled and (self._requires_grad or value._requires_grad)
             self._check_inplace()
             if not recording:
@@ -793,25 +1073,30 @@ class Tensor:
                 return
             self._take_over(V.IndexPut.apply(self, value, index=index))
             return
-        self[index].copy_(value)
+        target = self[index]
+        extra = value.data.ndim - target.data.ndim
+        if extra > 0 and value.data.shape[:extra] == (1,) * extra:  # torch drops leading 1s
+            value = value.reshape(value.data.shape[extra:])
+        target._check_fits("index", "value", value)
+        target._inplace(V.Copy, value)
 
-    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=OMITTED):
         return R.Sum.apply(self, **R.reduce_args("sum", self.data.shape, axis, keepdims, dim, keepdim))
 
-    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=OMITTED):
         return R.Mean.apply(self, **R.reduce_args("mean", self.data.shape, axis, keepdims, dim, keepdim))
 
-    def max(self, dim=None, keepdim: bool = False):
+    def max(self, dim=OMITTED, keepdim: bool = False):
         """The largest value (0-d); with ``dim``, ``(values, indices)`` along it; given a
         tensor, the elementwise maximum — as torch's ``max``."""
         return R.max(self, dim, keepdim)
 
-    def min(self, dim=None, keepdim: bool = False): return R.min(self, dim, keepdim)
+    def min(self, dim=OMITTED, keepdim: bool = False): return R.min(self, dim, keepdim)
     def amax(self, dim=(), keepdim: bool = False): return R.amax(self, dim, keepdim)
     def amin(self, dim=(), keepdim: bool = False): return R.amin(self, dim, keepdim)
     def argmax(self, dim=None, keepdim: bool = False): return R.argmax(self, dim, keepdim)
     def argmin(self, dim=None, keepdim: bool = False): return R.argmin(self, dim, keepdim)
-    def prod(self, dim=None, keepdim: bool = False): return R.prod(self, dim, keepdim)
+    def prod(self, dim=OMITTED, keepdim: bool = False): return R.prod(self, dim, keepdim)
 
     def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
         return R.var(self, dim, unbiased, keepdim, correction=correction)
@@ -846,7 +1131,7 @@ class Tensor:
         return V.Reshape.apply(self, shape=V.flattened_shape(self.data.shape, start_dim, end_dim))
 
     def flip(self, dims): return V.flip(self, dims)
-    def squeeze(self, dim=None): return V.squeeze(self, dim)
+    def squeeze(self, dim=OMITTED): return V.squeeze(self, dim)
     def unsqueeze(self, dim): return V.unsqueeze(self, dim)
     def unflatten(self, dim, sizes): return V.unflatten(self, dim, sizes)
     def view_as(self, other): return V.view_as(self, other)
@@ -877,7 +1162,7 @@ class Tensor:
     def masked_fill_(self, mask, value): return S.masked_fill_(self, mask, value)
     def take_along_dim(self, indices, dim=None): return S.take_along_dim(self, indices, dim)
 
-    def matmul(self, other): return self @ other
+    def matmul(self, other): return M.matmul(self, E.check_tensor("matmul", "other", other))
 
     def conv2d(self, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         return C.conv2d(self, weight, bias, stride, padding, dilation, groups)
@@ -892,11 +1177,12 @@ class Tensor:
         return P.avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                             divisor_override)
 
+    # (the methods take no dim=None, as torch's: torch.nn.functional's guesses one, deprecated)
     def log_softmax(self, dim: int = -1):
-        return L.log_softmax(self, dim)
+        return L.log_softmax(self, A.check_int("log_softmax", "dim", dim))
 
     def softmax(self, dim: int = -1):
-        return L.softmax(self, dim)
+        return L.softmax(self, A.check_int("softmax", "dim", dim))
 
 
 class _Unsupported:
@@ -980,11 +1266,15 @@ def _seed(root: Tensor, gradient, create_graph: bool):
         seed = np.ones_like(root.data)
     elif create_graph and isinstance(gradient, Tensor):
         seed = gradient
-    else:
+    elif isinstance(gradient, (Tensor, np.ndarray)):  # (an array: this package's tests use them)
         seed = _as_array(gradient, root.dtype)
+    else:
+        raise TypeError(f"backward: gradient must be a Tensor or None, got "
+                        f"{type(gradient).__name__}")
     if seed.shape != root.shape:
-        raise ValueError(
-            f"backward: gradient has shape {seed.shape} but the output has shape {root.shape}")
+        raise E.BroadcastError(  # (torch's RuntimeError; a ValueError as this package's was)
+            f"backward: gradient has shape {seed.shape} but the output has shape {root.shape} "
+            f"(Mismatch in shape)")
     if create_graph and not isinstance(seed, Tensor):
         seed = Tensor._make(seed, None)
     return seed
@@ -1019,57 +1309,60 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
     # Recorded only under create_graph (no_grad/enable_grad, switched by hand: this is per call)
     mode_before, _mode.grad_enabled = _mode.grad_enabled, create_graph
     try:
-        for node in reversed(order):  # outputs before the inputs they were computed from
-            key = id(node)
-            grad = pop(key, None)
-            if grad is None:
-                continue
-            if isinstance(node, Tensor):  # a leaf
-                if plain or (capture is None and key in accumulate_into):
-                    node._accumulate(grad, adopt=True)
-                elif capture is not None and key in capture:
-                    capture[key] = grad
-                continue
-            fn = node
-            if plain:
-                if fn.retained is not None:
-                    fn.retained._accumulate(grad, adopt=False)
-            elif capture is not None:
-                if key in capture:
-                    capture[key] = grad
-            elif key in accumulate_into:
-                accumulate_into[key]._accumulate(grad, adopt=False)
-            if create_graph:
-                input_grads = _backward_on_graph(fn, grad)
-            else:
-                input_grads = fn.backward(grad)
-            if type(input_grads) is np.ndarray:  # one input's gradient, bare
-                input_grads = (input_grads,)
-            if type(input_grads) is not tuple or len(input_grads) != len(fn.edges):
-                input_grads = _as_gradient_tuple(fn, input_grads)
-            for edge, parent, parent_grad in zip(fn.edges, fn.parents, input_grads):
-                if parent_grad is None:
+        # inf·0 and inf - inf in a gradient are nan, silently, as torch's: NumPy's warnings
+        # are switched off once per backward here rather than once per op
+        with np.errstate(all="ignore"):
+            for node in reversed(order):  # outputs before the inputs they were computed from
+                key = id(node)
+                grad = pop(key, None)
+                if grad is None:
                     continue
-                data = parent.data
-                # (dtypes by identity: NumPy's built-in ones are singletons, and comparing
-                # them with != costs more than the rest of this check together)
-                if create_graph or type(parent_grad) is not np.ndarray \
-                        or parent_grad.dtype is not data.dtype or parent_grad.shape != data.shape:
-                    index = [g is parent_grad for g in input_grads].index(True)
-                    parent_grad = _checked_gradient(fn, index, data, parent_grad, create_graph)
-                if edge is None:
+                if isinstance(node, Tensor):  # a leaf
+                    if plain or (capture is None and key in accumulate_into):
+                        node._accumulate(grad, adopt=True)
+                    elif capture is not None and key in capture:
+                        capture[key] = grad
                     continue
-                key = id(edge)
-                if key in grads:
-                    grads[key] = grads[key] + parent_grad
+                fn = node
+                if plain:
+                    if fn.retained is not None:
+                        fn.retained._accumulate(grad, adopt=False)
+                elif capture is not None:
+                    if key in capture:
+                        capture[key] = grad
+                elif key in accumulate_into:
+                    accumulate_into[key]._accumulate(grad, adopt=False)
+                if create_graph:
+                    input_grads = _backward_on_graph(fn, grad)
                 else:
-                    grads[key] = parent_grad
-            if not retain_graph:
-                fn.release()
-            input_grads = parent_grad = None  # no stale references (see memory.unreferenced)
-            if type(grad) is np.ndarray and grad.nbytes >= memory.SCRATCH_MIN_BYTES \
-                    and memory.unreferenced(grad):
-                memory.give_buffer(grad)  # used up: the next step's ops can write into it
+                    input_grads = fn.backward(grad)
+                if type(input_grads) is np.ndarray:  # one input's gradient, bare
+                    input_grads = (input_grads,)
+                if type(input_grads) is not tuple or len(input_grads) != len(fn.edges):
+                    input_grads = _as_gradient_tuple(fn, input_grads)
+                for edge, parent, parent_grad in zip(fn.edges, fn.parents, input_grads):
+                    if parent_grad is None:
+                        continue
+                    data = parent.data
+                    # (dtypes by identity: NumPy's built-in ones are singletons, and comparing
+                    # them with != costs more than the rest of this check together)
+                    if create_graph or type(parent_grad) is not np.ndarray \
+                            or parent_grad.dtype is not data.dtype or parent_grad.shape != data.shape:
+                        index = [g is parent_grad for g in input_grads].index(True)
+                        parent_grad = _checked_gradient(fn, index, data, parent_grad, create_graph)
+                    if edge is None:
+                        continue
+                    key = id(edge)
+                    if key in grads:
+                        grads[key] = grads[key] + parent_grad
+                    else:
+                        grads[key] = parent_grad
+                if not retain_graph:
+                    fn.release()
+                input_grads = parent_grad = None  # no stale references (see memory.unreferenced)
+                if type(grad) is np.ndarray and grad.nbytes >= memory.SCRATCH_MIN_BYTES \
+                        and memory.unreferenced(grad):
+                    memory.give_buffer(grad)  # used up: the next step's ops can write into it
     finally:
         _mode.grad_enabled = mode_before
 
@@ -1184,3 +1477,4 @@ from .ops import pool as P  # noqa: E402
 from .ops import reduce as R  # noqa: E402
 from .ops import join as J  # noqa: E402
 from .ops import select as S  # noqa: E402
+from .ops import args as A  # noqa: E402

@@ -16,7 +16,7 @@ TENSOR = frozenset("""
     bfloat16 bincount bitwise_and bitwise_and_ bitwise_left_shift bitwise_left_shift_
     bitwise_not bitwise_not_ bitwise_or bitwise_or_ bitwise_right_shift bitwise_right_shift_
     bitwise_xor bitwise_xor_ bmm broadcast_to byte cauchy_ ccol_indices cdouble ceil_ cfloat
-    chalf char cholesky cholesky_inverse cholesky_solve clamp_max_ clip_ coalesce col_indices
+    chalf char cholesky cholesky_inverse cholesky_solve clip_ coalesce col_indices
     conj conj_physical conj_physical_ const_data_ptr copysign copysign_ corrcoef cos_ cosh cosh_
     count_nonzero cov cross crow_indices cuda cummax cummin cumprod cumprod_ cumsum_ data_ptr
     deg2rad deg2rad_ dense_dim dequantize det detach_ diag diag_embed diagflat diagonal

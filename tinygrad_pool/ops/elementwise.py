@@ -6,6 +6,10 @@ output; log, abs, arctan and pow their input; a product each factor only when th
 gradient), so the same in-place edits are refused. Masks and signs are computed from the saved
 arrays' values (``np.asarray``): they are constants, with no derivative of their own.
 
+Infinities and NaNs are values like any other, as in torch: exp(100) is inf in float32, the slope
+of log or sqrt at 0 is inf, 0⁻½ is inf — silently. Where NumPy would warn about them the op says
+``np.errstate`` (about 1 µs), except in +, * and tanh, which run on every step of every model.
+
 The functions at the end (``sin(x)``, ``maximum(a, b)``, ``where(c, a, b)``, ``pow``, ``clamp``
 ...) are torch's entry points: they check their arguments, apply torch's type promotion
 (``promote``) and call the Function.
@@ -14,7 +18,8 @@ import numpy as np
 
 from .. import dtypes
 from ..fast import memory
-from ..tensor import Function, Tensor, unbroadcast
+from ..tensor import Function, NotAnOperand, Tensor, unbroadcast
+from .args import check_scalar
 from .movement import Cast, Fill
 
 
@@ -23,14 +28,21 @@ class BroadcastError(RuntimeError, ValueError):
     before it followed torch, so the error is both."""
 
 
+# The operators' symbols, named in their errors beside the method's name: ``a + b`` and
+# ``a.add(b)`` both fail in Add.
+SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "matmul": "@",
+           "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
 def check_broadcast(op: str, a: np.ndarray, b: np.ndarray) -> None:
     """Raise a clear error if the shapes do not broadcast (callers skip equal shapes)."""
     try:
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
+        name = f"{op} ({SYMBOLS[op]})" if op in SYMBOLS else op
         raise BroadcastError(
-            f"{op}: cannot broadcast shapes {a.shape} and {b.shape} (trailing dimensions "
-            f"must be equal or 1)"
+            f"{name}: cannot broadcast shapes {a.shape} and {b.shape} of input and other "
+            f"(trailing dimensions must be equal or 1)"
         ) from None
 
 
@@ -92,12 +104,17 @@ class Div(Function):
         ctx.a_shape, ctx.b = a.shape, b
         if ctx.needs_input_grad[1]:
             ctx.a = a
-        return a / b
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # 1/0 = inf, 0/0 = nan
+            return a / b
 
     def backward(ctx, grad):
         b = ctx.b
-        grad_a = unbroadcast(grad / b, ctx.a_shape) if ctx.needs_input_grad[0] else None
-        grad_b = unbroadcast(-grad * ctx.a / (b * b), b.shape) if ctx.needs_input_grad[1] else None
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            grad_a = unbroadcast(grad / b, ctx.a_shape) if ctx.needs_input_grad[0] else None
+            # torch's order, (a / b) / b: no b² to overflow, and at b = 0 an infinity, not the
+            # nan of inf · 0 (its derivative too)
+            grad_b = unbroadcast(-grad * ((ctx.a / b) / b), b.shape) \
+                if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
 
@@ -107,9 +124,14 @@ class Pow(Function):
     def forward(ctx, x, exponent):
         ctx.x = x
         if x.dtype.kind == "f":
-            if exponent >= 0 and float(exponent).is_integer():  # x², x³...: nothing to silence
-                return x ** x.dtype.type(exponent)
-            with np.errstate(divide="ignore", invalid="ignore"):  # 0⁻¹ = inf, (-1)^½ = nan
+            # 0⁻¹ = inf, (-1)^½ = nan, (1e30)² = inf in float32: values, as in torch
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                # torch takes x^½ as √x and x^-½ as 1/√x, and their edges with them:
+                # (-0)^-½ = -inf and (-inf)^½'s slope nan, where C's pow says inf and 0
+                if exponent == 0.5:
+                    return np.sqrt(x)
+                if exponent == -0.5:
+                    return 1 / np.sqrt(x)
                 return x ** x.dtype.type(exponent)
         if float(exponent).is_integer():
             return integer_power(x, np.asarray(int(exponent), dtype=x.dtype))
@@ -119,9 +141,10 @@ class Pow(Function):
         p = ctx.attrs["exponent"]
         if p == 0:  # p x⁻¹ would make 0 · inf = nan at x = 0
             return Fill.call(grad, value=0)
-        if p == 2.0:  # the common case, without a second call to pow
-            return grad * (2 * ctx.x)
-        return grad * (p * Pow.call(ctx.x, exponent=p - 1))
+        with np.errstate(invalid="ignore", over="ignore"):  # inf · 0 = nan, as torch
+            if p == 2.0:  # the common case, without a second call to pow
+                return grad * (2 * ctx.x)
+            return grad * (p * Pow.call(ctx.x, exponent=p - 1))
 
 
 def integer_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
@@ -163,9 +186,11 @@ class PowTensor(Function):
                 grad_base = unbroadcast(
                     Where.call(zero, power, condition=np.asarray(exponent) == 0), base.shape)
             if ctx.needs_input_grad[1]:
+                # torch's grad · where(...), the gradient outside: its own derivative through
+                # out · log 0 is 0 · -inf = nan there, as torch's
                 undefined = (np.asarray(base) == 0) & (np.asarray(exponent) >= 0)
                 grad_exponent = unbroadcast(
-                    Where.call(zero, grad * (out * Log.call(base)), condition=undefined),
+                    grad * Where.call(zero, out * Log.call(base), condition=undefined),
                     exponent.shape)
         return grad_base, grad_exponent
 
@@ -184,7 +209,8 @@ class Exp(Function):
     """d(eˣ) = eˣ dx — the output is its own derivative, so it is what we save"""
 
     def forward(ctx, x):
-        ctx.out = np.exp(x)
+        with np.errstate(over="ignore"):  # exp(89) is inf in float32, as in torch
+            ctx.out = np.exp(x)
         return ctx.out
 
     def backward(ctx, grad):
@@ -200,18 +226,21 @@ class Log(Function):
             return np.log(x)
 
     def backward(ctx, grad):
-        return grad / ctx.x
+        with np.errstate(divide="ignore", invalid="ignore"):  # the slope at 0 is inf
+            return grad / ctx.x
 
 
 class Sqrt(Function):
     """d(√x) = dx / (2√x)"""
 
     def forward(ctx, x):
-        ctx.out = np.sqrt(x)
+        with np.errstate(invalid="ignore"):  # √-1 = nan
+            ctx.out = np.sqrt(x)
         return ctx.out
 
     def backward(ctx, grad):
-        return grad / (2 * ctx.out)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # slope inf at 0
+            return grad / (2 * ctx.out)
 
 
 class ReLU(Function):
@@ -219,7 +248,7 @@ class ReLU(Function):
     a NaN passes its gradient on, as in PyTorch (whose mask is "not out <= 0")"""
 
     def forward(ctx, x):
-        ctx.out = np.maximum(x, 0)
+        ctx.out = np.maximum(0, x)  # (in this order relu(-0) is -0, as torch's)
         return ctx.out
 
     def backward(ctx, grad):
@@ -261,7 +290,8 @@ class Arctan(Function):
         return np.arctan(x)
 
     def backward(ctx, grad):
-        return grad / (1 + ctx.x * ctx.x)
+        with np.errstate(over="ignore", invalid="ignore"):  # x² = inf far out: slope 0
+            return grad / (1 + ctx.x * ctx.x)
 
 
 class Abs(Function):
@@ -272,7 +302,7 @@ class Abs(Function):
         return np.abs(x)
 
     def backward(ctx, grad):
-        return grad * np.sign(np.asarray(ctx.x))
+        return grad * sign_values(np.asarray(ctx.x))
 
 
 class Clamp(Function):
@@ -302,7 +332,8 @@ class Log1p(Function):
             return np.log1p(x)
 
     def backward(ctx, grad):
-        return grad / (ctx.x + 1)
+        with np.errstate(divide="ignore", invalid="ignore"):  # the slope at -1 is inf
+            return grad / (ctx.x + 1)
 
 
 class Rsqrt(Function):
@@ -315,7 +346,8 @@ class Rsqrt(Function):
 
     def backward(ctx, grad):
         out = ctx.out
-        return grad * (-0.5 * out * out * out)
+        with np.errstate(over="ignore", invalid="ignore"):  # out³ overflows near 0: inf
+            return grad * (-0.5 * out * out * out)
 
 
 class Sin(Function):
@@ -323,7 +355,8 @@ class Sin(Function):
 
     def forward(ctx, x):
         ctx.x = x
-        return np.sin(x)
+        with np.errstate(invalid="ignore"):  # sin(inf) = nan
+            return np.sin(x)
 
     def backward(ctx, grad):
         return grad * Cos.call(ctx.x)
@@ -334,7 +367,8 @@ class Cos(Function):
 
     def forward(ctx, x):
         ctx.x = x
-        return np.cos(x)
+        with np.errstate(invalid="ignore"):  # cos(inf) = nan
+            return np.cos(x)
 
     def backward(ctx, grad):
         return grad * -Sin.call(ctx.x)
@@ -352,7 +386,12 @@ class Sign(StepFunction):
     """d sign(x) = 0"""
 
     def forward(ctx, x):
-        return np.sign(x) if x.dtype != bool else x.copy()
+        return sign_values(x) if x.dtype != bool else x.copy()
+
+
+def sign_values(x: np.ndarray) -> np.ndarray:
+    """torch's sign, [x > 0] - [x < 0]: 0 for a NaN (NumPy says nan) and +0 for -0."""
+    return (x > 0).astype(x.dtype) - (x < 0)
 
 
 class Floor(StepFunction):
@@ -545,10 +584,62 @@ def check_tensor(op: str, name: str, value) -> Tensor:
 
 
 def check_operand(op: str, name: str, value):
+    """A Tensor or a real number. (The error is a TypeError that an operator turns into
+    NotImplemented: see ``NotAnOperand``.)"""
     if not (isinstance(value, Tensor) or is_number(value)):
-        raise TypeError(f"{op}(): argument '{name}' must be Tensor or Number, not "
-                        f"{type(value).__name__}")
+        raise NotAnOperand(f"{op}(): argument '{name}' must be Tensor or Number, not "
+                           f"{type(value).__name__}")
     return value
+
+
+def scaled_operand(op: str, other, alpha):
+    """``other * alpha``, the second operand of ``add``/``sub`` (alpha a number; torch allows
+    a bool alpha only for bool results, and a complex one only for complex inputs)."""
+    check_operand(op, "other", other)
+    if type(alpha) is not int and (isinstance(alpha, (bool, np.bool_, complex)) or
+                                   not is_number(alpha)):
+        error = RuntimeError if isinstance(alpha, (bool, np.bool_, complex)) else TypeError
+        raise error(f"{op}(): alpha must be a real number (not a bool), got "
+                    f"{type(alpha).__name__} ({alpha!r})")
+    return other if alpha == 1 else other * alpha
+
+
+def check_bound(op: str, name: str, value):
+    """The bound of ``clamp_min``/``clamp_max``: a Tensor or a real number."""
+    if isinstance(value, complex):
+        raise NotImplementedError(f"{op}: {name} is complex ({value!r}): clamp is not "
+                                  f"supported for complex types")
+    return check_operand(op, name, value)
+
+
+def is_bool(value) -> bool:
+    """A bool operand: a Python or NumPy bool, or a bool tensor."""
+    return isinstance(value, (bool, np.bool_)) or (isinstance(value, Tensor) and
+                                                   value.data.dtype == np.bool_)
+
+
+def _described(value) -> str:
+    return f"dtype {value.dtype}" if isinstance(value, Tensor) else type(value).__name__
+
+
+def check_sub(op: str, input, other) -> None:
+    """torch refuses a subtraction with a bool operand: ``mask - 1`` is a mistake for ``~mask``."""
+    if is_bool(input) or is_bool(other):
+        raise RuntimeError(f"{op}: subtraction, the `-` operator, with a bool tensor is not "
+                           f"supported (input: {_described(input)}, other: {_described(other)}); "
+                           f"to invert a mask use ~ or logical_not()")
+
+
+def refuse_bool(op: str, input: Tensor) -> None:
+    """torch's refusals of a bool input: negation and relu are RuntimeErrors, abs, floor, ceil
+    and round are not implemented for 'Bool' (sign, sigmoid, exp... take bools)."""
+    name = op.rstrip("_")
+    if name in ("-", "neg", "relu"):
+        what = ("negation, the `-` operator, on a bool tensor is not supported; to invert a mask "
+                "use ~ or logical_not()") if name != "relu" else "Boolean inputs not supported"
+        raise RuntimeError(f"{op}: input is a bool tensor: {what}")
+    raise NotImplementedError(f"{op}: input is a bool tensor: \"{name}\" is not implemented "
+                              f"for 'Bool'")
 
 
 def as_dtype(value, dtype) -> Tensor:
@@ -599,22 +690,29 @@ def sign(input) -> Tensor:
     return Sign.apply(check_tensor("sign", "input", input))
 
 
+def not_bool(op: str, input) -> Tensor:
+    """The tensor input of an op that refuses bools (see ``refuse_bool``)."""
+    if check_tensor(op, "input", input).data.dtype == np.bool_:
+        refuse_bool(op, input)
+    return input
+
+
 def floor(input) -> Tensor:
-    return Floor.apply(check_tensor("floor", "input", input))
+    return Floor.apply(not_bool("floor", input))
 
 
 def ceil(input) -> Tensor:
-    return Ceil.apply(check_tensor("ceil", "input", input))
+    return Ceil.apply(not_bool("ceil", input))
 
 
 def round(input, *, decimals: int = 0) -> Tensor:
-    input = check_tensor("round", "input", input)
+    input = not_bool("round", input)
     if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
         raise TypeError(f"round(): argument 'decimals' must be int, not "
                         f"{type(decimals).__name__}")
     if decimals != 0 and input.dtype.kind != "f":
         raise NotImplementedError(f"round(): decimals={decimals} is only implemented for "
-                                  f"floating tensors, got dtype {input.dtype}")
+                                  f"floating tensors; input has dtype {input.dtype}")
     return Round.apply(input, decimals=int(decimals))
 
 
@@ -668,6 +766,9 @@ def clamp(input, min=None, max=None) -> Tensor:
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     bounds = {side: value for side, value in (("min", min), ("max", max)) if value is not None}
+    for side, value in bounds.items():
+        if isinstance(value, complex):  # (torch's RuntimeError: it parses, but cannot convert)
+            check_scalar("clamp", side, value)
     if all(isinstance(v, Tensor) for v in bounds.values()):
         x, *limits = promote(input, *bounds.values())
         return ClampTensor.apply(x, *limits, sides=tuple(bounds))

@@ -118,31 +118,31 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """torch.split: pieces of ``split_size`` along dim (the last one shorter if need be), or
     pieces of the given lengths (which must add up to the dim's size). Views of ``tensor``."""
     if tensor.ndim == 0:
-        raise RuntimeError("split: expects at least a 1-dimensional tensor")
+        raise RuntimeError("split: expects at least a 1-dimensional tensor as input")
     dim = wrap_dim("split", dim, tensor.ndim)
     size = tensor.shape[dim]
     if isinstance(split_size_or_sections, (list, tuple)):
         sections = tuple(split_size_or_sections)
         if not all(is_int(n) for n in sections):
-            raise TypeError(f"split: split sizes must be a tuple of ints, got {sections}")
+            raise TypeError(f"split: split_size_or_sections must be an int or a tuple of ints, got "
+                            f"{sections}")
         if any(n < 0 for n in sections):
-            raise RuntimeError(f"split: split_with_sizes expects split_sizes to have only "
-                               f"non-negative entries, but got split_sizes={list(sections)}")
+            raise RuntimeError(f"split: split_size_or_sections must have only non-negative "
+                               f"entries, but got {list(sections)}")
         if sum(sections) != size:
-            raise RuntimeError(f"split: split_with_sizes expects split_sizes to sum exactly to "
-                               f"{size} (input tensor's size at dimension {dim}), but got "
-                               f"split_sizes={list(sections)}")
+            raise RuntimeError(f"split: split_size_or_sections {list(sections)} must sum exactly "
+                               f"to {size} (the input's size at dimension {dim})")
         return _pieces(tensor, dim, [int(n) for n in sections])
     split_size = split_size_or_sections
     if not is_int(split_size):
         raise TypeError(f"split: split_size_or_sections must be an int or a list of ints, got "
                         f"{type(split_size).__name__}")
     if split_size < 0:
-        raise RuntimeError(f"split: split expects split_size be non-negative, but got "
-                           f"split_size={split_size}")
+        raise RuntimeError(f"split: split_size_or_sections must be non-negative, but got "
+                           f"{split_size}")
     if split_size == 0 and size != 0:
-        raise RuntimeError(f"split: split_size can only be 0 if dimension size is 0, but got "
-                           f"dimension size of {size}")
+        raise RuntimeError(f"split: split_size_or_sections can only be 0 if the input's size at "
+                           f"dimension {dim} is 0, but it is {size}")
     # torch's count: ceil(size / split_size) pieces, and always at least one.
     count = max(-(-size // split_size), 1) if split_size else 1
     lengths = [split_size] * (count - 1) + [size - split_size * (count - 1)]
@@ -155,7 +155,7 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     if not is_int(chunks):
         raise TypeError(f"chunk: chunks must be an int, got {type(chunks).__name__}")
     if input.ndim == 0:
-        raise RuntimeError("chunk: expects at least a 1-dimensional tensor")
+        raise RuntimeError("chunk: expects at least a 1-dimensional tensor as input")
     if chunks <= 0:
         raise RuntimeError(f"chunk: expects `chunks` to be greater than 0, got: {chunks}")
     dim = wrap_dim("chunk", dim, input.ndim)

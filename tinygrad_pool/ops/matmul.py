@@ -1,23 +1,33 @@
 """Matrix product with NumPy's rules: batched over leading axes, 1-D operands promoted."""
 import numpy as np
 
-from ..tensor import Function, unbroadcast
+from ..tensor import Function, Tensor, unbroadcast
+from .elementwise import BroadcastError
 
 
 def check_matmul(a: np.ndarray, b: np.ndarray) -> None:
+    """Shapes that multiply: torch's RuntimeError (a ValueError too, as this package's was)."""
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: both operands need at least 1 dimension, got shapes "
-                         f"{a.shape} and {b.shape} (use * for scalars)")
+        raise BroadcastError(f"matmul (@): both input and other need at least 1 dimension, got "
+                             f"shapes {a.shape} and {b.shape} (use * for scalars)")
     inner_a, inner_b = a.shape[-1], b.shape[-2 if b.ndim > 1 else 0]
     if inner_a != inner_b:
-        raise ValueError(f"matmul: inner dimensions differ: a has shape {a.shape} (last dim "
-                         f"{inner_a}) but b has shape {b.shape} "
-                         f"({'dim -2' if b.ndim > 1 else 'length'} {inner_b})")
+        raise BroadcastError(f"matmul (@): inner dimensions differ: input has shape {a.shape} "
+                             f"(last dim {inner_a}) but other has shape {b.shape} "
+                             f"({'dim -2' if b.ndim > 1 else 'length'} {inner_b})")
     try:
         np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
-        raise ValueError(f"matmul: batch dimensions of shapes {a.shape} and {b.shape} do not "
-                         f"broadcast") from None
+        raise BroadcastError(f"matmul (@): batch dimensions of input {a.shape} and other "
+                             f"{b.shape} do not broadcast") from None
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """``input @ other``: tensors of one dtype (torch does not promote in a product)."""
+    if input.data.dtype != other.data.dtype:
+        raise RuntimeError(f"matmul (@): expected input and other to have the same dtype, but "
+                           f"got {input.data.dtype} and {other.data.dtype}")
+    return MatMul.apply(input, other)
 
 
 class MatMul(Function):

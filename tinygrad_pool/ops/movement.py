@@ -14,7 +14,9 @@ import math
 
 import numpy as np
 
-from ..tensor import Function, Tensor, unbroadcast
+from ..tensor import OMITTED, Function, Tensor, unbroadcast
+from .args import DimensionError
+from .args import check_choice, tensor_arg
 
 
 def is_int(value) -> bool:
@@ -29,19 +31,24 @@ def wrap_dim(op: str, dim, ndim: int, name: str = "dim") -> int:
         raise TypeError(f"{op}: {name} must be an int, got {type(dim).__name__} ({dim!r})")
     n = max(ndim, 1)
     if not -n <= dim < n:
-        raise IndexError(f"{op}: dimension {dim} is out of range for a tensor with {ndim} "
-                         f"dimensions (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+        raise DimensionError(f"{op}: {name}={dim} is out of range for the input (Dimension out "
+                             f"of range (expected to be in range of [{-n}, {n - 1}], but got "
+                             f"{dim}))")
     return int(dim) % n
 
 
-def normalize_dims(op: str, ndim: int, dims, distinct: bool = False) -> tuple:
+def normalize_dims(op: str, ndim: int, dims, distinct: bool = False, name: str = "dims") -> tuple:
     """One dim or a sequence of them, wrapped; ``distinct``: refuse one named twice (flip)."""
-    dims = (dims,) if not isinstance(dims, (tuple, list)) else tuple(dims)
-    wrapped = tuple(wrap_dim(op, d, ndim) for d in dims)
+    if not isinstance(dims, (tuple, list)):
+        if not is_int(dims):
+            raise TypeError(f"{op}: {name} must be an int or a tuple of ints, got "
+                            f"{type(dims).__name__} ({dims!r})")
+        dims = (dims,)
+    wrapped = tuple(wrap_dim(op, d, ndim, name) for d in dims)
     if distinct and len(set(wrapped)) != len(wrapped):
         repeated = next(d for d in wrapped if wrapped.count(d) > 1)
-        raise RuntimeError(f"{op}: dim {repeated} appears multiple times in the list of dims "
-                           f"{dims}")
+        raise RuntimeError(f"{op}: dim {repeated} appears multiple times in the list of {name} "
+                           f"{tuple(dims)}")
     return wrapped
 
 
@@ -59,23 +66,23 @@ def int_sizes(op: str, name: str, sizes) -> tuple:
     return sizes if plain else tuple(int(n) for n in sizes)
 
 
-def resolve_shape(op: str, old_shape: tuple, shape) -> tuple:
+def resolve_shape(op: str, old_shape: tuple, shape, name: str = "shape") -> tuple:
     """Accept reshape(2, 3) and reshape((2, 3)); fill in a single -1."""
-    shape = int_sizes(op, "shape", shape)
+    shape = int_sizes(op, name, shape)
     size = math.prod(old_shape)
     if min(shape, default=0) >= 0 and math.prod(shape) == size:  # no -1 and the sizes fit
         return shape
     if shape.count(-1) > 1 or any(n < -1 for n in shape):
-        raise RuntimeError(f"{op}: invalid shape {shape}: at most one -1 (only one dimension "
+        raise RuntimeError(f"{op}: invalid {name} {shape}: at most one -1 (only one dimension "
                            f"can be inferred) and no other negative sizes")
     known = math.prod(n for n in shape if n != -1)
     if -1 in shape:
         if known == 0 or size % known:
-            raise RuntimeError(f"{op}: shape {shape} is invalid for a tensor of shape "
+            raise RuntimeError(f"{op}: {name} {shape} is invalid for input of shape "
                                f"{tuple(old_shape)} ({size} elements)")
         shape = tuple(size // known if n == -1 else n for n in shape)
     elif known != size:
-        raise RuntimeError(f"{op}: shape {shape} ({known} elements) is invalid for a tensor of "
+        raise RuntimeError(f"{op}: {name} {shape} ({known} elements) is invalid for input of "
                            f"shape {tuple(old_shape)} ({size} elements)")
     return shape
 
@@ -86,7 +93,7 @@ def swap_dims(ndim: int, dim0, dim1) -> tuple:
     if dim0 is None or dim1 is None:
         raise TypeError("transpose: give both dimensions to swap (dim0 and dim1), or none to "
                         "reverse them all")
-    dim0, dim1 = normalize_dims("transpose", ndim, (dim0, dim1))
+    dim0, dim1 = wrap_dim("transpose", dim0, ndim, "dim0"), wrap_dim("transpose", dim1, ndim, "dim1")
     dims = list(range(ndim))
     if ndim:  # (a 0-d tensor's only "dimension" is 0: nothing to swap)
         dims[dim0], dims[dim1] = dim1, dim0
@@ -96,18 +103,21 @@ def swap_dims(ndim: int, dim0, dim1) -> tuple:
 def check_permutation(ndim: int, dims) -> tuple:
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = dims[0]
+    if not all(is_int(d) for d in dims):
+        raise TypeError(f"permute: dims must be a tuple of ints, got {tuple(dims)}")
     if len(dims) != ndim:
-        raise RuntimeError(f"permute: dims {tuple(dims)} must name each of the {ndim} "
-                           f"dimensions of the tensor once (got {len(dims)} dims)")
+        raise RuntimeError(f"permute: dims {tuple(dims)} must name each of the input's {ndim} "
+                           f"dims once (got {len(dims)} dims)")
     normalized = normalize_dims("permute", ndim, dims)
     if sorted(normalized) != list(range(ndim)):
-        raise RuntimeError(f"permute: dims {tuple(dims)} are not a permutation of the {ndim} "
-                           f"dimensions of the tensor (duplicate dims are not allowed)")
+        raise RuntimeError(f"permute: dims {tuple(dims)} are not a permutation of the input's "
+                           f"{ndim} dims (duplicate dims are not allowed)")
     return normalized
 
 
 def flattened_shape(shape: tuple, start_dim: int, end_dim: int) -> tuple:
-    start, end = normalize_dims("flatten", len(shape), (start_dim, end_dim))
+    start = wrap_dim("flatten", start_dim, len(shape), "start_dim")
+    end = wrap_dim("flatten", end_dim, len(shape), "end_dim")
     if not shape:
         return (1,)
     if start > end:
@@ -138,27 +148,62 @@ def normalize_index(index):
     return tuple(convert(i) for i in index) if isinstance(index, tuple) else convert(index)
 
 
-def expanded_shape(shape: tuple, sizes) -> tuple:
+def check_masks(index, shape: tuple) -> None:
+    """Each bool mask in an index has the shape of the dims it covers: NumPy lets a mask with
+    a dim of length 0 through, torch does not. (Checked where a mask writes, ``x[mask] = v``;
+    reading, ``x[mask]`` gives an empty result, and the check would cost every index.)"""
+    parts = index if isinstance(index, tuple) else (index,)
+    dim = 0
+    for part in parts:
+        if part is Ellipsis:  # the dims after it are counted from the end
+            dim = len(shape) - sum(p.ndim if isinstance(p, np.ndarray) and p.dtype == bool
+                                   else p is not None for p in parts[parts.index(part) + 1:])
+            continue
+        if isinstance(part, np.ndarray) and part.dtype == bool:
+            covered = tuple(shape[dim:dim + part.ndim])
+            if part.shape != covered:
+                raise IndexError(f"index: the shape of the mask {list(part.shape)} does not "
+                                 f"match the shape {list(covered)} of input at dim {dim} "
+                                 f"(input shape {shape})")
+            dim += part.ndim
+        elif part is not None:
+            dim += 1
+
+
+def expanded_shape(shape: tuple, sizes, op: str = "expand", name: str = "size") -> tuple:
     """PyTorch's expand(): -1 keeps a size; new leading dimensions may be added."""
-    sizes = int_sizes("expand", "size", sizes)
+    sizes = int_sizes(op, name, sizes)
     if len(sizes) < len(shape):
-        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
-                           f"or equal to the number of dimensions in the tensor ({len(shape)}) "
-                           f"(shape {tuple(shape)}, sizes {sizes})")
+        raise RuntimeError(f"{op}: {name} {sizes} gives {len(sizes)} sizes, fewer than the "
+                           f"input's {len(shape)} dims (shape {tuple(shape)})")
     full = (1,) * (len(sizes) - len(shape)) + tuple(shape)
     result = tuple(old if new == -1 else new for old, new in zip(full, sizes))
     for old, new in zip(full, result):
         if (old != new and old != 1) or new < 0:
-            raise RuntimeError(f"expand: the expanded size {new} must match the existing size "
-                               f"{old} at a non-singleton dimension (shape {tuple(shape)}, "
-                               f"sizes {sizes})")
+            raise RuntimeError(f"{op}: the expanded size {new} in {name} {sizes} must match the "
+                               f"input's size {old} at a non-singleton dimension (input shape "
+                               f"{tuple(shape)})")
     return result
 
 
 def is_advanced(index) -> bool:
-    """Advanced (NumPy) indexing with integer or boolean arrays: the result is a copy."""
+    """Advanced (NumPy) indexing with integer or boolean arrays, or a bool (``x[True]``, a 0-d
+    mask): the result is a copy."""
     parts = index if isinstance(index, tuple) else (index,)
-    return any(isinstance(i, np.ndarray) and (i.ndim > 0 or i.dtype == bool) for i in parts)
+    return any(isinstance(i, np.ndarray) and (i.ndim > 0 or i.dtype == bool) or
+               isinstance(i, (bool, np.bool_)) for i in parts)
+
+
+def index_error(error: IndexError, index, shape: tuple) -> Exception:
+    """NumPy's IndexError for ``input[index]``, with the input's shape; an index of a type no
+    index has (a string, a float) is torch's TypeError. (Only on failure: no cost per index.)"""
+    parts = index if isinstance(index, tuple) else (index,)
+    wrong = [part for part in parts if isinstance(part, str)]
+    if wrong:
+        return TypeError(f"index: {wrong[0]!r} of type {type(wrong[0]).__name__} is no index "
+                         f"(input[index] takes ints, slices, None, ..., and integer or bool "
+                         f"tensors; input shape {shape})")
+    return IndexError(f"index: {error} (input shape {shape})")
 
 
 class Reshape(Function):
@@ -292,7 +337,7 @@ class Index(Function):
         try:
             out = x[index]
         except IndexError as error:
-            raise IndexError(f"index: {error} (tensor shape {x.shape})") from None
+            raise index_error(error, index, x.shape) from None
         if type(out) is not np.ndarray:  # one element: NumPy gives a scalar, torch a 0-d view
             out = x[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
         return out
@@ -346,12 +391,13 @@ class IndexPut(Function):
     def forward(ctx, x, value, index):
         ctx.value_shape = value.shape
         out = x.copy()
+        check_masks(index, x.shape)
         try:
             out[index] = value
         except IndexError as error:
-            raise IndexError(f"index: {error} (tensor shape {x.shape})") from None
+            raise index_error(error, index, x.shape) from None
         except ValueError as error:  # a value that does not broadcast: torch's RuntimeError
-            raise RuntimeError(f"index: {error} (tensor shape {x.shape}, value shape "
+            raise RuntimeError(f"index: {error} (input shape {x.shape}, value shape "
                                f"{value.shape})") from None
         return out
 
@@ -406,13 +452,13 @@ def flip(input, dims) -> Tensor:
     return Flip.apply(input, dims=normalize_dims("flip", input.ndim, dims, distinct=True))
 
 
-def squeeze(input, dim=None) -> Tensor:
+def squeeze(input, dim=OMITTED) -> Tensor:
     """Remove dims of size 1: all of them, or those named (a named dim of another size stays)."""
     shape = input.shape
-    if dim is None:
+    if dim is OMITTED:
         drop = {d for d, n in enumerate(shape) if n == 1}
     else:
-        drop = {d for d in normalize_dims("squeeze", input.ndim, dim, distinct=True)
+        drop = {d for d in normalize_dims("squeeze", input.ndim, dim, distinct=True, name="dim")
                 if input.ndim and shape[d] == 1}
     return Reshape.apply(input, shape=tuple(n for d, n in enumerate(shape) if d not in drop))
 
@@ -426,9 +472,11 @@ def unsqueeze(input, dim) -> Tensor:
 
 def unflatten(input, dim, sizes) -> Tensor:
     """Split dim into ``sizes`` (whose product is its length; one -1 is inferred)."""
-    if input.ndim == 0:
-        raise RuntimeError("unflatten: a 0-d tensor has no dimension to unflatten")
     dim = wrap_dim("unflatten", dim, input.ndim)
+    if input.ndim == 0:
+        raise RuntimeError("unflatten: input is a 0-d tensor, with no dimension to unflatten")
+    if sizes is None or (is_int(sizes) and sizes == 0):  # (torch reads these as no sizes)
+        raise RuntimeError(f"unflatten: sizes must be non-empty, got {sizes!r}")
     if not isinstance(sizes, (tuple, list)):
         raise TypeError(f"unflatten: sizes must be a tuple of ints, got "
                         f"{type(sizes).__name__}")
@@ -445,14 +493,14 @@ def unflatten(input, dim, sizes) -> Tensor:
     return Reshape.apply(input, shape=shape[:dim] + sizes + shape[dim + 1:])
 
 
-def view(input, *shape) -> Tensor:
+def view(input, *shape, op: str = "view", name: str = "shape") -> Tensor:
     """``input.view(shape)``: the same memory seen with another shape — refused, as torch does,
     where the strides cannot express it (a transposed matrix flattened): ``reshape`` copies."""
-    shape = resolve_shape("view", input.shape, shape)
+    shape = resolve_shape(op, input.shape, shape, name)
     try:
         input.data.view().shape = shape  # NumPy's own test of "without copying"
     except AttributeError:
-        raise RuntimeError(f"view: view size is not compatible with input tensor's size and "
+        raise RuntimeError(f"{op}: view size is not compatible with input tensor's size and "
                            f"stride (shape {input.shape} → {shape}: at least one dimension "
                            f"spans across two contiguous subspaces). Use .reshape(...) "
                            f"instead.") from None
@@ -461,19 +509,21 @@ def view(input, *shape) -> Tensor:
 
 def view_as(input, other) -> Tensor:
     """input.view(other.shape)."""
-    return view(input, _tensor("view_as", "other", other).shape)
+    return view(input, _tensor("view_as", "other", other).shape, op="view_as", name="other's shape")
 
 
 def reshape_as(input, other) -> Tensor:
     """input.reshape(other.shape)."""
     other = _tensor("reshape_as", "other", other)
-    return Reshape.apply(input, shape=resolve_shape("reshape_as", input.shape, other.shape))
+    return Reshape.apply(input, shape=resolve_shape("reshape_as", input.shape, other.shape,
+                                                    "other's shape"))
 
 
 def expand_as(input, other) -> Tensor:
     """input.expand(other.shape): a read-only broadcast view."""
     other = _tensor("expand_as", "other", other)
-    return Expand.apply(input, shape=expanded_shape(input.shape, tuple(other.shape)))
+    return Expand.apply(input, shape=expanded_shape(input.shape, tuple(other.shape), "expand_as",
+                                                    "other's shape"))
 
 
 def t(input) -> Tensor:
@@ -500,7 +550,7 @@ def repeat(input, *repeats) -> Tensor:
     repeats = int_sizes("repeat", "repeats", repeats)
     if len(repeats) < input.ndim:
         raise RuntimeError(f"repeat: the number of repeats {repeats} can not be smaller than "
-                           f"the number of dimensions of the tensor ({input.ndim}, shape "
+                           f"the input's number of dims ({input.ndim}, shape "
                            f"{tuple(input.shape)})")
     if any(n < 0 for n in repeats):
         raise RuntimeError(f"repeat: repeats {repeats} must be non-negative")
@@ -511,7 +561,8 @@ def narrow(input, dim, start, length) -> Tensor:
     """input[..., start:start + length, ...] along dim: a view (a negative start counts from
     the end)."""
     if input.ndim == 0:
-        raise RuntimeError("narrow: narrow() cannot be applied to a 0-dim tensor")
+        raise RuntimeError("narrow: input is a 0-d tensor: narrow() cannot be applied to a "
+                           "0-dim tensor")
     dim = wrap_dim("narrow", dim, input.ndim)
     if isinstance(start, Tensor) and start.ndim == 0 and start.dtype.kind in "iu":
         start = int(start.data)  # torch takes a 0-d integer tensor for start
@@ -527,7 +578,7 @@ def narrow(input, dim, start, length) -> Tensor:
         raise RuntimeError(f"narrow: length must be non-negative, got {length}")
     if start + length > size:
         raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
-                           f"({size}) of dim {dim}")
+                           f"({size}) of dim {dim} of the input")
     index = (slice(None),) * dim + (slice(start, start + int(length)),)
     return Index.apply(input, index=index)
 
@@ -550,8 +601,8 @@ def roll(input, shifts, dims=None) -> Tensor:
         raise RuntimeError(f"roll: shifts and dimensions must align: shifts {shifts}, dims "
                            f"{dims}")
     if input.ndim == 0:
-        raise IndexError(f"roll: dimension specified as {dims[0]} but the tensor has no "
-                         f"dimensions")
+        raise IndexError(f"roll: dimension specified as {dims[0]} but input has no "
+                         f"dimensions (a 0-d tensor)")
     return Roll.apply(input, shifts=shifts, dims=normalize_dims("roll", input.ndim, dims))
 
 
@@ -566,9 +617,10 @@ PAD_MODES = ("constant", "reflect", "replicate", "circular")
 def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
     """torch.nn.functional.pad, constant mode: ``pad`` = (left, right) widths for the last dim,
     then for the one before it, and so on; a negative width crops. Always a new tensor."""
-    if mode not in PAD_MODES:
-        raise NotImplementedError(f"pad: unrecognised padding mode {mode!r} (expected one of "
-                                  f"{PAD_MODES})")
+    input = tensor_arg("pad", "input", input)
+    # an unknown mode is torch's NotImplementedError ("Unrecognised padding mode"); not a str,
+    # its TypeError
+    check_choice("pad", "mode", mode, PAD_MODES, error=NotImplementedError)
     if mode != "constant":
         raise NotImplementedError(f"pad: mode {mode!r} is not implemented here; only "
                                   f"'constant' is")

@@ -13,27 +13,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..tensor import Function, Tensor
+from ..tensor import OMITTED, Function, Tensor
+from .args import DimensionError, check_flag, check_scalar
 from .elementwise import Abs, Exp, Pow, Sign, Where, check_tensor, floating
-from .movement import Expand, Fill, Flip, IndexScatter
-
-
-class DimensionError(IndexError, ValueError):
-    """A dimension out of range: torch raises IndexError; this package raised ValueError before
-    it followed torch, so the error is both."""
+from .movement import Expand, Fill, Flip, IndexScatter, is_int, wrap_dim
 
 
 def normalize_axis(op: str, ndim: int, axis: int) -> int:
-    # (a 0-d tensor accepts dim 0 and -1, as in torch; builtins.max: this module defines max)
-    size = builtins.max(ndim, 1)
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise TypeError(f"{op}: dim must be an int, got {type(axis).__name__}")
-    if not -size <= axis < size:
-        raise DimensionError(
-            f"{op}: axis {axis} is out of range for a tensor with {ndim} dimensions (expected "
-            f"to be in range of [{-size}, {size - 1}], but got {axis})"
-        )
-    return int(axis) % size
+    """A dim as a non-negative index (movement's ``wrap_dim``: a 0-d tensor accepts 0 and -1)."""
+    return wrap_dim(op, axis, ndim)
 
 
 class RepeatedDimensionError(RuntimeError, ValueError):
@@ -41,15 +29,24 @@ class RepeatedDimensionError(RuntimeError, ValueError):
 
 
 def reduce_args(op, shape, axis, keepdims, dim, keepdim) -> dict:
-    """Accept NumPy's ``axis``/``keepdims`` and PyTorch's ``dim``/``keepdim`` spellings."""
+    """Accept NumPy's ``axis``/``keepdims`` and PyTorch's ``dim``/``keepdim`` spellings
+    (``keepdim`` OMITTED: not given; None, as torch, is no bool)."""
     if dim is not None:
         axis = dim
-    if keepdim is not None:
+    if keepdim is not OMITTED:
         keepdims = keepdim
+    if type(keepdims) is not bool:
+        check_flag(op, "keepdim", keepdims)
     if axis is None:
         axes = tuple(range(len(shape)))
     else:
-        given = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        if is_int(axis):
+            given = (axis,)
+        elif isinstance(axis, (tuple, list)):
+            given = tuple(axis)
+        else:
+            raise TypeError(f"{op}: dim must be an int or a tuple of ints, got "
+                            f"{type(axis).__name__} ({axis!r})")
         axes = tuple(sorted(normalize_axis(op, len(shape), a) for a in given))
         if len(set(axes)) != len(axes):
             raise RepeatedDimensionError(f"{op}: axis {axis} names a dimension twice "
@@ -57,6 +54,30 @@ def reduce_args(op, shape, axis, keepdims, dim, keepdim) -> dict:
         if not shape:  # dim 0 (or -1) of a 0-d tensor, as torch allows: nothing to reduce
             axes = ()
     return {"axis": axes, "keepdims": bool(keepdims)}
+
+
+# NumPy sums pairwise (error ~ ε log n) only along the axes its inner loop runs over: the trailing
+# axes of a C-contiguous array. Along any other axis it adds one slice at a time, and the error
+# grows with the length: a float32 column of 10⁶ numbers came out 3e-6 off, where torch's
+# cascade sum is 1e-7 off (its var, std and cumsum accumulate in float64 outright). Such sums of
+# floats narrower than float64 accumulate in float64 and are rounded once at the end — 2-3× the
+# time of NumPy's own sum, so only from LONG_SUM elements on; below it the error is as small.
+LONG_SUM = 256
+
+
+def sum_accurately(x: np.ndarray, axis: tuple, keepdims: bool = False):
+    """``x.sum(axis)``, with a float64 accumulator where NumPy would add a long run naively;
+    inf + -inf is nan and an overflow inf, silently, as in torch."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        if x.dtype.kind == "f" and x.dtype.itemsize < 8 and not _sums_pairwise(x, axis) \
+                and math.prod(x.shape[a] for a in axis) >= LONG_SUM:
+            return x.sum(axis=axis, keepdims=keepdims, dtype=np.float64).astype(x.dtype)
+        return x.sum(axis=axis, keepdims=keepdims)
+
+
+def _sums_pairwise(x: np.ndarray, axis: tuple) -> bool:
+    """Whether NumPy's inner loop covers the reduced axes (the trailing ones, contiguous)."""
+    return x.flags.c_contiguous and axis == tuple(range(x.ndim - len(axis), x.ndim))
 
 
 def expand_reduced(grad, input_shape: tuple, axis: tuple, keepdims: bool):
@@ -71,7 +92,7 @@ class Sum(Function):
 
     def forward(ctx, x, axis, keepdims):
         ctx.input_shape = x.shape
-        return x.sum(axis=axis, keepdims=keepdims)
+        return sum_accurately(x, axis, keepdims)
 
     def backward(ctx, grad):
         grad = expand_reduced(grad, ctx.input_shape, **ctx.attrs)
@@ -83,15 +104,22 @@ class Mean(Function):
 
     def forward(ctx, x, axis, keepdims):
         if x.dtype.kind != "f":  # torch will not guess a dtype for the mean of integers
-            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be a "
+            raise RuntimeError(f"mean(): could not infer output dtype. The input's dtype must be a "
                                f"floating point dtype. Got: {x.dtype} (use x.float().mean())")
         ctx.input_shape = x.shape
         ctx.count = int(np.prod([x.shape[a] for a in axis]))
-        return x.mean(axis=axis, keepdims=keepdims)
+        return mean_accurately(x, axis, keepdims)
 
     def backward(ctx, grad):
         grad = expand_reduced(grad, ctx.input_shape, **ctx.attrs)
         return Expand.call(grad / ctx.count, shape=ctx.input_shape)
+
+
+def mean_accurately(x: np.ndarray, axis: tuple, keepdims: bool = False):
+    """``x.mean(axis)`` from ``sum_accurately``; the mean of nothing is nan, without NumPy's
+    warning (as torch)."""
+    with np.errstate(invalid="ignore"):  # 0 / 0
+        return sum_accurately(x, axis, keepdims) / x.dtype.type(math.prod(x.shape[a] for a in axis))
 
 
 class Max(Function):
@@ -289,15 +317,14 @@ class Var(Function):
 
     def forward(ctx, x, axis, correction, keepdims):
         ctx.x = x
-        centered = x - x.mean(axis=axis, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (centered * centered).sum(axis=axis, keepdims=keepdims) / degrees_of_freedom(
-                x.shape, axis, correction)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (inf - inf = nan)
+            return (sum_of_squares_about_mean(x, axis, keepdims) / degrees_of_freedom(
+                x.shape, axis, correction)).astype(x.dtype)
 
     def backward(ctx, grad):
         axis, correction, keepdims = (ctx.attrs[k] for k in ("axis", "correction", "keepdims"))
         x = ctx.x
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             scale = np.divide(2.0, degrees_of_freedom(x.shape, axis, correction))
             return (expand_reduced(grad, x.shape, axis, keepdims) * scale) * \
                 (x - x.mean(axis=axis, keepdims=True))
@@ -309,10 +336,9 @@ class Std(Function):
 
     def forward(ctx, x, axis, correction, keepdims):
         ctx.x = x
-        centered = x - x.mean(axis=axis, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ctx.out = np.sqrt((centered * centered).sum(axis=axis, keepdims=keepdims)
-                              / degrees_of_freedom(x.shape, axis, correction))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (inf - inf = nan)
+            ctx.out = np.sqrt(sum_of_squares_about_mean(x, axis, keepdims)
+                              / degrees_of_freedom(x.shape, axis, correction)).astype(x.dtype)
         return ctx.out
 
     def backward(ctx, grad):
@@ -321,10 +347,17 @@ class Std(Function):
         out = expand_reduced(ctx.out, x.shape, axis, keepdims)
         grad = expand_reduced(grad, x.shape, axis, keepdims)
         is_zero = np.asarray(out) == 0  # a constant: where the gradient is defined as 0
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             scale = np.divide(1.0, degrees_of_freedom(x.shape, axis, correction))
             per_std = Where.call(np.zeros((), x.dtype), grad / (out + is_zero), condition=is_zero)
             return (per_std * scale) * (x - x.mean(axis=axis, keepdims=True))
+
+
+def sum_of_squares_about_mean(x: np.ndarray, axis: tuple, keepdims: bool):
+    """Σ (x - x̄)² over the axes in float64, as torch's var accumulates (a float32 sum of 100
+    squares along a strided axis was 10× torch's error); the caller rounds it to x's dtype."""
+    centered = x - x.mean(axis=axis, keepdims=True, dtype=np.float64)
+    return (centered * centered).sum(axis=axis, keepdims=keepdims)
 
 
 def degrees_of_freedom(shape: tuple, axis: tuple, correction) -> float:
@@ -397,8 +430,9 @@ class LogSumExp(Function):
         ctx.x = x
         shift = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
         shift = np.where(np.isinf(shift), 0, shift)
-        with np.errstate(divide="ignore"):  # log 0 = -inf: an empty or all -inf slice
-            out = np.log(np.exp(x - shift).sum(axis=axis, keepdims=True)) + shift
+        # log 0 = -inf: an empty or all -inf slice; inf - inf = nan: an inf in x, as torch
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.log(sum_accurately(np.exp(x - shift), axis, keepdims=True)) + shift
         ctx.out = out if keepdims else out.squeeze(axis)
         return ctx.out
 
@@ -406,7 +440,8 @@ class LogSumExp(Function):
         axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
         x = ctx.x
         out = expand_reduced(ctx.out, x.shape, axis, keepdims)
-        return expand_reduced(grad, x.shape, axis, keepdims) * Exp.call(x - out)
+        with np.errstate(invalid="ignore"):  # x - out at x = out = ±inf: nan, as torch
+            return expand_reduced(grad, x.shape, axis, keepdims) * Exp.call(x - out)
 
 
 class Cumsum(Function):
@@ -415,7 +450,11 @@ class Cumsum(Function):
     def forward(ctx, x, axis):
         if x.ndim == 0:
             return x.astype(np.int64) if x.dtype.kind in "biu" else x.copy()
-        return np.cumsum(x, axis=axis, dtype=np.int64 if x.dtype.kind in "biu" else x.dtype)
+        if x.dtype.kind in "biu":
+            return np.cumsum(x, axis=axis, dtype=np.int64)
+        if x.dtype.itemsize < 8:  # a running sum's error grows with its length: float64, as torch
+            return np.cumsum(x, axis=axis, dtype=np.float64).astype(x.dtype)
+        return np.cumsum(x, axis=axis)
 
     def backward(ctx, grad):
         axis = ctx.attrs["axis"]
@@ -429,7 +468,7 @@ def _dims(op: str, x: Tensor, dim, empty_means_all: bool = True) -> tuple:
     """dim as torch takes it (None, an int, or a sequence of ints) → sorted axes."""
     if dim is None or (empty_means_all and isinstance(dim, (tuple, list)) and not dim):
         return tuple(range(x.ndim))
-    return reduce_args(op, x.shape, dim, False, None, None)["axis"]
+    return reduce_args(op, x.shape, dim, False, None, OMITTED)["axis"]
 
 
 def _single_dim(op: str, x: Tensor, dim) -> int:
@@ -441,7 +480,7 @@ def amax(input, dim=(), keepdim: bool = False) -> Tensor:
     input = check_tensor("amax", "input", input)
     axis = _dims("amax", input, dim)
     check_nonempty("amax", input.shape, axis)
-    return Max.apply(input, axis=axis, keepdims=bool(keepdim))
+    return Max.apply(input, axis=axis, keepdims=check_flag("amax", "keepdim", keepdim))
 
 
 def amin(input, dim=(), keepdim: bool = False) -> Tensor:
@@ -449,26 +488,27 @@ def amin(input, dim=(), keepdim: bool = False) -> Tensor:
     input = check_tensor("amin", "input", input)
     axis = _dims("amin", input, dim)
     check_nonempty("amin", input.shape, axis)
-    return Min.apply(input, axis=axis, keepdims=bool(keepdim))
+    return Min.apply(input, axis=axis, keepdims=check_flag("amin", "keepdim", keepdim))
 
 
 def _extreme(op: str, input, dim, keepdim, full: type, along: type, result: type, other_op):
     if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
         return other_op(input, dim)
     input = check_tensor(op, "input", input)
-    if dim is None:
+    keepdim = check_flag(op, "keepdim", keepdim)
+    if dim is OMITTED:
         if keepdim:
             raise TypeError(f"{op}(): keepdim=True needs a dim (torch.{op}(input) takes no "
                             f"keepdim)")
         return full.apply(input, axis=tuple(range(input.ndim)), keepdims=False)
     dim = _single_dim(op, input, dim)
     check_nonempty(op, input.shape, (dim,) if input.ndim else ())
-    values, ctx = along.apply(input, dim=dim, keepdim=bool(keepdim), return_ctx=True)
+    values, ctx = along.apply(input, dim=dim, keepdim=keepdim, return_ctx=True)
     # The indices are the caller's to keep (a copy: backward reads the saved ones)
     return result(values, Tensor._make(np.array(ctx.indices, dtype=np.int64), None))
 
 
-def max(input, dim=None, keepdim: bool = False):
+def max(input, dim=OMITTED, keepdim: bool = False):
     """torch.max: ``max(x)`` a 0-d tensor (gradient split among ties); ``max(x, dim)`` a
     ``MaxResult(values, indices)`` (gradient to the selected index); ``max(x, other)`` the
     elementwise maximum."""
@@ -476,7 +516,7 @@ def max(input, dim=None, keepdim: bool = False):
     return _extreme("max", input, dim, keepdim, MaxAll, MaxAlongDim, MaxResult, maximum)
 
 
-def min(input, dim=None, keepdim: bool = False):
+def min(input, dim=OMITTED, keepdim: bool = False):
     """torch.min: as ``max``, for the minimum (``MinResult``)."""
     from .elementwise import minimum
     return _extreme("min", input, dim, keepdim, MinAll, MinAlongDim, MinResult, minimum)
@@ -484,6 +524,9 @@ def min(input, dim=None, keepdim: bool = False):
 
 def _arg_extreme(op: str, pick, input, dim, keepdim) -> Tensor:
     input = check_tensor(op, "input", input)
+    if input.data.dtype == np.bool_:
+        raise RuntimeError(f"{op}(): input is a bool tensor: {op} does not support bool input")
+    keepdim = check_flag(op, "keepdim", keepdim)
     if dim is None:
         if input.data.size == 0:
             raise DimensionError(f"{op}(): Expected reduction dim to be specified for "
@@ -494,7 +537,7 @@ def _arg_extreme(op: str, pick, input, dim, keepdim) -> Tensor:
     if input.ndim == 0:
         return Tensor._make(np.zeros((), np.int64), None)
     check_nonempty(op, input.shape, (dim,))
-    return Tensor._make(pick(input.data, axis=dim, keepdims=bool(keepdim)).astype(np.int64), None)
+    return Tensor._make(pick(input.data, axis=dim, keepdims=keepdim).astype(np.int64), None)
 
 
 def argmax(input, dim=None, keepdim: bool = False) -> Tensor:
@@ -507,10 +550,11 @@ def argmin(input, dim=None, keepdim: bool = False) -> Tensor:
     return _arg_extreme("argmin", np.argmin, input, dim, keepdim)
 
 
-def prod(input, dim=None, keepdim: bool = False) -> Tensor:
+def prod(input, dim=OMITTED, keepdim: bool = False) -> Tensor:
     """The product of all elements, or along one dim (torch takes a single int)."""
     input = check_tensor("prod", "input", input)
-    if dim is None:
+    keepdim = check_flag("prod", "keepdim", keepdim)
+    if dim is OMITTED:
         if keepdim:
             raise TypeError("prod(): keepdim=True needs a dim (torch.prod(input) takes no "
                             "keepdim)")
@@ -518,10 +562,10 @@ def prod(input, dim=None, keepdim: bool = False) -> Tensor:
     else:
         if isinstance(dim, (tuple, list)):
             raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
-        axis = (_single_dim("prod", input, dim),) if input.ndim else ()
+        axis = (_single_dim("prod", input, dim),) if input.ndim else _dims("prod", input, dim)
     if input.dtype.kind in "biu":  # torch: integer and bool products are int64
         input = Tensor._make(input.data.astype(np.int64), None)
-    return Prod.apply(input, axis=axis, keepdims=bool(keepdim))
+    return Prod.apply(input, axis=axis, keepdims=keepdim)
 
 
 def _variance_args(op: str, input, dim, unbiased, keepdim, correction):
@@ -531,15 +575,19 @@ def _variance_args(op: str, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
-        raise TypeError(f"{op}(): give either unbiased= (legacy) or correction=, not both")
+        raise TypeError(f"{op}(): give either unbiased= (legacy; a bool passed as dim is read "
+                        f"as unbiased) or correction=, not both")
     if unbiased is not None:
         correction = 1 if unbiased else 0
     elif correction is None:
         correction = 1
+    elif type(correction) is not int:
+        correction = float(check_scalar(op, "correction", correction))
     if input.dtype.kind != "f":
-        raise RuntimeError(f"{op}(): std and var only support floating point dtypes, got "
-                           f"{input.dtype}")
-    return input, dict(axis=_dims(op, input, dim), correction=correction, keepdims=bool(keepdim))
+        raise RuntimeError(f"{op}(): std and var only support floating point dtypes, got an "
+                           f"input of dtype {input.dtype}")
+    return input, dict(axis=_dims(op, input, dim), correction=correction,
+                       keepdims=check_flag(op, "keepdim", keepdim))
 
 
 def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
@@ -558,13 +606,22 @@ def norm(input, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     """torch.Tensor.norm: the vector p-norm over ``dim`` (all elements for None); ``'fro'``
     is the 2-norm (over at most two dims); ``inf``/``-inf`` the largest/smallest |x|."""
     input = check_tensor("norm", "input", input)
+    if p is None:  # torch's default order: 2
+        p = 2
+    if isinstance(p, (bool, np.bool_)):
+        p = int(p)
     if isinstance(p, str):
+        if p not in ("fro", "nuc"):
+            raise RuntimeError(f"norm: p={p!r} is not supported: the order of a norm is a number, "
+                               f"'fro' or 'nuc'")
         if p != "fro":
             raise ValueError(f"norm: p={p!r} is not supported (only 'fro' and numbers: the "
                              f"nuclear norm needs an SVD)")
         if isinstance(dim, (tuple, list)) and len(dim) > 2:
             raise RuntimeError(f"norm: the Frobenius norm is over at most 2 dims, got dim={dim}")
         p = 2
+    if isinstance(p, complex):
+        raise RuntimeError(f"norm: p={p!r}: expected a non-complex scalar as the order of norm")
     if not isinstance(p, (int, float, np.integer, np.floating)) or isinstance(p, bool):
         raise TypeError(f"norm(): argument 'p' must be a number or 'fro', got "
                         f"{type(p).__name__}")
@@ -572,13 +629,16 @@ def norm(input, p="fro", dim=None, keepdim: bool = False) -> Tensor:
         raise RuntimeError(f"norm: expected a floating point tensor as input, got "
                            f"{input.dtype}")
     return VectorNorm.apply(input, ord=float(p), axis=_dims("norm", input, dim),
-                            keepdims=bool(keepdim))
+                            keepdims=check_flag("norm", "keepdim", keepdim))
 
 
 def logsumexp(input, dim, keepdim: bool = False) -> Tensor:
     """log Σ exp(x) over ``dim`` (an int or a tuple), computed without overflow."""
     input = floating(check_tensor("logsumexp", "input", input))
-    return LogSumExp.apply(input, axis=_dims("logsumexp", input, dim), keepdims=bool(keepdim))
+    if dim is None:  # (torch requires the dims: sum(), mean() take None for all of them)
+        raise TypeError("logsumexp(): dim must be an int or a tuple of ints, got None")
+    return LogSumExp.apply(input, axis=_dims("logsumexp", input, dim),
+                           keepdims=check_flag("logsumexp", "keepdim", keepdim))
 
 
 def cumsum(input, dim) -> Tensor:

@@ -13,6 +13,7 @@ so writing into it in place before backward is caught (its gradient is always No
 import numpy as np
 
 from ..tensor import Function, Tensor, unbroadcast
+from .args import DimensionError, check_scalar
 from .movement import (Clone, Expand, Index, IndexPut, IndexScatter, Pad, Reshape,
                        expanded_shape, wrap_dim)
 
@@ -116,22 +117,23 @@ class MaskedFill(Function):
 
 
 # ---- argument checks ------------------------------------------------------------------------
-def _index_tensor(op: str, index, dtypes=("int32", "int64")) -> Tensor:
+def _index_tensor(op: str, index, dtypes=("int32", "int64"), name: str = "index") -> Tensor:
     if not isinstance(index, Tensor):
-        raise TypeError(f"{op}: index must be a Tensor (of int64), got {type(index).__name__}")
+        raise TypeError(f"{op}: {name} must be a Tensor (of int64), got {type(index).__name__}")
     if index.dtype.name not in dtypes:
-        raise RuntimeError(f"{op}: expected dtype {' or '.join(dtypes)} for index, got "
+        raise RuntimeError(f"{op}: expected dtype {' or '.join(dtypes)} for {name}, got "
                            f"{index.dtype}")
     return index
 
 
-def _check_in_range(op: str, index: Tensor, size: int, dim: int) -> None:
+def _check_in_range(op: str, index: Tensor, size: int, dim: int,
+                    error: type = RuntimeError) -> None:
     """Index values must lie in [0, size): torch does not count back from the end here."""
     values = index.data
     if values.size and (values.min() < 0 or values.max() >= size):
         bad = values.min() if values.min() < 0 else values.max()
-        raise RuntimeError(f"{op}: index {bad} is out of bounds for dimension {dim} with size "
-                           f"{size}")
+        raise error(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size} "
+                    f"in input")
 
 
 def _check_along_dim(op: str, input: Tensor, dim: int, index: Tensor, src=None) -> None:
@@ -148,7 +150,9 @@ def _check_along_dim(op: str, input: Tensor, dim: int, index: Tensor, src=None) 
                                f"{list(input.shape)} apart from dimension {dim}")
     if src is not None:
         if src.ndim != index.ndim:
-            raise RuntimeError(f"{op}: index tensor must have the same number of dimensions as "
+            # (torch reads src's size in each of index's dims: past its last one, IndexError)
+            error = DimensionError if 0 < src.ndim < index.ndim else RuntimeError
+            raise error(f"{op}: index tensor must have the same number of dimensions as "
                                f"src tensor (index shape {tuple(index.shape)}, src shape "
                                f"{tuple(src.shape)})")
         if any(n > limit for n, limit in zip(index.shape, src.shape)):
@@ -260,17 +264,22 @@ def index_select(input, dim: int, index) -> Tensor:
     """torch.index_select: the slices of input along dim at the positions in ``index`` (a 1-d
     or 0-d integer tensor), in that order, repeats allowed."""
     dim = wrap_dim("index_select", dim, input.ndim)
-    index = _index_tensor("index_select", index)
-    if index.ndim > 1:
+    if isinstance(index, Tensor) and index.ndim > 1:
         raise IndexError(f"index_select: index is supposed to be a vector (0-d or 1-d), got "
                          f"shape {tuple(index.shape)}")
+    index = _index_tensor("index_select", index)
     if input.ndim == 0:
-        _check_in_range("index_select", index, 1, 0)
         if index.numel() != 1:
             raise RuntimeError(f"index_select: a 0-d input takes exactly one index, got "
                                f"{index.numel()}")
+        _check_in_range("index_select", index, 1, 0, IndexError)
         return Clone.apply(input)
-    _check_in_range("index_select", index, input.shape[dim], dim)
+    if input.shape[dim] == 0 and index.numel():
+        raise RuntimeError(f"index_select: input has size 0 in dim {dim}: there is nothing to "
+                           f"select")
+    # (torch's CPU kernels: IndexError along dim 0, RuntimeError along the others)
+    _check_in_range("index_select", index, input.shape[dim], dim,
+                    IndexError if dim == 0 else RuntimeError)
     return IndexSelect.apply(input, index, dim=dim)
 
 
@@ -288,6 +297,8 @@ def _mask_and_value(op: str, input, mask, value):
             value = value.detach()
         return mask, value
     if not isinstance(value, (bool, int, float, np.number)):
+        if isinstance(value, complex):  # (torch's RuntimeError: it parses, but cannot convert)
+            check_scalar(op, "value", value)
         raise TypeError(f"{op}: value must be a number or a 0-d Tensor, got "
                         f"{type(value).__name__}")
     return mask, Tensor._make(np.asarray(value).astype(input.dtype), None)
@@ -321,7 +332,7 @@ def masked_fill_(input, mask, value) -> Tensor:
 def take_along_dim(input, indices, dim=None) -> Tensor:
     """torch.take_along_dim: gather after broadcasting input and indices against each other
     in every dim but ``dim``; with dim=None, gather from the flattened input."""
-    indices = _index_tensor("take_along_dim", indices, dtypes=("int64",))
+    indices = _index_tensor("take_along_dim", indices, dtypes=("int64",), name="indices")
     if dim is None:
         return gather(Reshape.apply(input, shape=(-1,)), 0, Reshape.apply(indices, shape=(-1,)))
     dim = wrap_dim("take_along_dim", dim, input.ndim)
@@ -331,6 +342,7 @@ def take_along_dim(input, indices, dim=None) -> Tensor:
                            f"{indices.ndim} dimensions for indices")
     if input.ndim == 0:
         return gather(input, 0, indices)
+    _check_in_range("take_along_dim", indices, input.shape[dim], dim)
     # Broadcast everything but dim: indices keeps its length there, input its own.
     others = [list(input.shape), list(indices.shape)]
     for shape in others:
