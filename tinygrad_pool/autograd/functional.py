@@ -70,7 +70,7 @@ def _stack(grads, out_shape, in_shape) -> Tensor:
     eye = np.eye(rows, dtype=grads[0].dtype)
     total = sum((Tensor(eye[k].reshape((rows,) + (1,) * len(in_shape))) * f
                  for k, f in enumerate(flat)), start=Tensor(np.zeros((rows,) + in_shape, eye.dtype)))
-    return total.reshape(*(out_shape + in_shape))
+    return total.reshape(out_shape + in_shape)
 
 
 def hessian(func, inputs, create_graph=False, strict=False):

@@ -24,7 +24,7 @@ from ..tensor import Tensor
 
 __all__ = ["conv2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "adaptive_max_pool2d", "max_unpool2d", "relu", "sigmoid", "tanh", "leaky_relu", "elu",
-           "gelu", "silu", "softmax", "log_softmax", "flatten", "linear", "pad", "one_hot",
+           "gelu", "silu", "softmax", "log_softmax", "linear", "pad", "one_hot",
            "embedding", "dropout", "dropout2d", "batch_norm", "layer_norm", "mse_loss", "l1_loss",
            "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "sum_of_squares", "TIE_RULES", "REDUCTIONS"]
@@ -37,8 +37,6 @@ def relu(input, inplace: bool = False):
 
 def sigmoid(input): return tensor_arg("sigmoid", "input", input).sigmoid()
 def tanh(input): return tensor_arg("tanh", "input", input).tanh()
-def flatten(input, start_dim=0, end_dim=-1):
-    return tensor_arg("flatten", "input", input).flatten(start_dim, end_dim)
 
 
 def linear(input, weight, bias=None) -> Tensor:

@@ -20,7 +20,7 @@ from ..tensor import Function, Tensor, unbroadcast
 from .activation import LogSigmoid
 from .args import (DimensionError, check_floating, check_int, check_number, check_reduction,
                    check_same_dtype, tensor_arg)
-from .elementwise import Clamp, Exp, Log
+from .elementwise import Clamp, Exp, Log, Where
 from .reduce import normalize_axis
 
 # binary_cross_entropy's backward divides by max(x (1 - x), EPSILON) (PyTorch's constant: a C
@@ -79,9 +79,13 @@ class MSELoss(Function):
 
 class SmoothL1Loss(Function):
     """ℓ(d) = d²/2β where |d| < β, else |d| - β/2  (d = x - t, β > 0);
-    ∂ℓ/∂x = clamp(d/β, -1, 1) = -∂ℓ/∂t.
-    ``huber``: β times that, ℓ(d) = d²/2 or β (|d| - β/2), ∂ℓ/∂x = clamp(d, -β, β) — written
-    out rather than multiplied by β, so that β = inf gives d²/2 (not inf · 0), as torch's."""
+    ∂ℓ/∂x = d/β where |d| < β, else sign(d) (= -∂ℓ/∂t).
+    ``huber``: β times that, ℓ(d) = d²/2 or β (|d| - β/2), ∂ℓ/∂x = d or β sign(d) — written
+    out rather than multiplied by β, so that β = inf gives d²/2 (not inf · 0), as torch's.
+
+    At |d| = β both branches give the slope ±1 (±β), but not the same curvature: torch's
+    second derivative there is the linear branch's, 0. Hence a choice of branch, not a clamp
+    (clamp's derivative at its bounds is 1, the quadratic branch's)."""
 
     def forward(ctx, input, target, beta, reduction, huber=False):
         ctx.input, ctx.target = input, target
@@ -94,9 +98,15 @@ class SmoothL1Loss(Function):
         return _reduced(losses.astype(diff.dtype, copy=False), reduction)
 
     def backward(ctx, grad):
-        beta, diff = ctx.attrs["beta"], ctx.input - ctx.target
-        slope = (Clamp.call(diff, low=-beta, high=beta) if ctx.attrs.get("huber")
-                 else Clamp.call(diff / beta, low=-1.0, high=1.0))
+        beta, huber = ctx.attrs["beta"], ctx.attrs.get("huber")
+        diff = ctx.input - ctx.target
+        d = np.asarray(diff)
+        inside = np.abs(d) < beta  # torch's mask: the only place with a second derivative
+        with np.errstate(invalid="ignore"):  # (β = inf: sign(0) · inf, in a branch not taken)
+            # elsewhere a constant, torch's slope: ±1 (±β) from |d| = β on; NaN for a NaN d
+            outside = np.where(np.abs(d) >= beta, np.sign(d) * (beta if huber else 1),
+                               d if huber else d / beta)
+        slope = Where.call(diff if huber else diff / beta, outside, condition=inside)
         grad_diff = slope * (grad * _mean_scale(ctx))
         return (unbroadcast(grad_diff, ctx.input.shape) if ctx.needs_input_grad[0] else None,
                 unbroadcast(-grad_diff, ctx.target.shape) if ctx.needs_input_grad[1] else None)

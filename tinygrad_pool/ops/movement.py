@@ -53,7 +53,12 @@ def normalize_dims(op: str, ndim: int, dims, distinct: bool = False, name: str =
 
 
 def int_sizes(op: str, name: str, sizes) -> tuple:
-    """Sizes given as varargs ``f(2, 3)`` or one sequence ``f((2, 3))``, checked to be ints."""
+    """Sizes given as varargs ``f(2, 3)`` or one sequence ``f((2, 3))``, checked to be ints.
+    ``sizes`` is the varargs tuple as received: a caller with a shape in hand passes
+    ``(shape,)``, since ``f()`` with nothing is torch's TypeError (a 0-d shape is ``f(())``)."""
+    if not sizes:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "{name}" (the '
+                        f'{name} of a 0-d tensor is spelled {op}(()))')
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = sizes[0]
     plain = type(sizes) is tuple  # a tuple of Python ints, the common case, is returned as is
@@ -67,7 +72,8 @@ def int_sizes(op: str, name: str, sizes) -> tuple:
 
 
 def resolve_shape(op: str, old_shape: tuple, shape, name: str = "shape") -> tuple:
-    """Accept reshape(2, 3) and reshape((2, 3)); fill in a single -1."""
+    """Accept reshape(2, 3) and reshape((2, 3)) (``shape``: the varargs, see ``int_sizes``);
+    fill in a single -1."""
     shape = int_sizes(op, name, shape)
     size = math.prod(old_shape)
     if min(shape, default=0) >= 0 and math.prod(shape) == size:  # no -1 and the sizes fit
@@ -101,6 +107,10 @@ def swap_dims(ndim: int, dim0, dim1) -> tuple:
 
 
 def check_permutation(ndim: int, dims) -> tuple:
+    """permute(1, 0) or permute((1, 0)) (``dims``: the varargs) → the dims, wrapped."""
+    if not dims:  # (a 0-d tensor's permutation is spelled permute(()))
+        raise TypeError('permute() missing 1 required positional arguments: "dims" (the dims '
+                        'of a 0-d tensor are spelled permute(()))')
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = dims[0]
     if not all(is_int(d) for d in dims):
@@ -140,7 +150,9 @@ def normalize_index(index):
                 return int(i.data)
             return i.data
         if isinstance(i, list):
-            return np.asarray([j.data if isinstance(j, Tensor) else j for j in i])
+            array = np.asarray([j.data if isinstance(j, Tensor) else j for j in i])
+            # [] indexes nothing, as in torch: NumPy would make it a float array, no index
+            return array if array.size else array.astype(np.int64)
         if isinstance(i, slice) and i.step is not None and i.step <= 0:
             raise ValueError(f"index: step must be greater than zero, got slice {i} (flip() "
                              f"reverses a tensor)")
@@ -171,7 +183,8 @@ def check_masks(index, shape: tuple) -> None:
 
 
 def expanded_shape(shape: tuple, sizes, op: str = "expand", name: str = "size") -> tuple:
-    """PyTorch's expand(): -1 keeps a size; new leading dimensions may be added."""
+    """PyTorch's expand(): -1 keeps a size; new leading dimensions may be added (``sizes``:
+    the varargs, see ``int_sizes``)."""
     sizes = int_sizes(op, name, sizes)
     if len(sizes) < len(shape):
         raise RuntimeError(f"{op}: {name} {sizes} gives {len(sizes)} sizes, fewer than the "
@@ -515,15 +528,15 @@ def view_as(input, other) -> Tensor:
 def reshape_as(input, other) -> Tensor:
     """input.reshape(other.shape)."""
     other = _tensor("reshape_as", "other", other)
-    return Reshape.apply(input, shape=resolve_shape("reshape_as", input.shape, other.shape,
-                                                    "other's shape"))
+    return Reshape.apply(input, shape=resolve_shape("reshape_as", input.shape,
+                                                    (tuple(other.shape),), "other's shape"))
 
 
 def expand_as(input, other) -> Tensor:
     """input.expand(other.shape): a read-only broadcast view."""
     other = _tensor("expand_as", "other", other)
-    return Expand.apply(input, shape=expanded_shape(input.shape, tuple(other.shape), "expand_as",
-                                                    "other's shape"))
+    return Expand.apply(input, shape=expanded_shape(input.shape, (tuple(other.shape),),
+                                                    "expand_as", "other's shape"))
 
 
 def t(input) -> Tensor:

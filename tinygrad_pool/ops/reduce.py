@@ -9,6 +9,9 @@ Function.
 """
 import builtins
 import math
+import os
+import sys
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -17,6 +20,8 @@ from ..tensor import OMITTED, Function, Tensor
 from .args import DimensionError, check_flag, check_scalar
 from .elementwise import Abs, Exp, Pow, Sign, Where, check_tensor, floating
 from .movement import Expand, Fill, Flip, IndexScatter, is_int, wrap_dim
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tinygrad_pool/
 
 
 def normalize_axis(op: str, ndim: int, axis: int) -> int:
@@ -134,7 +139,9 @@ class Max(Function):
     nan_shares = False  # (MaxAll: where the max is NaN, the NaNs share its gradient)
 
     def forward(ctx, x, axis, keepdims):
-        check_nonempty(ctx.reducer.__name__, x.shape, axis)  # "max" or "min"
+        # ("max" or "min". The entry points check the dims a caller named, as amax(0) of an
+        # empty tensor; all dims here is max() of the whole tensor, with no dim named.)
+        check_nonempty(ctx.reducer.__name__, x.shape, axis if len(axis) < x.ndim else None)
         ctx.x = x
         ctx.out = ctx.reducer(x, axis=axis, keepdims=keepdims)
         return ctx.out
@@ -170,18 +177,22 @@ class MinAll(Min):
     nan_shares = True
 
 
-def check_nonempty(op: str, shape: tuple, axes: tuple) -> None:
-    """torch's errors for max/min/argmax of nothing: a full reduction of an empty tensor, or a
-    reduced dim of size 0 (reducing other dims of an empty tensor is fine: the result is empty)."""
-    if not math.prod(shape):
-        if len(axes) == len(shape):
-            raise RuntimeError(f"{op}(): Expected reduction dim to be specified for "
-                               f"input.numel() == 0 (an empty tensor of shape {shape}). "
-                               f"Specify the reduction dim with the 'dim' argument.")
-        for a in axes:
-            if shape[a] == 0:
-                raise DimensionError(f"{op}(): Expected reduction dim {a} to have non-zero size "
-                                     f"(the tensor is empty, shape {shape})")
+def check_nonempty(op: str, shape: tuple, dims) -> None:
+    """torch's errors for max/min/argmax of nothing. ``dims``: the dims reduced, spelled as the
+    error shows them (negative ones index ``shape`` as they are), or None where the caller
+    named none: an empty tensor reduced whole is a RuntimeError; a named dim of length 0 an
+    IndexError, even when the dims named are all of them; reducing other dims is fine (the
+    result is empty)."""
+    if math.prod(shape):
+        return
+    if dims is None:
+        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for "
+                           f"input.numel() == 0 (an empty tensor of shape {shape}). "
+                           f"Specify the reduction dim with the 'dim' argument.")
+    for d in dims:
+        if shape[d] == 0:
+            raise DimensionError(f"{op}(): Expected reduction dim {d} to have non-zero size "
+                                 f"(the tensor is empty, shape {shape})")
 
 
 class MaxAlongDim(Function):
@@ -327,7 +338,7 @@ class Var(Function):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             scale = np.divide(2.0, degrees_of_freedom(x.shape, axis, correction))
             return (expand_reduced(grad, x.shape, axis, keepdims) * scale) * \
-                (x - x.mean(axis=axis, keepdims=True))
+                (x - Mean.call(x, axis=axis, keepdims=True))  # (empty x: nan, no NumPy warning)
 
 
 class Std(Function):
@@ -350,30 +361,61 @@ class Std(Function):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             scale = np.divide(1.0, degrees_of_freedom(x.shape, axis, correction))
             per_std = Where.call(np.zeros((), x.dtype), grad / (out + is_zero), condition=is_zero)
-            return (per_std * scale) * (x - x.mean(axis=axis, keepdims=True))
+            return (per_std * scale) * (x - Mean.call(x, axis=axis, keepdims=True))
 
 
 def sum_of_squares_about_mean(x: np.ndarray, axis: tuple, keepdims: bool):
     """Σ (x - x̄)² over the axes in float64, as torch's var accumulates (a float32 sum of 100
     squares along a strided axis was 10× torch's error); the caller rounds it to x's dtype."""
-    centered = x - x.mean(axis=axis, keepdims=True, dtype=np.float64)
+    with np.errstate(invalid="ignore"):  # the mean of nothing, 0 / 0 (np.mean would warn)
+        mean = x.sum(axis=axis, keepdims=True, dtype=np.float64) / math.prod(x.shape[a]
+                                                                            for a in axis)
+    centered = x - mean
     return (centered * centered).sum(axis=axis, keepdims=keepdims)
 
 
 def degrees_of_freedom(shape: tuple, axis: tuple, correction) -> float:
-    return builtins.max(0, math.prod(shape[a] for a in axis) - correction)
+    """N - correction, at least 0; and 0 where N = 0, whatever the correction: the variance of
+    nothing is nan (0 / 0), as torch's."""
+    count = math.prod(shape[a] for a in axis)
+    return builtins.max(0, count - correction) if count else 0
+
+
+def warn_without_degrees_of_freedom(op: str, shape: tuple, axis: tuple, correction) -> None:
+    """torch's warning where N - correction ≤ 0, N counted its way: the input's elements per
+    output element, 0 when the output is empty. (The result there is inf or nan.)"""
+    outputs = math.prod(n for a, n in enumerate(shape) if a not in axis)
+    count = math.prod(shape) // outputs if outputs else 0
+    if count - correction <= 0:
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      f"than the reduction factor (input numel divided by output numel). "
+                      f"(correction={correction}, reduction factor {count}, input shape "
+                      f"{shape})", UserWarning, stacklevel=_caller_stacklevel())
+
+
+def _caller_stacklevel() -> int:
+    """The stacklevel that makes the caller's warning point at the first frame outside this
+    package (the user's line, whether x.var(), torch.var(x) or ops.reduce.var(x) was called)."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class VectorNorm(Function):
     """‖x‖ₚ = (Σ |xᵢ|ᵖ)^(1/p);  d‖x‖ₚ / dxⱼ = sign(xⱼ) |xⱼ|ᵖ⁻¹ / ‖x‖ₚᵖ⁻¹ — and torch's special
     cases: p = 2 gives x / ‖x‖ (0 where ‖x‖ = 0), p = 1 sign(x), p = ±inf splits among the
-    elements of largest (smallest) |x|, p = 0 (a count) has gradient 0. Saves x and the output."""
+    elements of largest (smallest) |x|, p = 0 (a count) has gradient 0. Saves x and the output.
+
+    The backward is torch's formula term for term, masks included: a masked term still passes
+    its zero gradient back through the division (or power) under the mask, 0 · inf = nan, so
+    the second derivative is nan where ‖x‖ = 0 (and, for p < 1, where an xᵢ = 0), as torch's.
+    """
 
     def forward(ctx, x, ord, axis, keepdims):
         ctx.x = x
         magnitude = np.abs(x)
         if ord == np.inf or ord == -np.inf:
-            check_nonempty("linalg.vector_norm", x.shape, axis)
             out = (np.max if ord > 0 else np.min)(magnitude, axis=axis, keepdims=keepdims)
         elif ord == 0:
             out = (x != 0).sum(axis=axis, keepdims=keepdims, dtype=x.dtype)
@@ -399,27 +441,23 @@ class VectorNorm(Function):
         if p == 1:
             return Sign.call(x) * grad
         norm_is_zero = np.asarray(norm) == 0  # constants, as torch's masked_fill
-        safe_norm = norm + norm_is_zero  # 1 where the norm is 0: no division by 0 to hide
         if p == 2:
-            return Where.call(zero, grad * (x / safe_norm), condition=norm_is_zero)
+            return grad * Where.call(zero, x / norm, condition=norm_is_zero)
         if p == np.inf or p == -np.inf:
             magnitude = np.abs(np.asarray(x))
             chosen = (magnitude == np.asarray(norm)) | np.isnan(magnitude)
             share = chosen / chosen.sum(axis=axis, keepdims=True, dtype=x.dtype)
             return Sign.call(x) * (grad * share)
-        x_is_zero = np.asarray(x) == 0
         if p < 1:  # |x|ᵖ⁻¹ is infinite at 0, where torch defines the gradient as 0
-            scaled = Where.call(zero, Sign.call(x) * Pow.call(Abs.call(x) + x_is_zero,
-                                                               exponent=p - 1),
-                                condition=x_is_zero)
+            scaled = Sign.call(x) * Where.call(zero, Pow.call(Abs.call(x), exponent=p - 1),
+                                               condition=np.asarray(x) == 0)
             return scaled * grad * Pow.call(norm, exponent=1 - p)
         if p < 2:
             scaled = Sign.call(x) * Pow.call(Abs.call(x), exponent=p - 1)
         else:
             scaled = x * Pow.call(Abs.call(x), exponent=p - 2)
-        per_norm = Where.call(zero, grad / Pow.call(safe_norm, exponent=p - 1),
-                              condition=norm_is_zero)
-        return scaled * per_norm
+        return scaled * Where.call(zero, grad / Pow.call(norm, exponent=p - 1),
+                                   condition=norm_is_zero)
 
 
 class LogSumExp(Function):
@@ -475,11 +513,18 @@ def _single_dim(op: str, x: Tensor, dim) -> int:
     return normalize_axis(op, x.ndim, dim)
 
 
+def _named_dims(dim):
+    """The dims a caller named, as given (the error messages show them so), or None for all."""
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        return None
+    return tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+
+
 def amax(input, dim=(), keepdim: bool = False) -> Tensor:
     """The maximum over ``dim`` (all dims for ``()``); the gradient is split among ties."""
     input = check_tensor("amax", "input", input)
     axis = _dims("amax", input, dim)
-    check_nonempty("amax", input.shape, axis)
+    check_nonempty("amax", input.shape, _named_dims(dim))
     return Max.apply(input, axis=axis, keepdims=check_flag("amax", "keepdim", keepdim))
 
 
@@ -487,7 +532,7 @@ def amin(input, dim=(), keepdim: bool = False) -> Tensor:
     """The minimum over ``dim`` (all dims for ``()``); the gradient is split among ties."""
     input = check_tensor("amin", "input", input)
     axis = _dims("amin", input, dim)
-    check_nonempty("amin", input.shape, axis)
+    check_nonempty("amin", input.shape, _named_dims(dim))
     return Min.apply(input, axis=axis, keepdims=check_flag("amin", "keepdim", keepdim))
 
 
@@ -502,7 +547,7 @@ def _extreme(op: str, input, dim, keepdim, full: type, along: type, result: type
                             f"keepdim)")
         return full.apply(input, axis=tuple(range(input.ndim)), keepdims=False)
     dim = _single_dim(op, input, dim)
-    check_nonempty(op, input.shape, (dim,) if input.ndim else ())
+    check_nonempty(op, input.shape, (dim,) if input.ndim else ())  # (torch shows it wrapped)
     values, ctx = along.apply(input, dim=dim, keepdim=keepdim, return_ctx=True)
     # The indices are the caller's to keep (a copy: backward reads the saved ones)
     return result(values, Tensor._make(np.array(ctx.indices, dtype=np.int64), None))
@@ -586,8 +631,10 @@ def _variance_args(op: str, input, dim, unbiased, keepdim, correction):
     if input.dtype.kind != "f":
         raise RuntimeError(f"{op}(): std and var only support floating point dtypes, got an "
                            f"input of dtype {input.dtype}")
-    return input, dict(axis=_dims(op, input, dim), correction=correction,
-                       keepdims=check_flag(op, "keepdim", keepdim))
+    args = dict(axis=_dims(op, input, dim), correction=correction,
+                keepdims=check_flag(op, "keepdim", keepdim))
+    warn_without_degrees_of_freedom(op, input.shape, args["axis"], correction)
+    return input, args
 
 
 def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
@@ -628,8 +675,27 @@ def norm(input, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     if input.dtype.kind != "f":
         raise RuntimeError(f"norm: expected a floating point tensor as input, got "
                            f"{input.dtype}")
-    return VectorNorm.apply(input, ord=float(p), axis=_dims("norm", input, dim),
+    axis = _dims("norm", input, dim)
+    if p < 0 or p == math.inf:
+        _check_norm_has_identity(p, input.shape, _named_dims(dim))
+    return VectorNorm.apply(input, ord=float(p), axis=axis,
                             keepdims=check_flag("norm", "keepdim", keepdim))
+
+
+def _check_norm_has_identity(p, shape: tuple, dims) -> None:
+    """A p-norm with p < 0 or p = inf is a min or a max: over nothing it has no value (torch's
+    errors; p ≥ 0 sums, and a sum over nothing is 0). ``dims`` as ``check_nonempty``'s."""
+    if math.prod(shape):
+        return
+    if dims is None:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on an empty tensor "
+                           f"because the operation does not have an identity (shape {shape}; "
+                           f"name the dims to reduce)")
+    for d in dims:
+        if shape[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on the "
+                               f"dimension {d} because this dimension is empty and the "
+                               f"operation does not have an identity (shape {shape})")
 
 
 def logsumexp(input, dim, keepdim: bool = False) -> Tensor:

@@ -356,6 +356,6 @@ def take_along_dim(input, indices, dim=None) -> Tensor:
     input_shape, index_shape = list(common), list(common)
     input_shape[dim], index_shape[dim] = input.shape[dim], indices.shape[dim]
     if tuple(input_shape) != tuple(input.shape):
-        input = Expand.apply(input, shape=expanded_shape(input.shape, tuple(input_shape)))
+        input = Expand.apply(input, shape=expanded_shape(input.shape, (tuple(input_shape),)))
     index = Tensor._make(np.broadcast_to(indices.data, tuple(index_shape)), None)
     return gather(input, dim, index)
