@@ -7,7 +7,7 @@ Each function is the op's own (``tinygrad_pool.ops``), which checks its argument
 that name the op, the argument and the shapes; this module only gathers them under torch's names.
 """
 from ..ops.activation import elu, gelu, leaky_relu, logsigmoid, silu, softplus
-from ..ops.args import REDUCTIONS, check_flag, check_same_dtype, tensor_arg
+from ..ops.args import REDUCTIONS, check_flag, product_operands, tensor_arg
 from ..ops.conv import conv2d, fold, unfold
 from ..ops.dropout import dropout, dropout2d
 from ..ops.elementwise import BroadcastError
@@ -42,13 +42,7 @@ def tanh(input): return tensor_arg("tanh", "input", input).tanh()
 def linear(input, weight, bias=None) -> Tensor:
     """input @ weightᵀ + bias, with PyTorch's (out_features, in_features) weight layout (a 1-D
     weight, without bias, is one output feature dropped from the shape, as torch's)."""
-    input, weight = tensor_arg("linear", "input", input), tensor_arg("linear", "weight", weight)
-    if bias is not None:
-        bias = tensor_arg("linear", "bias", bias)
-    check_same_dtype("linear", input, weight, bias)
-    if input.dtype.kind == "b":
-        raise NotImplementedError("linear: input and weight are bool tensors (\"linear\" not "
-                                  "implemented for 'Bool'); convert them with .float()")
+    input, weight, bias = product_operands("linear", input, weight, bias)
     if not (weight.ndim == 2 or weight.ndim == 1 and bias is None) or input.ndim < 1 \
             or input.shape[-1] != weight.shape[-1]:
         raise RuntimeError(f"linear: input has shape {input.shape} but weight has shape "

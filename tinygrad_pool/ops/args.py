@@ -155,3 +155,16 @@ def check_scalar(op: str, name: str, value):
     if not isinstance(value, _NUMBERS + _BOOLS):
         raise TypeError(f"{op}: {name} must be a number, got {_shown(value)}")
     return value
+
+
+def product_operands(op: str, input, weight, bias=None) -> tuple:
+    """conv2d's or linear's input, weight and optional bias: Tensors of one dtype, not bool
+    (torch computes integer products exactly, but has no bool kernel for them)."""
+    input, weight = tensor_arg(op, "input", input), tensor_arg(op, "weight", weight)
+    if bias is not None:
+        bias = tensor_arg(op, "bias", bias)
+    check_same_dtype(op, input, weight, bias)
+    if input.data.dtype.kind == "b":
+        raise NotImplementedError(f"{op}: input and weight are bool tensors (\"{op}\" not "
+                                  f"implemented for 'Bool'); convert them with .float()")
+    return input, weight, bias

@@ -26,7 +26,7 @@ from ..fast import memory
 from ..tensor import Function, Tensor
 from ..windows import (GeometryError, check_4d, check_batched, conv_output_size,
                        gather_windows, pair, scatter_windows)
-from .args import DimensionError, check_dimension, check_same_dtype, tensor_arg
+from .args import DimensionError, check_dimension, product_operands, tensor_arg
 
 
 class Conv2d(Function):
@@ -116,13 +116,7 @@ def _conv_padding(padding, kernel, dilation, stride) -> tuple:
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """Cross-correlate ``input`` (N, C, H, W), or one unbatched image (C, H, W), with ``weight``
     (F, C/groups, kh, kw), like torch. Integer tensors convolve too (exactly, as torch's)."""
-    input, weight = tensor_arg("conv2d", "input", input), tensor_arg("conv2d", "weight", weight)
-    if bias is not None:
-        bias = tensor_arg("conv2d", "bias", bias)
-    check_same_dtype("conv2d", input, weight, bias)
-    if input.dtype.kind == "b":
-        raise NotImplementedError("conv2d: input and weight are bool tensors (\"conv2d\" not "
-                                  "implemented for 'Bool'); convert them with .float()")
+    input, weight, bias = product_operands("conv2d", input, weight, bias)
     batched = check_batched("conv2d", input.data)
     check_4d("conv2d", "weight", weight.data)
     stride = pair("conv2d", "stride", stride, single=True)
