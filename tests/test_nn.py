@@ -208,8 +208,13 @@ def test_manual_seed_and_generator_make_init_reproducible():
     a = small_cnn(np.random.default_rng(3)).state_dict()
     b = small_cnn(np.random.default_rng(3)).state_dict()
     assert all(np.array_equal(a[k], b[k]) for k in a)
-    with pytest.raises(ValueError, match="non-negative int"):
-        tinygrad_pool.manual_seed(-1)
+    # seeds as torch takes them: what int() takes, a negative one modulo 2⁶⁴; else refused
+    assert np.array_equal(tinygrad_pool.manual_seed(-1).random(3),
+                          np.random.default_rng(2 ** 64 - 1).random(3))
+    with pytest.raises(ValueError, match="manual_seed: seed must be an int, got 'a'"):
+        tinygrad_pool.manual_seed("a")
+    with pytest.raises(TypeError, match="manual_seed: seed must be an int, got None"):
+        tinygrad_pool.manual_seed(None)
 
 
 def test_init_functions_fill_in_place_and_keep_dtype():

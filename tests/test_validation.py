@@ -51,3 +51,20 @@ def test_flags_and_sizes_still_take_numpy_scalars():
     out = F.max_pool2d(tg.tensor(X), np.int64(2), ceil_mode=np.bool_(False))
     assert out.shape == (1, 1, 2, 2)
     assert nn.Linear(np.int64(3), 2).in_features == 3
+
+
+def test_the_last_public_functions_name_themselves_too(torch):
+    """Arguments of the autograd.functional helpers and of save_graph: a named TypeError, as
+    torch's (for jacobian: torch's raw "'int' object is not callable")."""
+    x = tg.ones(2)
+    for name in ("jacobian", "hessian"):
+        with pytest.raises(TypeError, match=rf"{name}: func must be a callable .*got int"):
+            getattr(tg.autograd.functional, name)(3, x)
+        with pytest.raises(TypeError, match=rf"{name}: inputs must be a Tensor or a tuple of Tensors"):
+            getattr(tg.autograd.functional, name)(lambda t: t.sum(), [1.0, 2.0])
+    with pytest.raises(TypeError):
+        torch.autograd.functional.jacobian(3, torch.ones(2))
+    pytest.importorskip("graphviz")
+    from tinygrad_pool import viz
+    with pytest.raises(TypeError, match="save_graph: path must be a str or a path, got int"):
+        viz.save_graph(x, 3)

@@ -13,9 +13,14 @@ _default_generator = np.random.default_rng()
 def manual_seed(seed: int) -> np.random.Generator:
     """Seed the default generator that layer initialisation draws from; returns it."""
     global _default_generator
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"manual_seed: seed must be a non-negative int, got {seed!r}")
-    _default_generator = np.random.default_rng(int(seed))
+    # torch takes what int() takes (2.5 is 2, True is 1, "7" is 7), a negative one modulo 2⁶⁴
+    try:
+        value = int(seed)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"manual_seed: seed must be an int, got {seed!r}") from None
+    if not -2 ** 63 <= value < 2 ** 64:
+        raise ValueError(f"manual_seed: seed must fit in 64 bits, got {seed!r}")
+    _default_generator = np.random.default_rng(value % 2 ** 64)
     return _default_generator
 
 

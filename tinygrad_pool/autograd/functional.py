@@ -12,8 +12,15 @@ from ..grad_mode import enable_grad
 from ..tensor import Tensor
 
 
-def _prepare(inputs, create_graph=False) -> tuple:
+def _prepare(op: str, func, inputs, create_graph=False) -> tuple:
+    if not callable(func):
+        raise TypeError(f"{op}: func must be a callable (the function to differentiate), got "
+                        f"{type(func).__name__}")
     single = isinstance(inputs, Tensor)
+    if not single and not (isinstance(inputs, (tuple, list))
+                           and all(isinstance(t, Tensor) for t in inputs)):
+        raise TypeError(f"{op}: inputs must be a Tensor or a tuple of Tensors, got "
+                        f"{type(inputs).__name__}")
     inputs = (inputs,) if single else tuple(inputs)
     # Fresh leaves, so that the caller's tensors (and their .grad) stay untouched; with
     # create_graph, a view of a caller's tensor that requires grad keeps the results attached
@@ -33,7 +40,7 @@ def _grad(outputs, inputs, grad_outputs, create_graph):
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), vᵀ · ∂func/∂inputs)."""
-    single, leaves = _prepare(inputs, create_graph)
+    single, leaves = _prepare("vjp", func, inputs, create_graph)
     with enable_grad():
         out = func(*leaves)
         grads = _grad(out, leaves, v, create_graph)
@@ -42,7 +49,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jacobian(func, inputs, create_graph=False, strict=False):
     """∂func/∂inputs: for output shape O and input shape I, a tensor of shape O + I."""
-    single_in, leaves = _prepare(inputs, create_graph)
+    single_in, leaves = _prepare("jacobian", func, inputs, create_graph)
     with enable_grad():
         outputs = func(*leaves)
         single_out = isinstance(outputs, Tensor)
@@ -75,7 +82,7 @@ def _stack(grads, out_shape, in_shape) -> Tensor:
 
 def hessian(func, inputs, create_graph=False, strict=False):
     """∂²func/∂inputs² of a scalar function."""
-    single, leaves = _prepare(inputs, create_graph)
+    single, leaves = _prepare("hessian", func, inputs, create_graph)
 
     def gradient(*args):
         with enable_grad():
@@ -87,7 +94,7 @@ def hessian(func, inputs, create_graph=False, strict=False):
 
 def hvp(func, inputs, v, create_graph=False, strict=False):
     """(func(inputs), H · v) for a scalar function, H its Hessian (two backward passes)."""
-    single, leaves = _prepare(inputs, create_graph)
+    single, leaves = _prepare("hvp", func, inputs, create_graph)
     vs = (v,) if isinstance(v, Tensor) else tuple(v)
     with enable_grad():
         out = func(*leaves)

@@ -18,6 +18,7 @@ offers draw_graph/save_graph that raise that same error when called.
 from __future__ import annotations
 
 import html
+import os
 import shutil
 from collections import Counter, deque
 from pathlib import Path
@@ -84,6 +85,8 @@ class GraphDigraph(graphviz.Digraph):
 def save_graph(tensor: Tensor, path, **kwargs) -> Path:
     """Draw ``tensor``'s graph and write it through `dot`; the format comes from the suffix
     (.png, .svg, .pdf, ...; no suffix means .png). Returns the path written."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"save_graph: path must be a str or a path, got {type(path).__name__}")
     path = Path(path)
     if not path.suffix:
         path = path.with_suffix(".png")
