@@ -3,8 +3,6 @@ names that op, the argument, the value received and what was expected — and is
 anything is computed or changed. The error types are torch's: a wrong type is a TypeError, a
 value out of range a ValueError or RuntimeError as torch has it, a dim out of range an IndexError.
 """
-import math
-
 import numpy as np
 
 from ..tensor import Tensor
@@ -101,12 +99,6 @@ def check_floating(op: str, name: str, tensor: Tensor) -> Tensor:
                                   f"{tensor.data.dtype} (\"{op}\" not implemented for "
                                   f"'{_TORCH_NAMES.get(tensor.data.dtype.name, tensor.data.dtype)}')")
     return tensor
-
-
-def check_finite(op: str, name: str, value: float) -> float:
-    if not math.isfinite(value):
-        raise ValueError(f"{op}: {name} must be finite, got {value}")
-    return value
 
 
 _TORCH_NAMES = {"bool": "Bool", "int8": "Char", "uint8": "Byte", "int16": "Short", "int32": "Int",
