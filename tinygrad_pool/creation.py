@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes
 from .random import default_generator
-from .ops.args import check_flag, check_floating, check_scalar
+from .ops.args import check_flag, check_floating, check_scalar, tensor_arg
 from .tensor import OMITTED, Size, Tensor, check_device
 
 
@@ -247,14 +247,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
                    generator, requires_grad, device)
 
 
-def _input(op: str, input) -> Tensor:
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
-    return input
-
-
 def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    input = _input("rand_like", input)
+    input = tensor_arg("rand_like", "input", input)
     if dtype is None:
         check_floating("rand_like", "input", input)
     return rand(input.shape, dtype=input.dtype if dtype is None else dtype, device=device,
@@ -262,7 +256,7 @@ def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False) ->
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    input = _input("randn_like", input)
+    input = tensor_arg("randn_like", "input", input)
     if dtype is None:
         check_floating("randn_like", "input", input)
     return randn(input.shape, dtype=input.dtype if dtype is None else dtype, device=device,
