@@ -271,6 +271,17 @@ def _zeros_like(param: Tensor) -> Tensor:
     return Tensor(np.zeros_like(param.data))
 
 
+def _followed_gradient(group: dict, param: Tensor, grad: np.ndarray, l2: bool = True):
+    """The gradient an update rule follows: negated for ``maximize``, plus weight_decay·param
+    (torch's weight_decay: L2 in the gradient) unless ``l2`` is False (AdamW decays the weight
+    itself)."""
+    if group["maximize"]:
+        grad = -grad
+    if l2 and group["weight_decay"] != 0:
+        grad = grad + group["weight_decay"] * param.data
+    return grad
+
+
 # ---- argument checks: torch's ValueError texts, plus who raised it and what was expected --------
 def _check_real(optimizer: str, name: str, value) -> None:
     if isinstance(value, Tensor) or not isinstance(value, numbers.Real):
@@ -331,12 +342,8 @@ class SGD(Optimizer):
         loss = _evaluate(closure)
         for group, gradients in self._gradients():
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            weight_decay = group["weight_decay"]
             for param, grad in gradients:
-                if group["maximize"]:
-                    grad = -grad
-                if weight_decay != 0:
-                    grad = grad + weight_decay * param.data
+                grad = _followed_gradient(group, param, grad)
                 if momentum != 0:
                     state = self.state[param]
                     buf = state.get("momentum_buffer")
@@ -399,8 +406,6 @@ class Adam(Optimizer):
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
             weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
             for param, grad in gradients:
-                if group["maximize"]:
-                    grad = -grad
                 state = self.state[param]
                 if not state:
                     state["step"] = Tensor(np.float32(0.0))
@@ -409,11 +414,10 @@ class Adam(Optimizer):
                     if amsgrad:
                         state["max_exp_avg_sq"] = _zeros_like(param)
                 step = _step_count(state)
-                if weight_decay != 0:
-                    if group["decoupled_weight_decay"]:
-                        param.data *= 1 - lr * weight_decay  # AdamW: decay the weight itself
-                    else:
-                        grad = grad + weight_decay * param.data  # Adam: L2 in the gradient
+                decoupled = group["decoupled_weight_decay"]
+                if decoupled and weight_decay != 0:
+                    param.data *= 1 - lr * weight_decay  # AdamW: decay the weight itself
+                grad = _followed_gradient(group, param, grad, l2=not decoupled)  # Adam: L2
                 exp_avg, exp_avg_sq = state["exp_avg"].data, state["exp_avg_sq"].data
                 exp_avg += (1 - beta1) * (grad - exp_avg)  # β1·m + (1-β1)·g, as torch's lerp
                 exp_avg_sq *= beta2
@@ -478,11 +482,8 @@ class RMSprop(Optimizer):
         loss = _evaluate(closure)
         for group, gradients in self._gradients():
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-            weight_decay, momentum = group["weight_decay"], group["momentum"]
-            centered = group["centered"]
+            momentum, centered = group["momentum"], group["centered"]
             for param, grad in gradients:
-                if group["maximize"]:
-                    grad = -grad
                 state = self.state[param]
                 if not state:
                     state["step"] = Tensor(np.float32(0.0))
@@ -492,8 +493,7 @@ class RMSprop(Optimizer):
                     if centered:
                         state["grad_avg"] = _zeros_like(param)
                 _step_count(state)
-                if weight_decay != 0:
-                    grad = grad + weight_decay * param.data
+                grad = _followed_gradient(group, param, grad)
                 square_avg = state["square_avg"].data
                 square_avg *= alpha
                 square_avg += (1 - alpha) * grad * grad
@@ -554,16 +554,12 @@ class Adagrad(Optimizer):
         loss = _evaluate(closure)
         for group, gradients in self._gradients():
             lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
-            weight_decay = group["weight_decay"]
             for param, grad in gradients:
-                if group["maximize"]:
-                    grad = -grad
                 if not self.state[param]:  # a parameter added later by add_param_group
                     self._init_state(param)
                 state = self.state[param]
                 step = _step_count(state)
-                if weight_decay != 0:
-                    grad = grad + weight_decay * param.data
+                grad = _followed_gradient(group, param, grad)
                 decayed_lr = lr / (1 + (step - 1) * lr_decay)
                 state_sum = state["sum"].data
                 state_sum += grad * grad
