@@ -68,3 +68,19 @@ def test_the_last_public_functions_name_themselves_too(torch):
     from tinygrad_pool import viz
     with pytest.raises(TypeError, match="save_graph: path must be a str or a path, got int"):
         viz.save_graph(x, 3)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: F.softmax(tg.ones(2, 3)), lambda: nn.Softmax()(tg.ones(2, 3)),
+    lambda: F.mse_loss(tg.ones(2), tg.ones(2), size_average=True),
+    lambda: nn.MSELoss(size_average=True)(tg.ones(2), tg.ones(2)),
+    lambda: F.mse_loss(tg.ones(2, 1), tg.ones(3)), lambda: F.dropout2d(tg.ones(2, 3, 4)),
+    lambda: nn.Dropout2d()(tg.ones(2, 3, 4)), lambda: tg.ones(1).var(),
+    lambda: tg.var(tg.ones(1))], ids=["softmax", "Softmax", "size_average", "MSELoss",
+                                      "target size", "dropout2d", "Dropout2d", "var", "torch.var"])
+def test_warnings_point_at_the_users_line(call):
+    """torch's warnings for deprecated or suspicious arguments name the line that called, however
+    deep in the package the op was reached (a layer, a method, a module-level function)."""
+    with pytest.warns(UserWarning) as caught:
+        call()
+    assert [w.filename for w in caught] == [__file__] * len(caught)

@@ -2,7 +2,12 @@
 names that op, the argument, the value received and what was expected — and is raised before
 anything is computed or changed. The error types are torch's: a wrong type is a TypeError, a
 value out of range a ValueError or RuntimeError as torch has it, a dim out of range an IndexError.
+What is allowed but deprecated or suspicious gets torch's warning through ``warn``.
 """
+import os
+import sys
+import warnings
+
 import numpy as np
 
 from ..tensor import Tensor
@@ -160,3 +165,15 @@ def product_operands(op: str, input, weight, bias=None) -> tuple:
         raise NotImplementedError(f"{op}: input and weight are bool tensors (\"{op}\" not "
                                   f"implemented for 'Bool'); convert them with .float()")
     return input, weight, bias
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def warn(message: str, category=UserWarning) -> None:
+    """``warnings.warn`` pointed at the user's line: the first frame outside this package,
+    however the op was reached (``x.var()``, ``torch.var(x)``, ``F.dropout2d`` or a layer)."""
+    frame, level = sys._getframe(0), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

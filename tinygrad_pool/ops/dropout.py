@@ -6,11 +6,10 @@ zeros (the input times 0, so a NaN stays NaN); ``inplace=True`` writes the resul
 The mask is drawn from ``generator`` (a NumPy Generator), else the package's default generator
 (``tinygrad_pool.manual_seed`` makes it repeatable).
 """
-import warnings
 
 from ..random import default_generator
 from ..tensor import Function, Tensor
-from .args import check_flag, check_number, tensor_arg
+from .args import check_flag, check_number, tensor_arg, warn
 
 
 class Dropout(Function):
@@ -81,19 +80,17 @@ def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None) -> 
     p = _check_p(op, p)
     input = tensor_arg(op, "input", input)
     if input.ndim not in (3, 4):
-        warnings.warn(
+        warn(
             f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated "
             "and will result in an error in a future release. To retain the behavior "
             "and silence this warning, please use dropout instead. Note that dropout2d "
             "exists to provide channel-wise dropout on inputs with 2 spatial dimensions, "
-            "a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
-            stacklevel=2)
+            "a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).")
     if input.ndim == 3:
-        warnings.warn(
+        warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
             "1D dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
             "is the channel dim. This behavior will change in a future release to interpret the "
             "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
-            "channel-wise dropout behavior, please switch to using dropout1d instead.",
-            stacklevel=2)
+            "channel-wise dropout behavior, please switch to using dropout1d instead.")
     return _dropout(op, input, p, training, inplace, True, generator)

@@ -11,7 +11,6 @@ run on Tensors (``Clamp.call``, ``Log.call``, operators), so ``create_graph=True
 A reduction of 'mean' over nothing is nan, as in PyTorch (0 / 0, computed without a warning).
 """
 import math
-import warnings
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from ..grad_mode import is_grad_enabled
 from ..tensor import Function, Tensor, unbroadcast
 from .activation import LogSigmoid
 from .args import (DimensionError, check_floating, check_int, check_number, check_reduction,
-                   check_same_dtype, tensor_arg)
+                   check_same_dtype, tensor_arg, warn)
 from .elementwise import Clamp, Exp, Log, Where
 from .reduce import normalize_axis
 
@@ -210,8 +209,8 @@ def _reduction(op: str, reduction, size_average=None, reduce=None) -> str:
             reduction = "mean" if size_average is None or size_average else "sum"
         else:
             reduction = "none"
-        warnings.warn(f"{op}: size_average and reduce args will be deprecated, please use "
-                      f"reduction='{reduction}' instead.", stacklevel=3)
+        warn(f"{op}: size_average and reduce args will be deprecated, please use "
+             f"reduction='{reduction}' instead.")
     check_reduction(op, reduction)
     return reduction
 
@@ -293,10 +292,9 @@ def _regression_pair(op: str, input, target, bools_allowed: bool = True) -> tupl
             raise RuntimeError(f"{op}: the size of input {input.shape} and the size of target "
                                f"{target.shape} do not broadcast (trailing dimensions must be "
                                f"equal or 1)") from None
-        warnings.warn(f"{op}: Using a target size ({target.shape}) that is different to the "
-                      f"input size ({input.shape}). This will likely lead to incorrect results "
-                      f"due to broadcasting. Please ensure they have the same size.",
-                      UserWarning, stacklevel=3)
+        warn(f"{op}: Using a target size ({target.shape}) that is different to the input size "
+             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+             f"Please ensure they have the same size.")
     return input, target
 
 
@@ -457,8 +455,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def implicit_softmax_dim(op: str, ndim: int) -> int:
     """The dim torch's softmax picks when called with ``dim=None`` (a legacy rule it warns about):
     0 for 0-, 1- and 3-dimensional input, else 1."""
-    warnings.warn(f"Implicit dimension choice for {op} has been deprecated. Change the call to "
-                  f"include dim=X as an argument.", UserWarning, stacklevel=3)
+    warn(f"Implicit dimension choice for {op} has been deprecated. Change the call to include "
+         f"dim=X as an argument.")
     return 0 if ndim in (0, 1, 3) else 1
 
 

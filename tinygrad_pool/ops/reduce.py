@@ -9,19 +9,15 @@ Function.
 """
 import builtins
 import math
-import os
-import sys
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from ..tensor import OMITTED, Function, Tensor
-from .args import DimensionError, check_flag, check_scalar
+from .args import DimensionError, check_flag, check_scalar, warn
 from .elementwise import Abs, Exp, Pow, Sign, Where, check_tensor, floating
 from .movement import Expand, Fill, Flip, IndexScatter, is_int, wrap_dim
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tinygrad_pool/
 
 
 def normalize_axis(op: str, ndim: int, axis: int) -> int:
@@ -387,19 +383,9 @@ def warn_without_degrees_of_freedom(op: str, shape: tuple, axis: tuple, correcti
     outputs = math.prod(n for a, n in enumerate(shape) if a not in axis)
     count = math.prod(shape) // outputs if outputs else 0
     if count - correction <= 0:
-        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
-                      f"than the reduction factor (input numel divided by output numel). "
-                      f"(correction={correction}, reduction factor {count}, input shape "
-                      f"{shape})", UserWarning, stacklevel=_caller_stacklevel())
-
-
-def _caller_stacklevel() -> int:
-    """The stacklevel that makes the caller's warning point at the first frame outside this
-    package (the user's line, whether x.var(), torch.var(x) or ops.reduce.var(x) was called)."""
-    frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame, level = frame.f_back, level + 1
-    return level
+        warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+             f"reduction factor (input numel divided by output numel). (correction={correction}, "
+             f"reduction factor {count}, input shape {shape})")
 
 
 class VectorNorm(Function):
