@@ -36,6 +36,12 @@ def _note_write(counter: list) -> None:
     _last_write[0] = next(_write_numbers)
 
 
+# Anomaly mode (autograd/anomaly.py switches it on): None, or the checker that sees every op's
+# output and every gradient backward sends. A layer above sets it, so the engine imports nothing
+# of it, and an op pays one comparison while it is off.
+_anomaly = None
+
+
 def _edge(t: "Tensor"):
     """Where the gradient for input ``t`` of a new node goes: its Function, the leaf itself, or
     nowhere (a constant)."""
@@ -65,7 +71,7 @@ class Function:
     # Attributes every recorded node has; anything else on a node was saved by forward.
     _STRUCTURE = frozenset(("parents", "edges", "attrs", "needs_input_grad", "released",
                             "retained", "output_id", "output_counter", "output_version",
-                            "input_versions", "writes_seen"))
+                            "input_versions", "writes_seen", "origin", "ran"))
 
     released = False  # set on the node by release(); a class default saves a store per op
     is_view = False  # the output shares the first input's memory (reshape, permute, index...)
@@ -79,6 +85,12 @@ class Function:
     output_id = output_counter = input_versions = None
     output_version = 0
     writes_seen = -1  # _last_write when the node was made (-1: check it)
+    # Where the node came from, for pictures and error messages, kept through release(): a dict
+    # with "line" (anomaly mode: the user's file, line and source text), "modules" (the
+    # nn.Module calls whose output this node made: (module, their input nodes)), "anomaly"
+    # (anomaly mode: what backward found non-finite here). None for nearly every node.
+    origin = None
+    ran = False  # a backward with retain_graph=True went through this node (viz.replay asks)
 
     @classmethod
     def apply(cls, *inputs: "Tensor", return_ctx: bool = False, **attrs):
@@ -118,6 +130,8 @@ class Function:
             result = Tensor._make(out, None)
         if cls.is_view:
             result._become_view_of(inputs[0], cls, attrs)
+        if _anomaly is not None:
+            _anomaly.forward(ctx, inputs, result)
         return (result, ctx) if return_ctx else result
 
     @classmethod
@@ -202,8 +216,11 @@ class Function:
         # Everything goes but the graph's shape, in one call: sorting the saved names out of
         # the structure's one by one cost ~10% of a small op's backward.
         kept = self.parents, self.edges, self.attrs, self.needs_input_grad
+        origin = saved.get("origin")
         saved.clear()
         self.parents, self.edges, self.attrs, self.needs_input_grad = kept
+        if origin is not None:
+            self.origin = origin
         self.released = True
         self.writes_seen = -1  # (backward checks a node only when this differs: see run_backward)
 
@@ -1311,15 +1328,24 @@ def _seed(root: Tensor, gradient, create_graph: bool):
 
 
 def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs=None,
-                 capture=None) -> None:
+                 capture=None, observe=None) -> None:
     """The backward pass from ``roots`` (with the given output gradients).
 
     Gradients reaching a leaf are accumulated into its ``.grad`` — only for the tensors in
     ``inputs`` when given — unless ``capture`` (a dict: id(node) -> None, for autograd.grad)
-    asks for them: then the gradient arriving at each of those nodes is stored there instead.
+    asks for them: then the gradient arriving at each of those nodes is stored there instead
+    (an empty dict: no ``.grad`` is touched at all).
+
+    ``observe(node, grad_output, input_grads)``, when given, sees each node as the pass reaches
+    it, in the engine's order: a Function with the gradient arriving at its output and what it
+    sends to each input (one per input, None where nothing), before it releases its buffers;
+    a leaf with the summed gradient it receives and ``input_grads`` None. viz.replay draws from
+    this; anomaly mode checks the gradients with it.
     """
     if retain_graph is None:
         retain_graph = create_graph
+    if _anomaly is not None:
+        observe = _anomaly.backward if observe is None else _anomaly.chain(observe)
     seeds = [_seed(root, g, create_graph) for root, g in zip(roots, gradients)]
     order = _topological_order([_node_of(root) for root in roots])
     # backward(inputs=...): only these tensors' .grad is filled (a non-leaf's too, as torch does)
@@ -1348,6 +1374,8 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                 if grad is None:
                     continue
                 if isinstance(node, Tensor):  # a leaf
+                    if observe is not None:
+                        observe(node, grad, None)
                     if plain or (capture is None and key in accumulate_into):
                         node._accumulate(grad, adopt=True)
                     elif capture is not None and key in capture:
@@ -1370,6 +1398,11 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                     input_grads = (input_grads,)
                 if type(input_grads) is not tuple or len(input_grads) != len(fn.edges):
                     input_grads = _as_gradient_tuple(fn, input_grads)
+                if observe is not None:  # shown as sent: checked, summed to each input's shape
+                    input_grads = tuple([
+                        g if g is None else _checked_gradient(fn, k, p.data, g, create_graph)
+                        for k, (p, g) in enumerate(zip(fn.parents, input_grads))])
+                    observe(fn, grad, input_grads)
                 for edge, parent, parent_grad in zip(fn.edges, fn.parents, input_grads):
                     if parent_grad is None:
                         continue
@@ -1389,6 +1422,8 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                         grads[key] = parent_grad
                 if not retain_graph:
                     fn.release()
+                elif not fn.ran:
+                    fn.ran = True
                 input_grads = parent_grad = None  # no stale references (see memory.unreferenced)
                 if type(grad) is np.ndarray and grad.nbytes >= memory.SCRATCH_MIN_BYTES \
                         and memory.unreferenced(grad):
