@@ -5,6 +5,7 @@
     (dx.norm_squared := (dx * dx).sum()).backward()        # so it differentiates again
 
     class Exp(autograd.Function): ...                      # a custom op (autograd/function.py)
+    with autograd.detect_anomaly(): ...                    # the first NaN/inf names its op and line
 
 The backward pass itself is the engine's (``tensor.run_backward``); this module chooses what it
 returns. ``outputs``, ``inputs`` and the output gradients may each be one Tensor or a sequence,
@@ -21,6 +22,8 @@ from ..ops.args import check_flag
 from ..tensor import Tensor, _node_of, run_backward
 from ..gradcheck import gradcheck  # noqa: F401  (torch.autograd.gradcheck)
 from . import functional  # noqa: F401
+from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
+                      is_anomaly_enabled, set_detect_anomaly)
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 
 

@@ -29,6 +29,7 @@ A Function with several differentiable outputs therefore gives each of them a sm
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 
 import numpy as np
@@ -36,6 +37,10 @@ import numpy as np
 from ..grad_mode import _mode, no_grad
 from ..tensor import Function as _EngineFunction
 from ..tensor import Tensor, _last_write, _node_of
+
+# The engine module itself, for its anomaly switch, which changes at run time (the package's
+# own ``tensor`` attribute is the creation function, so ``from .. import tensor`` would not do).
+_engine = importlib.import_module("..tensor", __package__)
 
 
 def once_differentiable(backward):
@@ -360,6 +365,8 @@ def _wrap_outputs(node: BackwardNode, outputs, record: bool):
     node.writes_seen = _last_write[0]
     if any(t._version for t in node.parents):
         node.input_versions = tuple([t._version for t in node.parents])
+    if _engine._anomaly is not None:  # as the engine's apply does for its own ops
+        _engine._anomaly.forward(node, node.parents, values[differentiable[0]])
     if len(differentiable) == 1:
         node.output_index = differentiable[0]
         _attach(node, values[node.output_index], node, dirty)
