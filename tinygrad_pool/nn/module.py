@@ -17,8 +17,41 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from ..grad_mode import _mode
 from ..ops.args import check_flag
-from ..tensor import Tensor, check_device, zero_grad
+from ..tensor import Tensor, _node_of, check_device, zero_grad
+
+
+def _input_nodes(args: tuple, kwargs: dict) -> tuple:
+    """The graph nodes of a module call's Tensor arguments (also inside a tuple or list)."""
+    nodes = []
+    for value in (*args, *kwargs.values()):
+        for t in (value if isinstance(value, (tuple, list)) else (value,)):
+            if isinstance(t, Tensor):
+                node = _node_of(t)
+                if node is not None:
+                    nodes.append(node)
+    return tuple(nodes)
+
+
+def _note_call(module: "Module", inputs: tuple, output) -> None:
+    """Write ``(module, inputs)`` into ``origin["modules"]`` of each node the call's output
+    came from: one entry per call (the same tuple on every output of a tuple-returning call), so
+    a picture can group the ops between the inputs and the output under the module's name.
+    Nothing is noted for an output that is no op's (a constant) or that the call did not make
+    (Identity, Dropout in eval mode hand their input back)."""
+    entry = None
+    for t in (output if isinstance(output, (tuple, list)) else (output,)):
+        if not isinstance(t, Tensor) or t.grad_fn is None:
+            continue
+        node = t.grad_fn
+        if any(node is n for n in inputs):
+            continue
+        entry = entry or (module, inputs)
+        if node.origin is None:
+            node.origin = {"modules": [entry]}
+        else:
+            node.origin.setdefault("modules", []).append(entry)
 
 
 class Parameter(Tensor):
@@ -419,17 +452,24 @@ class Module:
         return handle
 
     def __call__(self, *args, **kwargs):
+        # The nodes the inputs flow into, taken before forward runs: an in-place op inside it
+        # (ReLU(inplace=True)) moves an input onto a new node. draw_graph(group="module") reads
+        # them to tell this call's ops from the ones before it.
+        inputs = _input_nodes(args, kwargs) if _mode.grad_enabled else None
         if not (self._forward_pre_hooks or self._forward_hooks):  # the common case
-            return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        output = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            result = hook(self, args, output)
-            if result is not None:
-                output = result
+            output = self.forward(*args, **kwargs)
+        else:
+            for hook in list(self._forward_pre_hooks.values()):
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+            output = self.forward(*args, **kwargs)
+            for hook in list(self._forward_hooks.values()):
+                result = hook(self, args, output)
+                if result is not None:
+                    output = result
+        if inputs is not None:
+            _note_call(self, inputs, output)
         return output
 
     # ---- saving and loading -----------------------------------------------------------------

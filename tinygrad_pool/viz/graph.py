@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import os
 import shutil
+import textwrap
 from collections import Counter, deque
 from pathlib import Path
 
@@ -35,6 +36,8 @@ except ModuleNotFoundError as error:
     raise ModuleNotFoundError(MISSING_PACKAGE, name="graphviz") from error
 
 from ..grad_mode import no_grad
+from ..nn.module import Module
+from ..ops.args import _shown, check_flag, check_size
 from ..tensor import Tensor
 
 # What each fill colour means; the legend is drawn from this table, and tests read it too.
@@ -49,7 +52,14 @@ STYLE = {
     "argmax_border": "#1747b5",
     "tie": "#d5e5ff",           # another cell equal to its window's max
     "elided": "#f5f5f5",
+    "module": "#c9daf8",        # a folded module call: one node for all its ops
+    "module_border": "#3c5a99",
+    "cluster": "#eef2fa",       # the box around an nn.Module call's ops
+    "anomaly": "#ff9c9c",       # NaN/inf: where it first appeared, or where backward found it
+    "anomaly_border": "#c00000",
 }
+# Clusters nested one in another alternate between these fills, so the nesting shows.
+CLUSTER_FILLS = (STYLE["cluster"], "#f8f9fd")
 SMALL = '<FONT POINT-SIZE="9">{}</FONT>'
 
 
@@ -99,41 +109,59 @@ def save_graph(tensor: Tensor, path, **kwargs) -> Path:
 
 
 def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = False,
-               max_depth: int | None = None, collapse: int | None = 8, rankdir: str = "TB",
-               precision: int | str = 3, max_elements: int = 64, edge_labels: bool = False,
+               max_depth: int | None = None, collapse=8, group: str | None = None,
+               depth: int | None = None, model=None, stats: bool = False,
+               anomalies: bool = False, rankdir: str = "TB", precision: int | str = 3,
+               max_elements: int = 64, edge_labels: bool = False,
                legend: bool = True) -> GraphDigraph:
     """The graph that produced ``tensor``, data flowing from inputs through ops to it.
 
     show_values   values and ``.grad`` as small matrices (argmax cells of max pooling in blue)
     show_saved    what each op saved for backward, with its size in bytes
     max_depth     draw only the last ``max_depth`` ops before ``tensor``; one node stands for the rest
-    collapse      chains of at least this many identical ops become one node ("Mul ×37");
-                  None or 0 turns it off
+    collapse      an int: chains of at least this many identical ops become one node ("Mul ×37");
+                  None or 0 turns it off. A module path or a tuple/list of them (needs
+                  group="module"): each call of those modules becomes one node
+                  ("features.0 · Conv2d · 3 ops"); chains are then folded from 8 ops on
+    group         None, or "module": each nn.Module call is a cluster labelled with its path
+                  (``features.0``), nested as the modules are; parameters are named by their
+                  path (``features.0.weight``) unless they have a ``name``
+    depth         (group="module") module calls more than ``depth`` levels below the model
+                  fold into their ancestor at that level: depth=1 draws each child of the
+                  model as one node
+    model         (group="module") the Module whose attribute names make the paths; by
+                  default the outermost recorded modules, each labelled by its class name
+    stats         min/mean/max of each tensor's value and the norm of its ``.grad``
+    anomalies     red: the first op (in forward order) whose output has NaN/inf while its inputs
+                  do not, and every op where anomaly mode's backward found a non-finite value
     rankdir       "TB" (inputs on top), "BT", "LR" or "RL"
-    precision     significant digits (int) or a format spec such as ".2f" for matrix entries
+    precision     significant digits (int) or a format spec such as ".2f" for numbers
     max_elements  a 2-D slice larger than this is summarised (min/mean/max) instead of listed
     edge_labels   write each tensor's shape on its edges
     legend        add a small cluster explaining the styles
     """
-    if not isinstance(tensor, Tensor):
-        raise TypeError(f"draw_graph: expected a Tensor, got {type(tensor).__name__}")
-    if rankdir not in ("TB", "BT", "LR", "RL"):
-        raise ValueError(f"draw_graph: rankdir must be 'TB', 'BT', 'LR' or 'RL', got {rankdir!r}")
-    if max_depth is not None and max_depth < 0:
-        raise ValueError(f"draw_graph: max_depth must be >= 0 or None, got {max_depth}")
+    chain_length, paths = _check_arguments(tensor, max_depth, collapse, group, depth, model,
+                                           stats, anomalies, rankdir)
     walk = _walk(tensor, max_depth)
     ops, uses = walk["ops"], walk["uses"]
-    groups, hidden, inside = _chains(ops, uses, collapse) if collapse else ({}, set(), set())
+    order = _forward_order(ops) if group or anomalies else []
+    modules = _ModuleCalls(ops, order, model) if group else None
+    owner = modules.owner if modules else {}
+    folded_into = modules.folded(paths, depth) if modules and (paths or depth is not None) else {}
+    groups, hidden, inside = (_chains(ops, uses, chain_length, owner) if chain_length
+                              else ({}, set(), set()))
     fmt = (lambda v: f"{v:.{precision}g}") if isinstance(precision, int) else (
         lambda v: format(v, precision))
     marks = _all_pool_marks(ops.values()) if show_values else {}
+    warnings = _anomalies(ops, order) if anomalies else {}
+    param_names = modules.param_names if modules else {}
 
     # Each op node with the inputs it gets edges from. Unnamed constants feeding a collapsed
     # chain (the 1.0001 of y * 1.0001, 100,000 times) are counted in its label, not drawn.
     op_nodes, folded = [], set()
     for key, (fn, out) in ops.items():
-        if key in inside:
-            continue  # drawn as part of its chain's head
+        if key in inside or key in folded_into:
+            continue  # drawn as part of its chain's head, or inside a folded module's node
         if key not in groups:
             op_nodes.append(([(fn, out)], fn.parents, 0))
             continue
@@ -153,45 +181,183 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
         rankdir=rankdir, nodesep="0.3", ranksep="0.35", fontname="Helvetica"),
         node_attr=dict(fontname="Helvetica", fontsize="11", margin="0.08,0.04"),
         edge_attr=dict(fontname="Helvetica", fontsize="9", color="#555555"))
+    body = _Body(dot)
+    # Where each op's node sits: its module call's cluster, or beside its folded module's node.
+    place = lambda key: folded_into[key].parent if key in folded_into else owner.get(key)
+    hidden_in_module = _hidden_in_folds(walk, folded_into, param_names) if folded_into else set()
     names = {}  # id(tensor) -> DOT node name
     for t in walk["tensors"].values():
-        if id(t) in hidden or id(t) in folded:
+        if id(t) in hidden or id(t) in folded or id(t) in hidden_in_module:
             continue
         kind = ("output" if t is tensor else "intermediate" if t.grad_fn is not None
                 else "parameter" if t.requires_grad else "constant")
-        label = _tensor_label(t, kind, show_values, fmt, max_elements, marks.get(id(t)))
+        label = _tensor_label(t, kind, show_values, fmt, max_elements, marks.get(id(t)),
+                              name=t.name or param_names.get(id(t)),
+                              stats=_stats(t, fmt) if stats else None)
         names[id(t)] = name = f"t{len(names)}"
-        dot.node(name, f"<{label}>", shape="box", style="rounded,filled",
-                 fillcolor=STYLE[kind], penwidth="2" if kind == "output" else "1")
+        cluster = (place(id(t.grad_fn)) if id(t.grad_fn) in ops
+                   else _leaf_cluster(t, walk, place, param_names) if modules else None)
+        body.node(cluster, name, f"<{label}>", shape="box", style="rounded,filled",
+                  fillcolor=STYLE[kind], penwidth="2" if kind == "output" else "1")
 
+    for number, call in enumerate(sorted(set(folded_into.values()), key=lambda c: c.seq)):
+        _draw_fold(body, call, ops, names, warnings, edge_labels, number)
     for number, (run, inputs, n_folded) in enumerate(op_nodes):
         op = f"op{number}"
-        dot.node(op, f"<{_op_label(run, show_saved, n_folded)}>", shape="box", style="filled",
-                 fillcolor=STYLE["op"], color="#6a5aa8")
+        head = id(run[0][0])
+        warning = "; ".join(warnings[id(fn)] for fn, _ in run if id(fn) in warnings)
+        body.node(owner.get(head), op, f"<{_op_label(run, show_saved, n_folded, warning)}>",
+                  shape="box", **_op_style(warning))
         for p in inputs:
-            dot.edge(names[id(p)], op, label=_shape(p.shape) if edge_labels else None)
+            body.edge(names[id(p)], op, label=_shape(p.shape) if edge_labels else None)
         out = run[0][1]
-        dot.edge(op, names[id(out)], label=_shape(out.shape) if edge_labels else None)
+        body.edge(op, names[id(out)], label=_shape(out.shape) if edge_labels else None)
 
     if walk["frontier"]:
         more = walk["elided"]
-        dot.node("elided", f"… {more:,} more op{'s' if more != 1 else ''}", shape="box",
-                 style="dashed,filled", fillcolor=STYLE["elided"], color="#888888")
+        body.node(None, "elided", f"… {more:,} more op{'s' if more != 1 else ''}", shape="box",
+                  style="dashed,filled", fillcolor=STYLE["elided"], color="#888888")
         for t in walk["frontier"]:
-            dot.edge("elided", names[id(t)], style="dashed")
+            body.edge("elided", names[id(t)], style="dashed")
+    body.finish()
     if legend:
-        _legend(dot, show_values, show_saved)
+        _legend(dot, show_values, show_saved, clusters=bool(body.clusters),
+                folds=bool(folded_into), anomalies=anomalies)
     return dot
+
+
+def _check_arguments(tensor, max_depth, collapse, group, depth, model, stats, anomalies,
+                     rankdir):
+    """Every argument checked before anything is drawn; returns (chain length, module paths)."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"draw_graph: expected a Tensor, got {type(tensor).__name__}")
+    if rankdir not in ("TB", "BT", "LR", "RL"):
+        raise ValueError(f"draw_graph: rankdir must be 'TB', 'BT', 'LR' or 'RL', got {rankdir!r}")
+    if max_depth is not None:
+        check_size("draw_graph", "max_depth", max_depth)
+    check_flag("draw_graph", "stats", stats)
+    check_flag("draw_graph", "anomalies", anomalies)
+    if group is not None and not isinstance(group, str):
+        raise TypeError(f"draw_graph: group must be None or 'module', got {_shown(group)}")
+    if group not in (None, "module"):
+        raise ValueError(f"draw_graph: group must be None or 'module', got {group!r}")
+    chain_length, paths = 8, ()
+    if collapse is None or isinstance(collapse, (int, np.integer)) and not isinstance(
+            collapse, (bool, np.bool_)):
+        chain_length = collapse
+        if collapse is not None and collapse < 0:
+            raise ValueError(f"draw_graph: collapse must be >= 0 (the shortest chain of "
+                             f"identical ops to fold), got {collapse}")
+    elif isinstance(collapse, (str, tuple, list)):
+        paths = (collapse,) if isinstance(collapse, str) else tuple(collapse)
+        for path in paths:
+            if not isinstance(path, str):
+                raise TypeError(f"draw_graph: collapse must list module paths (str), got "
+                                f"{_shown(path)} in {collapse!r}")
+            if not path:
+                raise ValueError("draw_graph: collapse: a module path cannot be empty")
+    else:
+        raise TypeError(f"draw_graph: collapse must be an int (the shortest chain of identical "
+                        f"ops to fold), a module path or a tuple/list of them, or None, got "
+                        f"{_shown(collapse)}")
+    if depth is not None:
+        check_size("draw_graph", "depth", depth)
+    if model is not None and not isinstance(model, Module):
+        raise TypeError(f"draw_graph: model must be an nn.Module or None, got {_shown(model)}")
+    if group is None:
+        for name, value in (("collapse", paths or None), ("depth", depth), ("model", model)):
+            if value is not None:
+                raise ValueError(f"draw_graph: {name}={value!r} works on module calls: pass "
+                                 f"group='module' too")
+    return chain_length, paths
+
+
+class _Body:
+    """The DOT statements, each node in its module call's cluster (None: the top level).
+
+    Without clusters the statements go out in the order they were made, as they always have;
+    with them, the clusters (nested, innermost filled first) come before the edges, so that a
+    node's first mention is inside its cluster.
+    """
+
+    def __init__(self, dot: graphviz.Digraph):
+        self.dot, self.clusters, self.edges = dot, {}, []
+
+    def node(self, cluster, name: str, label: str, **attrs) -> None:
+        if cluster is None:
+            self.dot.node(name, label, **attrs)
+            return
+        self.clusters.setdefault(cluster, []).append((name, label, attrs))
+        while cluster.parent is not None and cluster.parent not in self.clusters:
+            cluster = cluster.parent
+            self.clusters[cluster] = []
+
+    def edge(self, tail: str, head: str, **attrs) -> None:
+        if self.clusters:
+            self.edges.append((tail, head, attrs))
+        else:
+            self.dot.edge(tail, head, **attrs)
+
+    def finish(self) -> None:
+        graphs = {}
+        for call in sorted(self.clusters, key=lambda c: c.seq):
+            graph = graphs[call] = graphviz.Digraph(name=f"cluster_{call.seq}")
+            graph.attr(label=call.title, style="rounded,filled", color="#8796bd",
+                       fillcolor=CLUSTER_FILLS[call.depth % len(CLUSTER_FILLS)],
+                       fontsize="10", fontcolor="#2f3b5c", labeljust="l", penwidth="1")
+            for name, label, attrs in self.clusters[call]:
+                graph.node(name, label, **attrs)
+        for call in sorted(graphs, key=lambda c: (-c.depth, c.seq)):  # children into parents
+            (self.dot if call.parent is None else graphs[call.parent]).subgraph(graphs[call])
+        for tail, head, attrs in self.edges:
+            self.dot.edge(tail, head, **attrs)
+
+
+def _op_style(warning: str) -> dict:
+    if warning:
+        return dict(style="filled", fillcolor=STYLE["anomaly"], color=STYLE["anomaly_border"],
+                    penwidth="2", tooltip=warning)
+    return dict(style="filled", fillcolor=STYLE["op"], color="#6a5aa8")
+
+
+def _draw_fold(body: _Body, call, ops: dict, names: dict, warnings: dict, edge_labels: bool,
+               number: int):
+    """One node for a folded module call: edges from the tensors entering it, to the ones
+    leaving it."""
+    name = f"module{number}"
+    inside = [ops[key] for key in call.ops]
+    warning = "; ".join(f"{fn.name}: {warnings[id(fn)]}" for fn, _ in inside if id(fn) in warnings)
+    count = len(call.ops)
+    rows = [f"<TR><TD><B>{html.escape(call.label)}</B></TD></TR>",
+            f"<TR><TD>{SMALL.format(html.escape(f'{call.kind} · {count:,} op' + 's' * (count != 1)))}"
+            f"</TD></TR>"] + _warning_rows(warning)
+    attrs = (_op_style(warning) if warning else
+             dict(style="filled", fillcolor=STYLE["module"], color=STYLE["module_border"]))
+    body.node(call.parent, name, f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" '
+              f'CELLPADDING="1">{"".join(rows)}</TABLE>>', shape="box3d", **attrs)
+    entering, leaving = {}, {}
+    for fn, out in inside:
+        for p in fn.parents:
+            if id(p) in names and id(p.grad_fn) not in call.ops:
+                entering.setdefault(id(p), p)
+        if id(out) in names:
+            leaving.setdefault(id(out), out)
+    for p in entering.values():
+        body.edge(names[id(p)], name, label=_shape(p.shape) if edge_labels else None)
+    for out in leaving.values():
+        body.edge(name, names[id(out)], label=_shape(out.shape) if edge_labels else None)
+    return name
 
 
 # ---- the walk --------------------------------------------------------------------------------
 def _walk(root: Tensor, max_depth: int | None) -> dict:
     """Breadth-first from the output, so each op is reached at its distance (in ops) from it.
 
-    Returns the tensors and ops to draw, how many drawn ops use each tensor, the tensors whose
-    producing op lies beyond max_depth (the frontier) and how many ops are elided behind it.
+    Returns the tensors and ops to draw, how many drawn ops use each tensor (and which: the
+    ops' keys), the tensors whose producing op lies beyond max_depth (the frontier) and how many
+    ops are elided behind it.
     """
-    tensors, ops, uses, frontier = {id(root): root}, {}, Counter(), []
+    tensors, ops, uses, users, frontier = {id(root): root}, {}, Counter(), {}, []
     queue = deque([(root, 0)])
     while queue:
         t, depth = queue.popleft()
@@ -204,6 +370,7 @@ def _walk(root: Tensor, max_depth: int | None) -> dict:
         ops[id(fn)] = (fn, t)  # an op does not know its output; remember the tensor that led here
         for p in fn.parents:
             uses[id(p)] += 1
+            users.setdefault(id(p), []).append(id(fn))
             if id(p) not in tensors:
                 tensors[id(p)] = p
                 queue.append((p, depth + 1))
@@ -216,22 +383,25 @@ def _walk(root: Tensor, max_depth: int | None) -> dict:
         seen_ops.add(id(fn))
         elided += 1
         stack.extend(p.grad_fn for p in fn.parents if p.grad_fn is not None)
-    return dict(tensors=tensors, ops=ops, uses=uses, frontier=frontier, elided=elided)
+    return dict(root=root, tensors=tensors, ops=ops, uses=uses, users=users, frontier=frontier,
+                elided=elided)
 
 
-def _chains(ops: dict, uses: Counter, min_length: int):
+def _chains(ops: dict, uses: Counter, min_length: int, owner: dict):
     """Runs of identical ops (same name, same attributes), each feeding only the next.
 
     Returns {id(head op): [(op, output), ...] from the output backwards} for runs of at least
     ``min_length`` ops, the ids of the tensors inside them and of their ops other than the head
-    (neither is drawn). A tensor with a name or retain_grad() stays visible: it ends a run.
+    (neither is drawn). A tensor with a name or retain_grad() stays visible: it ends a run, and
+    so does the edge of a module call (``owner``: id(op) -> its innermost call, when grouped).
     """
     previous = {}  # id(op) -> the identical op whose output is its input
     for key, (fn, _) in ops.items():
         for p in fn.parents:
             g = p.grad_fn
             if (g is not None and g.name == fn.name and id(g) in ops and uses[id(p)] == 1
-                    and p.name is None and not p.retains_grad and _attr_rows(g) == _attr_rows(fn)):
+                    and p.name is None and not p.retains_grad and _attr_rows(g) == _attr_rows(fn)
+                    and owner.get(id(g)) is owner.get(key)):
                 previous[key] = id(g)
                 break
     not_heads = set(previous.values())
@@ -248,6 +418,210 @@ def _chains(ops: dict, uses: Counter, min_length: int):
             hidden.update(id(out) for _, out in run[1:])
             inside.update(id(fn) for fn, _ in run[1:])
     return groups, hidden, inside
+
+
+def _forward_order(ops: dict) -> list:
+    """The drawn ops' keys, each after every drawn op it was computed from (the order forward
+    ran them in, up to independent branches): an iterative depth-first search, as the
+    engine's, over ``parents`` (the walk's links) rather than ``edges``."""
+    order, emitted, stack = [], set(), list(ops)[:1]
+    while stack:
+        key = stack[-1]
+        if key in emitted:
+            stack.pop()
+            continue
+        pending = [id(p.grad_fn) for p in ops[key][0].parents
+                   if id(p.grad_fn) in ops and id(p.grad_fn) not in emitted]
+        if pending:
+            stack.extend(reversed(pending))
+        else:
+            stack.pop()
+            emitted.add(key)
+            order.append(key)
+    return order
+
+
+# ---- module calls (group="module") ------------------------------------------------------------
+class _Call:
+    """One call of an nn.Module, as nn.Module.__call__ noted it on its output's node."""
+
+    def __init__(self, module, stops: tuple, seq: int):
+        self.module, self.stops, self.seq = module, {id(n) for n in stops}, seq
+        self.outputs = []   # keys of the ops that made its output(s)
+        self.ops = {}       # key -> None: the ops between its inputs and its outputs, in walk order
+        self.parent = None  # the innermost call around it
+        self.depth = 0
+        self.path = self.label = self.title = ""
+        self.kind = type(module).__name__
+
+
+class _ModuleCalls:
+    """Which module call each drawn op belongs to, and the paths that name calls and parameters.
+
+    An op belongs to a call if it lies between the call's inputs and its output: the walk back
+    from the output stops at the input nodes and at leaves. Nested calls' regions lie inside
+    their callers', so visiting calls from the largest region down and letting each claim its
+    ops leaves every op with its innermost call, and each call's parent is whoever held its
+    output before it claimed it. (A region is walked once: time grows with the ops times the
+    nesting depth, never with anything quadratic in the graph.)
+    """
+
+    def __init__(self, ops: dict, order: list, model):
+        calls = {}  # id(the noted (module, inputs) tuple) -> _Call, in forward order
+        for key in order:
+            origin = ops[key][0].origin
+            for entry in (origin or {}).get("modules", ()):
+                call = calls.get(id(entry))
+                if call is None:
+                    call = calls[id(entry)] = _Call(entry[0], entry[1], len(calls))
+                call.outputs.append(key)
+        self.calls = [call for call in calls.values() if self._claim_region(call, ops)]
+        self.owner = {}  # id(op) -> its innermost call
+        # Biggest region first; for equal regions (a Sequential of one layer) the outer call,
+        # which nn.Module.__call__ noted after the inner one.
+        for call in sorted(self.calls, key=lambda c: (-len(c.ops), -c.seq)):
+            call.parent = self.owner.get(call.outputs[0])
+            call.depth = 0 if call.parent is None else call.parent.depth + 1
+            for key in call.ops:
+                self.owner[key] = call
+        self.param_names = self._name(model)
+
+    @staticmethod
+    def _claim_region(call: _Call, ops: dict) -> bool:
+        stack = [key for key in call.outputs if key not in call.stops]
+        while stack:
+            key = stack.pop()
+            if key in call.ops:
+                continue
+            call.ops[key] = None
+            for p in ops[key][0].parents:
+                g = id(p.grad_fn)
+                if g in ops and g not in call.stops and g not in call.ops:
+                    stack.append(g)
+        return bool(call.ops)
+
+    def _name(self, model) -> dict:
+        """Give each call its path and label; return {id(parameter): its path}."""
+        recorded = list({id(c.module): c.module for c in self.calls}.values())
+        below = set()  # modules inside another one's tree
+        for m in ([model] if model is not None else []) + recorded:
+            below.update(id(sub) for _, sub in m.named_modules() if sub is not m)
+        roots = ([model] if model is not None else []) + [
+            m for m in recorded if id(m) not in below and m is not model]
+        paths, params, seen = {}, {}, Counter()
+        for root in roots:
+            seen[type(root).__name__] += 1
+            n = seen[type(root).__name__]
+            label = type(root).__name__ + (f"_{n}" if n > 1 else "")
+            prefix = f"{label}." if len(roots) > 1 else ""
+            for name, sub in root.named_modules():
+                paths.setdefault(id(sub), prefix + name if name else label)
+            for name, param in root.named_parameters():
+                params.setdefault(id(param), prefix + name)
+        calls_of = Counter(id(c.module) for c in self.calls)
+        numbered = Counter()
+        for call in self.calls:  # forward order: "encoder (call 1)", "encoder (call 2)"
+            call.path = paths[id(call.module)]
+            numbered[id(call.module)] += 1
+            call.label = call.path + (f" (call {numbered[id(call.module)]})"
+                                      if calls_of[id(call.module)] > 1 else "")
+            is_root = any(call.module is root for root in roots)  # named by its class already
+            call.title = call.label if is_root else f"{call.label} · {call.kind}"
+        return params
+
+    def folded(self, paths: tuple, depth: int | None) -> dict:
+        """{id(op): the folded call whose node stands for it}: the calls of the modules at
+        ``paths`` and those ``depth`` levels below the top; an outer fold takes in inner ones."""
+        known = {c.path for c in self.calls}
+        for path in paths:
+            if path not in known:
+                listed = ", ".join(repr(p) for p in sorted(known)[:12]) or "none was recorded"
+                raise ValueError(f"draw_graph: collapse names {path!r}, which is no module path "
+                                 f"in this graph (the paths: {listed})")
+        chosen = [c for c in self.calls if c.path in paths or c.depth == depth]
+        folded_into = {}
+        for call in sorted(chosen, key=lambda c: (-len(c.ops), -c.seq)):
+            if call.outputs[0] not in folded_into:
+                folded_into.update(dict.fromkeys(call.ops, call))
+        return folded_into
+
+
+def _hidden_in_folds(walk: dict, folded_into: dict, param_names: dict) -> set:
+    """Tensors a folded module's node stands for: made by its ops and used only there (not the
+    output drawn), and the parameters and literal numbers only its ops use."""
+    root, hidden = walk["root"], set()
+    for t in walk["tensors"].values():
+        users = {folded_into.get(key) for key in walk["users"].get(id(t), ())}
+        if t is root or len(users) != 1 or None in users:
+            continue
+        (call,) = users
+        if t.grad_fn is not None:
+            if folded_into.get(id(t.grad_fn)) is call:
+                hidden.add(id(t))
+        elif id(t) in param_names or (t.name is None and t.data.size == 1):
+            hidden.add(id(t))
+    return hidden
+
+
+def _leaf_cluster(t: Tensor, walk: dict, place, param_names: dict):
+    """A parameter (or a literal number) sits in the innermost cluster around all of its
+    users; an input, a target or a tensor from beyond max_depth at the top level."""
+    if t.grad_fn is not None or not (id(t) in param_names or (t.name is None and t.data.size == 1)):
+        return None
+    common = first = object()
+    for key in walk["users"].get(id(t), ()):
+        cluster = place(key)
+        common = cluster if common is first else _common_ancestor(common, cluster)
+    return None if common is first else common
+
+
+def _common_ancestor(a, b):
+    while a is not b:
+        if a is None or b is None:
+            return None
+        if a.depth >= b.depth:
+            a = a.parent
+        else:
+            b = b.parent
+    return a
+
+
+# ---- NaN and inf ------------------------------------------------------------------------------
+def _anomalies(ops: dict, order: list) -> dict:
+    """{id(op): why it is red}: the first op in forward order whose output has NaN/inf while
+    none of its inputs has (computed from the values alone, anomaly mode or not), and every op
+    where anomaly mode's backward noted a non-finite gradient (``origin["anomaly"]``)."""
+    found, finite = {}, {}
+
+    def is_finite(t: Tensor) -> bool:
+        if id(t) not in finite:
+            finite[id(t)] = t.data.dtype.kind not in "fc" or bool(np.isfinite(t.data).all())
+        return finite[id(t)]
+
+    for key in order:
+        fn, out = ops[key]
+        if not is_finite(out) and all(is_finite(p) for p in fn.parents):
+            nan, inf = int(np.isnan(out.data).sum()), int(np.isinf(out.data).sum())
+            what = " and ".join(f"{n:,} {kind}" for n, kind in ((nan, "nan"), (inf, "inf")) if n)
+            found[key] = (f"first op to produce NaN/inf: {what} of {out.data.size:,} output "
+                          f"values, from finite inputs")
+            break
+    for key, (fn, _) in ops.items():
+        message = (fn.origin or {}).get("anomaly")
+        if message:
+            found[key] = f"{found[key]}; {message}" if key in found else str(message)
+    return found
+
+
+def _warning_rows(warning: str) -> list:
+    if not warning:
+        return []
+    lines = textwrap.wrap(warning, 44)
+    if len(lines) > 3:
+        lines = lines[:3]
+        lines[-1] += " …"  # the whole message is in the tooltip
+    return [f'<TR><TD><FONT POINT-SIZE="9" COLOR="{STYLE["anomaly_border"]}">{html.escape(line)}'
+            f'</FONT></TD></TR>' for line in lines]
 
 
 # ---- labels (Graphviz HTML-like labels: every piece of text goes through html.escape) ------
@@ -286,13 +660,14 @@ def _attr_rows(fn) -> tuple:
     return tuple(f"{k}={_attr_value(fn.attrs[k])}" for k in keys)
 
 
-def _op_label(run: list, show_saved: bool, constants: int) -> str:
+def _op_label(run: list, show_saved: bool, constants: int, warning: str = "") -> str:
     fn = run[0][0]
     title = fn.name if len(run) == 1 else f"{fn.name} ×{len(run):,}"
     rows = [f"<TR><TD><B>{html.escape(title)}</B></TD></TR>"]
     rows += [f'<TR><TD ALIGN="LEFT">{html.escape(a)}</TD></TR>' for a in _attr_rows(fn)]
     if constants:
         rows.append(f"<TR><TD>{SMALL.format(f'+ {constants:,} constant inputs')}</TD></TR>")
+    rows += _warning_rows(warning)
     if show_saved:
         rows += _saved_rows(run)
     return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">{"".join(rows)}</TABLE>'
@@ -327,13 +702,15 @@ def _saved_rows(run: list) -> list:
     return rows
 
 
-def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: int, marks) -> str:
-    title = t.name or ({"output": "output", "parameter": "parameter"}.get(kind, ""))
+def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: int, marks,
+                  name: str | None = None, stats: list | None = None) -> str:
+    title = name or ({"output": "output", "parameter": "parameter"}.get(kind, ""))
     if not title and kind == "constant" and t.data.size == 1:
         # A literal number: shown in full (a 1.0001 rounded to "1" would mislead).
         title = f"{t.data.item():.6g}" if t.dtype.kind in "fc" else str(t.data.item())
     rows = [f"<TR><TD COLSPAN=\"2\"><B>{html.escape(title)}</B></TD></TR>"] if title else []
     rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(f"{_shape(t.shape)} {t.dtype}"))}</TD></TR>')
+    rows += [f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(line))}</TD></TR>' for line in stats or ()]
     if show_values:
         chosen, tied, note = marks if marks else (None, None, None)
         blocks = [_matrices("value", t.data, fmt, max_elements, chosen, tied)]
@@ -343,6 +720,30 @@ def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: in
         if note:
             rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(note))}</TD></TR>')
     return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1">{"".join(rows)}</TABLE>'
+
+
+def _stats(t: Tensor, fmt) -> list:
+    """stats=True: the value's min, mean and max, and the gradient's 2-norm, one rule for all."""
+    values = t.data
+    if values.size == 0:
+        lines = ["empty"]
+    else:
+        if values.dtype.kind == "b":
+            values = values.astype(np.int8)
+        lo, mean, hi = values.min(), values.mean(dtype=np.float64), values.max()
+        lines = [f"min {_number(lo, fmt)} · mean {_number(mean, fmt)} · max {_number(hi, fmt)}"]
+    if t.grad is not None:
+        norm = np.linalg.norm(t.grad.data.reshape(-1).astype(np.float64, copy=False))
+        lines.append(f"‖grad‖ {_number(norm, fmt)}")
+    return lines
+
+
+def _number(value, fmt) -> str:
+    """``fmt`` of a number, with a rounded-away sign dropped: -0.0001 at 3 decimals is 0.000."""
+    text = fmt(float(value))
+    if text.startswith("-") and float(text) == 0:
+        text = text[1:]
+    return text
 
 
 def _slices(shape: tuple) -> list:
@@ -447,7 +848,8 @@ def _pool_marks(fn):
     return chosen.reshape(n, c, h, w), tied, recomputed
 
 
-def _legend(dot: graphviz.Digraph, show_values: bool, show_saved: bool) -> None:
+def _legend(dot: graphviz.Digraph, show_values: bool, show_saved: bool, clusters: bool = False,
+            folds: bool = False, anomalies: bool = False) -> None:
     entries = [("parameter", "parameter: leaf, requires grad"),
                ("constant", "input / constant: no grad"),
                ("intermediate", "intermediate (computed)"),
@@ -458,6 +860,12 @@ def _legend(dot: graphviz.Digraph, show_values: bool, show_saved: bool) -> None:
     if show_values:
         entries += [("argmax", "argmax of a max-pool window: receives its gradient"),
                     ("tie", "tied max: gets gradient only if ties='all'/'split'")]
+    if clusters:
+        entries.append(("cluster", "box: the ops of one nn.Module call"))
+    if folds:
+        entries.append(("module", "nn.Module call folded to one node"))
+    if anomalies:
+        entries.append(("anomaly", "NaN/inf: first op to make one, or backward found one"))
     rows = "".join(f'<TR><TD BGCOLOR="{STYLE[k]}" BORDER="1" WIDTH="18"> </TD>'
                    f'<TD ALIGN="LEFT">{html.escape(text)}</TD></TR>' for k, text in entries)
     with dot.subgraph(name="cluster_legend") as legend:
