@@ -1,0 +1,44 @@
+"""Pictures for docs/visualization.md ("Backward replay"): frames of the seed article's network.
+
+The first training step of Example 2 (conv → ReLU → max pool → @ W2 → arctan → ½(out − y)², on
+image x1, PyTorch's tie rule), replayed by ``tinygrad_pool.viz.replay``; two of its frames are
+kept: the max-pool node routing its gradient to the chosen cells, and W1 receiving its gradient.
+
+Run:  python examples/pictures_replay.py [DIR]     (default: docs/images)
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import article_network as article  # noqa: E402
+
+from tinygrad_pool.viz import replay  # noqa: E402
+
+KEPT = {"L1Max": "replay_maxpool.png", "W1": "replay_w1.png"}  # frame (output or node name) -> file
+
+
+def make(out_dir) -> list:
+    """Write the replay frames the docs show into ``out_dir``; returns their paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    example = article.EXAMPLE_2
+    net = article.ArticleNetwork(*example.initial_weights(), example.activation, ties="first")
+    cost = net.cost(article.X1, example.targets()[0])
+    with tempfile.TemporaryDirectory() as scratch:
+        frames = replay(cost, None, frames_dir=scratch)
+        written = []
+        for frame in frames.frames:
+            name = KEPT.get(frame.output_name) or KEPT.get(frame.name)
+            if name:
+                written.append(Path(shutil.copyfile(Path(scratch) / f"frame_{frame.index:03d}.png",
+                                                    out_dir / name)))
+    return written
+
+
+if __name__ == "__main__":
+    for path in make(sys.argv[1] if len(sys.argv) > 1 else "docs/images"):
+        print(f"wrote {path}")
