@@ -38,7 +38,7 @@ bench: deps
 
 # Regenerate the pictures embedded in docs/article.md from a real run.
 docs-pictures: deps
-	$(PY) examples/article_pictures.py docs/images
+	$(PY) examples/docs_pictures.py docs/images
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache $(OUT)

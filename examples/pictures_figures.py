@@ -1,0 +1,109 @@
+"""Two figures for docs/visualization.md: the three tie rules of max_pool2d on the article's
+Example 2, and the fan-in of a convolution and a max pool (viz.fan_in).
+
+Every gradient drawn is the engine's: max_pool2d run with each ``ties=`` and backward of the
+upstream gradient of the real training step.
+
+Run:  python examples/pictures_figures.py [DIR]     (default: docs/images)
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import tinygrad_pool.nn.functional as F
+from tinygrad_pool import Tensor
+from tinygrad_pool.optim import SGD
+from tinygrad_pool.ops.pool import TIE_RULES
+from tinygrad_pool.viz import fan_in
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import article_network as article  # noqa: E402
+from article_pictures import (ARGMAX_COLOUR, TIE_COLOUR, arrow, number, panel,  # noqa: E402
+                              picture, render_png)
+
+# Example 2's first epoch (1-based) whose step on x1 holds a clearly visible tied maximum
+# (0.382 twice in each right-hand window); the first ties, from epoch 120 on, are 0.002.
+TIE_EPOCH = 124
+RULE_TEXT = {"first": "ties='first' (PyTorch): the stored argmax gets all of it",
+             "split": "ties='split': each tied cell gets an equal share",
+             "all": "ties='all' (the article): each tied cell gets all of it"}
+
+
+def tied_step() -> dict:
+    """ReLU(L1) and ∂cost/∂L1Max of Example 2's step on x1 in epoch TIE_EPOCH (article rule)."""
+    example = article.EXAMPLE_2
+    net = article.ArticleNetwork(*example.initial_weights(), example.activation, "all")
+    optimizer = SGD(net.parameters(), lr=example.learning_rate)
+    for epoch in range(1, TIE_EPOCH + 1):
+        for k, (image, target) in enumerate(zip(article.IMAGES, example.targets())):
+            layers = net.layers(image)
+            if epoch == TIE_EPOCH and k == 0:
+                layers["L1Max"].retain_grad()
+                net.cost(image, target, layers).backward()
+                return {"input": layers["L1A"].data, "upstream": layers["L1Max"].grad.data}
+            cost = net.cost(image, target, layers)
+            optimizer.zero_grad()
+            cost.backward()
+            optimizer.step()
+    raise AssertionError("unreachable")
+
+
+def tie_rules_picture():
+    step = tied_step()
+    values, upstream = step["input"], step["upstream"]
+    if article.tied_windows(values, activation=True) == 0:
+        raise AssertionError(f"pictures_figures: epoch {TIE_EPOCH} no longer has a tied window")
+    maxima = F.max_pool2d(Tensor(values), 2).data
+    tied = values == maxima.repeat(2, axis=2).repeat(2, axis=3)
+    panels = [panel("ReLU(L1), tied maxima shaded", values, np.where(tied[0, 0], TIE_COLOUR, "")),
+              arrow("upstream\n∂cost/∂L1Max"),
+              panel("∂cost/∂L1Max", upstream)]
+    gradients = []
+    for rule in TIE_RULES:
+        x = Tensor(values, requires_grad=True)
+        F.max_pool2d(x, 2, ties=rule).backward(upstream)
+        grad = x.grad.data[0, 0]
+        gradients.append(panel(f"∂cost/∂ReLU(L1), ties='{rule}'", grad,
+                               np.where(grad != 0, ARGMAX_COLOUR, ""),
+                               note=f"sum of the top-right window: {number(grad[:2, 2:].sum())}"))
+    g = upstream[0, 0, 0, 1]
+    caption = (f"Example 2, training step on x1 in epoch {TIE_EPOCH} (the article's training). The "
+               f"top-right window holds its maximum {number(maxima[0, 0, 0, 1])} twice, and its "
+               f"upstream gradient is {number(g)}.\n"
+               + "\n".join(RULE_TEXT.values())
+               + "\n'first' and 'split' send the window exactly its gradient (subgradients of the "
+               "max); 'all' sends it twice. Blue: cells that receive a gradient. Rounded to 3 decimals.")
+    rows = [("the pooled values and the gradient arriving from above", panels),
+            ("what each tie rule of max_pool2d sends back (engine's backward)", gradients)]
+    return picture("max_pool2d's three tie rules on a tied window", rows, caption, "tie rules")
+
+
+def fan_in_pictures() -> dict:
+    """A 3×3 convolution with stride 2 and padding 1, and a 3×3 max pool with stride 2 and
+    padding 1, of one small image."""
+    image = Tensor(((np.arange(36.0) * 7) % 11 - 5).reshape(1, 1, 6, 6) / 4, requires_grad=True)
+    kernel = Tensor(np.array([[1.0, 0.5, -1.0], [0.25, 2.0, -0.5], [-1.0, 0.75, 1.0]])
+                    .reshape(1, 1, 3, 3), requires_grad=True)
+    conv = F.conv2d(image, kernel, stride=2, padding=1)
+    pooled = F.max_pool2d(image, 3, stride=2, padding=1)
+    return {"fan_in_conv_output.png": fan_in(conv, output_cell=(0, 1)),
+            "fan_in_conv_input.png": fan_in(conv, input_cell=(2, 2)),
+            "fan_in_pool_output.png": fan_in(pooled, output_cell=(1, 1)),
+            "fan_in_pool_input.png": fan_in(pooled, input_cell=(2, 2))}
+
+
+def make(out_dir) -> list:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = [render_png(tie_rules_picture(), out_dir / "tie_rules.png")]
+    for name, graph in fan_in_pictures().items():
+        written.append(render_png(graph, out_dir / name))
+    return written
+
+
+if __name__ == "__main__":
+    for written_path in make(sys.argv[1] if len(sys.argv) > 1 else "docs/images"):
+        print(f"wrote {written_path}")
