@@ -116,7 +116,9 @@ def public_names():
     names |= {f"nn.utils.{n}" for n, v in vars(nn.utils).items() if not n.startswith("_")
               and inspect.isfunction(v) and v.__module__ == nn.utils.__name__}
     names |= {f"tinygrad_pool.autograd.{n}" for n in ("grad", "backward", "Function",
-                                                      "FunctionCtx", "once_differentiable")}
+                                                      "FunctionCtx", "once_differentiable",
+                                                      "detect_anomaly", "set_detect_anomaly")}
+    names |= {f"tinygrad_pool.viz.{n}" for n in ("replay", "fan_in")}
     names |= {f"tinygrad_pool.autograd.functional.{n}"
               for n, v in vars(autograd_functional).items() if not n.startswith("_")
               and inspect.isfunction(v) and v.__module__ == autograd_functional.__name__}

@@ -23,8 +23,9 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
                        randperm, tensor, zeros, zeros_like)
 from .functions import *  # noqa: F401,F403  (torch's module-level functions: exp, cat, where...)
 from .functions import __all__ as _FUNCTIONS
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, NondifferentiablePointWarning, gradcheck, gradcheck_report
 from . import autograd  # noqa: E402
+from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from . import nn  # noqa: E402  (after Tensor: nn builds on it)
 from . import optim  # noqa: E402
 from . import utils  # noqa: E402
@@ -34,7 +35,8 @@ from .serialization import load, save  # noqa: E402
 __version__ = "0.1.0"
 __all__ = ["Tensor", "Size", "Function", "no_grad", "enable_grad", "inference_mode",
            "set_grad_enabled", "is_grad_enabled", "is_inference_mode_enabled", "gradcheck",
-           "GradcheckError", "autograd", "nn", "optim", "utils", "manual_seed", "save",
+           "GradcheckError", "gradcheck_report", "NondifferentiablePointWarning",
+           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim", "utils", "manual_seed", "save",
            "load", "draw_graph", "save_graph", "GraphvizNotFound",
            # dtypes
            "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",

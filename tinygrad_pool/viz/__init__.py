@@ -1,8 +1,10 @@
-"""Pictures of the graph the engine recorded: ``draw_graph``, ``save_graph`` (see ``viz/graph.py``).
+"""Pictures of the graph the engine recorded: ``draw_graph``, ``save_graph`` (see ``viz/graph.py``),
+and the backward pass replayed frame by frame: ``replay`` (see ``viz/replay.py``).
 
     from tinygrad_pool import draw_graph, save_graph   # or: from tinygrad_pool.viz import ...
     draw_graph(loss, show_values=True)                 # a graphviz.Digraph; Jupyter shows it inline
     save_graph(loss, "graph.png", show_saved=True)     # through Graphviz's `dot` program
+    replay(loss, "backprop.html")                      # the backward pass: one page, a frame per node
 
 This package is the only part of tinygrad_pool that uses the ``graphviz`` Python package, and it
 is imported lazily: ``import tinygrad_pool`` imports neither it nor ``graphviz``; the first use of
@@ -16,6 +18,7 @@ Two things can be missing, and each has its own error:
   * Graphviz's ``dot`` program (turns DOT into pixels): ``GraphvizNotFound``, a RuntimeError,
     raised only when rendering (``save_graph``, ``.render``, ``.pipe``); ``draw_graph(...).source``
     still works without it.
+``replay`` runs the `dot` program itself, without the Python package, so it works either way.
 """
 from __future__ import annotations
 
@@ -52,6 +55,7 @@ class GraphvizNotFound(_graphviz.ExecutableNotFound if _graphviz is not None els
 
 if _graphviz is not None:
     from .graph import draw_graph, save_graph  # noqa: E402  (STYLE stays in .graph)
+    from .fan_in import fan_in  # noqa: E402  (a Graphviz picture too)
 else:
     def draw_graph(tensor, **kwargs):
         """Stands in for draw_graph while the graphviz Python package is not installed."""
@@ -62,4 +66,12 @@ else:
         raise ModuleNotFoundError(MISSING_PACKAGE.replace("draw_graph needs", "save_graph needs", 1),
                                   name="graphviz")
 
-__all__ = ["draw_graph", "save_graph", "GraphvizNotFound", "MISSING_PACKAGE"]
+    def fan_in(output, **kwargs):
+        """Stands in for fan_in while the graphviz Python package is not installed."""
+        raise ModuleNotFoundError(MISSING_PACKAGE.replace("draw_graph needs", "fan_in needs", 1),
+                                  name="graphviz")
+
+from .replay import Replay, replay  # noqa: E402  (after GraphvizNotFound, which it raises)
+
+__all__ = ["draw_graph", "save_graph", "replay", "Replay", "fan_in", "GraphvizNotFound",
+           "MISSING_PACKAGE"]
