@@ -36,9 +36,11 @@ test: deps
 bench: deps
 	$(PY) benchmarks/run.py
 
-# Regenerate the pictures embedded in docs/article.md from a real run.
+# Regenerate every picture in docs/ from a real run (the tests compare them with a fresh
+# render), and docs/tutorial.ipynb from docs/tutorial.md, executed, with its inline pictures.
 docs-pictures: deps
 	$(PY) examples/docs_pictures.py docs/images
+	$(PY) examples/build_notebook.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache $(OUT)

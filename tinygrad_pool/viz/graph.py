@@ -7,6 +7,9 @@
 The walk follows ``tensor.grad_fn.parents`` (each node's input tensors, which carry the values
 and names a picture shows; backward() follows the matching ``edges``), with an explicit
 queue instead of recursion, so a chain of 100,000 ops draws without a RecursionError.
+For group="module", which nn.Module call each op belongs to, how the calls nest, their paths
+and which of them fold into one node come from ``viz/modules.py`` (``module_layout``); this
+module only draws what that analysis says.
 
 It lives in the ``tinygrad_pool.viz`` package, which is imported lazily: the engine never
 imports it, and ``import tinygrad_pool`` imports neither it nor the ``graphviz`` package until
@@ -39,6 +42,7 @@ from ..grad_mode import no_grad
 from ..nn.module import Module
 from ..ops.args import _shown, check_flag, check_size
 from ..tensor import Tensor
+from .modules import ModuleLayout, module_layout
 
 # What each fill colour means; the legend is drawn from this table, and tests read it too.
 STYLE = {
@@ -145,22 +149,19 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
     walk = _walk(tensor, max_depth)
     ops, uses = walk["ops"], walk["uses"]
     order = _forward_order(ops) if group or anomalies else []
-    modules = _ModuleCalls(ops, order, model) if group else None
-    owner = modules.owner if modules else {}
-    folded_into = modules.folded(paths, depth) if modules and (paths or depth is not None) else {}
-    groups, hidden, inside = (_chains(ops, uses, chain_length, owner) if chain_length
+    layout = module_layout(walk, order, model, paths, depth) if group else ModuleLayout()
+    groups, hidden, inside = (_chains(ops, uses, chain_length, layout.owner) if chain_length
                               else ({}, set(), set()))
     fmt = (lambda v: f"{v:.{precision}g}") if isinstance(precision, int) else (
         lambda v: format(v, precision))
     marks = _all_pool_marks(ops.values()) if show_values else {}
     warnings = _anomalies(ops, order) if anomalies else {}
-    param_names = modules.param_names if modules else {}
 
     # Each op node with the inputs it gets edges from. Unnamed constants feeding a collapsed
     # chain (the 1.0001 of y * 1.0001, 100,000 times) are counted in its label, not drawn.
     op_nodes, folded = [], set()
     for key, (fn, out) in ops.items():
-        if key in inside or key in folded_into:
+        if key in inside or key in layout.folded_into:
             continue  # drawn as part of its chain's head, or inside a folded module's node
         if key not in groups:
             op_nodes.append(([(fn, out)], fn.parents, 0))
@@ -182,31 +183,26 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
         node_attr=dict(fontname="Helvetica", fontsize="11", margin="0.08,0.04"),
         edge_attr=dict(fontname="Helvetica", fontsize="9", color="#555555"))
     body = _Body(dot)
-    # Where each op's node sits: its module call's cluster, or beside its folded module's node.
-    place = lambda key: folded_into[key].parent if key in folded_into else owner.get(key)
-    hidden_in_module = _hidden_in_folds(walk, folded_into, param_names) if folded_into else set()
     names = {}  # id(tensor) -> DOT node name
     for t in walk["tensors"].values():
-        if id(t) in hidden or id(t) in folded or id(t) in hidden_in_module:
+        if id(t) in hidden or id(t) in folded or id(t) in layout.hidden:
             continue
         kind = ("output" if t is tensor else "intermediate" if t.grad_fn is not None
                 else "parameter" if t.requires_grad else "constant")
         label = _tensor_label(t, kind, show_values, fmt, max_elements, marks.get(id(t)),
-                              name=t.name or param_names.get(id(t)),
+                              name=t.name or layout.param_names.get(id(t)),
                               stats=_stats(t, fmt) if stats else None)
         names[id(t)] = name = f"t{len(names)}"
-        cluster = (place(id(t.grad_fn)) if id(t.grad_fn) in ops
-                   else _leaf_cluster(t, walk, place, param_names) if modules else None)
-        body.node(cluster, name, f"<{label}>", shape="box", style="rounded,filled",
+        body.node(layout.cluster_of(t), name, f"<{label}>", shape="box", style="rounded,filled",
                   fillcolor=STYLE[kind], penwidth="2" if kind == "output" else "1")
 
-    for number, call in enumerate(sorted(set(folded_into.values()), key=lambda c: c.seq)):
+    for number, call in enumerate(layout.folds):
         _draw_fold(body, call, ops, names, warnings, edge_labels, number)
     for number, (run, inputs, n_folded) in enumerate(op_nodes):
         op = f"op{number}"
         head = id(run[0][0])
         warning = "; ".join(warnings[id(fn)] for fn, _ in run if id(fn) in warnings)
-        body.node(owner.get(head), op, f"<{_op_label(run, show_saved, n_folded, warning)}>",
+        body.node(layout.owner.get(head), op, f"<{_op_label(run, show_saved, n_folded, warning)}>",
                   shape="box", **_op_style(warning))
         for p in inputs:
             body.edge(names[id(p)], op, label=_shape(p.shape) if edge_labels else None)
@@ -222,7 +218,7 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
     body.finish()
     if legend:
         _legend(dot, show_values, show_saved, clusters=bool(body.clusters),
-                folds=bool(folded_into), anomalies=anomalies)
+                folds=bool(layout.folds), anomalies=anomalies)
     return dot
 
 
@@ -439,151 +435,6 @@ def _forward_order(ops: dict) -> list:
             emitted.add(key)
             order.append(key)
     return order
-
-
-# ---- module calls (group="module") ------------------------------------------------------------
-class _Call:
-    """One call of an nn.Module, as nn.Module.__call__ noted it on its output's node."""
-
-    def __init__(self, module, stops: tuple, seq: int):
-        self.module, self.stops, self.seq = module, {id(n) for n in stops}, seq
-        self.outputs = []   # keys of the ops that made its output(s)
-        self.ops = {}       # key -> None: the ops between its inputs and its outputs, in walk order
-        self.parent = None  # the innermost call around it
-        self.depth = 0
-        self.path = self.label = self.title = ""
-        self.kind = type(module).__name__
-
-
-class _ModuleCalls:
-    """Which module call each drawn op belongs to, and the paths that name calls and parameters.
-
-    An op belongs to a call if it lies between the call's inputs and its output: the walk back
-    from the output stops at the input nodes and at leaves. Nested calls' regions lie inside
-    their callers', so visiting calls from the largest region down and letting each claim its
-    ops leaves every op with its innermost call, and each call's parent is whoever held its
-    output before it claimed it. (A region is walked once: time grows with the ops times the
-    nesting depth, never with anything quadratic in the graph.)
-    """
-
-    def __init__(self, ops: dict, order: list, model):
-        calls = {}  # id(the noted (module, inputs) tuple) -> _Call, in forward order
-        for key in order:
-            origin = ops[key][0].origin
-            for entry in (origin or {}).get("modules", ()):
-                call = calls.get(id(entry))
-                if call is None:
-                    call = calls[id(entry)] = _Call(entry[0], entry[1], len(calls))
-                call.outputs.append(key)
-        self.calls = [call for call in calls.values() if self._claim_region(call, ops)]
-        self.owner = {}  # id(op) -> its innermost call
-        # Biggest region first; for equal regions (a Sequential of one layer) the outer call,
-        # which nn.Module.__call__ noted after the inner one.
-        for call in sorted(self.calls, key=lambda c: (-len(c.ops), -c.seq)):
-            call.parent = self.owner.get(call.outputs[0])
-            call.depth = 0 if call.parent is None else call.parent.depth + 1
-            for key in call.ops:
-                self.owner[key] = call
-        self.param_names = self._name(model)
-
-    @staticmethod
-    def _claim_region(call: _Call, ops: dict) -> bool:
-        stack = [key for key in call.outputs if key not in call.stops]
-        while stack:
-            key = stack.pop()
-            if key in call.ops:
-                continue
-            call.ops[key] = None
-            for p in ops[key][0].parents:
-                g = id(p.grad_fn)
-                if g in ops and g not in call.stops and g not in call.ops:
-                    stack.append(g)
-        return bool(call.ops)
-
-    def _name(self, model) -> dict:
-        """Give each call its path and label; return {id(parameter): its path}."""
-        recorded = list({id(c.module): c.module for c in self.calls}.values())
-        below = set()  # modules inside another one's tree
-        for m in ([model] if model is not None else []) + recorded:
-            below.update(id(sub) for _, sub in m.named_modules() if sub is not m)
-        roots = ([model] if model is not None else []) + [
-            m for m in recorded if id(m) not in below and m is not model]
-        paths, params, seen = {}, {}, Counter()
-        for root in roots:
-            seen[type(root).__name__] += 1
-            n = seen[type(root).__name__]
-            label = type(root).__name__ + (f"_{n}" if n > 1 else "")
-            prefix = f"{label}." if len(roots) > 1 else ""
-            for name, sub in root.named_modules():
-                paths.setdefault(id(sub), prefix + name if name else label)
-            for name, param in root.named_parameters():
-                params.setdefault(id(param), prefix + name)
-        calls_of = Counter(id(c.module) for c in self.calls)
-        numbered = Counter()
-        for call in self.calls:  # forward order: "encoder (call 1)", "encoder (call 2)"
-            call.path = paths[id(call.module)]
-            numbered[id(call.module)] += 1
-            call.label = call.path + (f" (call {numbered[id(call.module)]})"
-                                      if calls_of[id(call.module)] > 1 else "")
-            is_root = any(call.module is root for root in roots)  # named by its class already
-            call.title = call.label if is_root else f"{call.label} · {call.kind}"
-        return params
-
-    def folded(self, paths: tuple, depth: int | None) -> dict:
-        """{id(op): the folded call whose node stands for it}: the calls of the modules at
-        ``paths`` and those ``depth`` levels below the top; an outer fold takes in inner ones."""
-        known = {c.path for c in self.calls}
-        for path in paths:
-            if path not in known:
-                listed = ", ".join(repr(p) for p in sorted(known)[:12]) or "none was recorded"
-                raise ValueError(f"draw_graph: collapse names {path!r}, which is no module path "
-                                 f"in this graph (the paths: {listed})")
-        chosen = [c for c in self.calls if c.path in paths or c.depth == depth]
-        folded_into = {}
-        for call in sorted(chosen, key=lambda c: (-len(c.ops), -c.seq)):
-            if call.outputs[0] not in folded_into:
-                folded_into.update(dict.fromkeys(call.ops, call))
-        return folded_into
-
-
-def _hidden_in_folds(walk: dict, folded_into: dict, param_names: dict) -> set:
-    """Tensors a folded module's node stands for: made by its ops and used only there (not the
-    output drawn), and the parameters and literal numbers only its ops use."""
-    root, hidden = walk["root"], set()
-    for t in walk["tensors"].values():
-        users = {folded_into.get(key) for key in walk["users"].get(id(t), ())}
-        if t is root or len(users) != 1 or None in users:
-            continue
-        (call,) = users
-        if t.grad_fn is not None:
-            if folded_into.get(id(t.grad_fn)) is call:
-                hidden.add(id(t))
-        elif id(t) in param_names or (t.name is None and t.data.size == 1):
-            hidden.add(id(t))
-    return hidden
-
-
-def _leaf_cluster(t: Tensor, walk: dict, place, param_names: dict):
-    """A parameter (or a literal number) sits in the innermost cluster around all of its
-    users; an input, a target or a tensor from beyond max_depth at the top level."""
-    if t.grad_fn is not None or not (id(t) in param_names or (t.name is None and t.data.size == 1)):
-        return None
-    common = first = object()
-    for key in walk["users"].get(id(t), ()):
-        cluster = place(key)
-        common = cluster if common is first else _common_ancestor(common, cluster)
-    return None if common is first else common
-
-
-def _common_ancestor(a, b):
-    while a is not b:
-        if a is None or b is None:
-            return None
-        if a.depth >= b.depth:
-            a = a.parent
-        else:
-            b = b.parent
-    return a
 
 
 # ---- NaN and inf ------------------------------------------------------------------------------
