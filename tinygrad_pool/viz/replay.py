@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from . import GraphvizNotFound
+from .modules import dotted_paths, outermost_modules
 from ..ops.args import check_flag, check_size
 from ..tensor import Function, Tensor, _node_of, _topological_order, run_backward
 
@@ -241,20 +242,14 @@ def _graph(loss: Tensor, frames: list) -> dict:
 
 
 def _parameter_names(order: list) -> dict:
-    """id(parameter) -> dotted name, from the nn.Module calls recorded in the nodes' origins
-    (the module with the most parameters first: its names are the longest, "features.0.weight")."""
+    """id(parameter) -> dotted name ("features.0.weight"), from the nn.Module calls recorded in
+    the nodes' origins, by the same rule as draw_graph(group="module") (viz/modules.py)."""
     modules = {}
     for node in order:
-        origin = getattr(node, "origin", None) if isinstance(node, Function) else None
+        origin = node.origin if isinstance(node, Function) else None
         for module, _ in (origin or {}).get("modules", ()):
             modules.setdefault(id(module), module)
-    ranked = sorted(modules.values(), key=lambda m: -sum(1 for _ in m.parameters()))
-    names = {}
-    for module in ranked:
-        outer = ranked[0] is module
-        for name, p in module.named_parameters():
-            names.setdefault(id(p), name if outer else f"{type(module).__name__}.{name}")
-    return names
+    return dotted_paths(outermost_modules(list(modules.values())))[1]
 
 
 def _svg(dot_source: str) -> str:
