@@ -190,6 +190,21 @@ def test_values_are_squeezed_sliced_summarised_and_formatted():
     assert ">0.123<" in fixed
 
 
+def test_no_negative_zero_is_drawn():
+    # relu's backward writes grad * (x > 0): where grad is negative the dropped cells are -0.0
+    x = Tensor([[-1.0, 2.0], [-3.0, 4.0]], requires_grad=True, name="x")
+    h = x.relu().retain_grad()
+    loss = (h * Tensor([[-1.0, -2.0], [-3.0, 1e-9]])).sum()
+    loss.backward()
+    assert np.signbit(x.grad.data[0, 0])  # the engine's own -0.0 is there to be drawn
+    for precision in (3, ".3f", ".2e"):
+        source = draw_graph(loss, show_values=True, precision=precision).source
+        assert not re.search(r">-0(\.0*)?(e[+-]0+)?<", source), precision
+    big = Tensor(-np.full((10, 10), 1e-9), requires_grad=True, name="big")
+    source = draw_graph(big.sum(), show_values=True, precision=".2f").source
+    assert "min 0.00" in source and "-0.00" not in source  # a summary too
+
+
 def test_show_saved_lists_buffers_and_their_bytes_then_freed():
     x = Tensor(np.ones((1, 1, 6, 6)), name="x")
     W = Tensor(np.ones((1, 1, 3, 3)), requires_grad=True, name="W")

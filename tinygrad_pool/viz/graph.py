@@ -619,7 +619,8 @@ def _matrices(caption: str, array: np.ndarray, fmt, max_elements: int, chosen, t
         values = as_2d(array[index])
         head = SMALL.format(html.escape(caption + label))
         if values.size > max_elements or values.size == 0:
-            stats = (f"min {fmt(values.min())}  mean {fmt(values.mean())}  max {fmt(values.max())}"
+            stats = (f"min {_number(values.min(), fmt)}  mean {_number(values.mean(), fmt)}  "
+                     f"max {_number(values.max(), fmt)}"
                      if values.size and values.dtype.kind in "biuf" else "")
             tables.append(f'<TABLE BORDER="0" CELLSPACING="0"><TR><TD>{head}</TD></TR>'
                           f'<TR><TD>{SMALL.format(html.escape(stats))}</TD></TR></TABLE>')
@@ -627,7 +628,8 @@ def _matrices(caption: str, array: np.ndarray, fmt, max_elements: int, chosen, t
         picked = as_2d(chosen[index]) if chosen is not None else None
         tie = as_2d(tied[index]) if tied is not None else None
         rows = [f'<TR><TD COLSPAN="{values.shape[1]}" BORDER="0">{head}</TD></TR>']
-        texts = [[fmt(v) if values.dtype.kind in "fc" else str(v) for v in row] for row in values]
+        texts = [[_number(v, fmt) if values.dtype.kind == "f" else fmt(v) if values.dtype.kind == "c"
+                  else str(v) for v in row] for row in values]
         # Equal column widths (in points, about 6.5 per character) so the grid reads as a matrix.
         width = 7 * max(len(t) for row in texts for t in row) + 6
         for r, row in enumerate(texts):
