@@ -246,7 +246,7 @@ def test_a_kink_inside_a_user_function_gets_the_generic_reason():
     report = gradcheck_report(MyReLU.apply, [x])
     [kink] = report.kinks
     assert_kink(kink, left=0.0, right=report.output_weights[0], backward=0.0)
-    assert kink.reason.startswith("left and right derivatives differ: fn is not differentiable here")
+    assert kink.reason.startswith("left and right derivatives differ, so fn is not differentiable here")
     assert "MyReLU" in kink.reason
     with pytest.warns(NondifferentiablePointWarning, match="MyReLU"):
         gradcheck(MyReLU.apply, [x])

@@ -75,9 +75,8 @@ class Failure:
                 f"{self.backward:.8g} but finite differences give {self.numeric:.8g} (difference "
                 f"{self.difference:.3g} > atol + rtol·|numeric| = {self.bound:.3g})")
         if self.reason:
-            text += (f"; fn has a kink here ({self.reason}), but {self.backward:.6g} is outside "
-                     f"[left, right] = [{min(self.left, self.right):.6g}, "
-                     f"{max(self.left, self.right):.6g}]")
+            text += (f"; a kink: {self.reason}; but {self.backward:.6g} is outside [left, right] "
+                     f"= [{min(self.left, self.right):.6g}, {max(self.left, self.right):.6g}]")
         return text
 
 
@@ -237,11 +236,11 @@ def _why(fn, inputs, data, index, eps, at_x) -> tuple:
     reasons, unknown = K.explain(at_x, below, above)
     if reasons:
         return "; ".join(reasons), True
-    text = "left and right derivatives differ: fn is not differentiable here"
+    text = "left and right derivatives differ, so fn is not differentiable here"
     if unknown:
-        return text + (f" (it goes through {', '.join(unknown)}, a Function this check has no "
-                       f"kink rule for)"), False
-    return text + " (no op with a known kink rule is at its kink)", False
+        return text + (f"; it goes through {', '.join(unknown)}, a Function this check has no "
+                       f"kink rule for"), False
+    return text + "; no op with a known kink rule is at its kink", False
 
 
 def _ints(index) -> tuple:
