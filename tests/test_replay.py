@@ -156,6 +156,104 @@ def test_max_pool_lights_each_windows_argmax(tmp_path):
     np.testing.assert_array_equal(sent[expected], pool.grad_output.ravel())
 
 
+GEOMETRIES = {  # max_pool2d keyword arguments: tiling, overlapping + padded, dilated, ceil mode
+    "2x2": dict(kernel_size=2), "3x3 s2 p1": dict(kernel_size=3, stride=2, padding=1),
+    "dilated": dict(kernel_size=2, stride=1, dilation=2), "ceil": dict(kernel_size=2, ceil_mode=True)}
+
+
+def pooled_with_ties(ties: str, geometry: dict, size: int = 7, seed: int = 0):
+    """A pool over values in {0, 1, 2} (ties everywhere), weighted by positive numbers: every
+    window's gradient is nonzero and shares never cancel, so the cells backward pays are
+    exactly the nonzero cells of what it sends."""
+    rng = np.random.default_rng(seed)
+    x = Tensor(rng.integers(0, 3, (1, 2, size, size)).astype(np.float64), requires_grad=True)
+    pooled = F.max_pool2d(x, **geometry, ties=ties)
+    loss = (pooled * Tensor(rng.uniform(0.5, 2.0, pooled.shape))).sum()
+    return x, loss
+
+
+@pytest.mark.parametrize("geometry", GEOMETRIES.values(), ids=GEOMETRIES.keys())
+@pytest.mark.parametrize("ties", ["first", "split", "all"])
+def test_the_lit_cells_are_exactly_where_each_tie_rule_sends_gradient(ties, geometry):
+    x, loss = pooled_with_ties(ties, geometry)
+    r = replay(loss, None, max_elements=64)
+    (pool,) = [f for f in r.frames if f.op == "MaxPool2d"]
+    paid = pool.input_grads[0] != 0
+    np.testing.assert_array_equal(pool.chosen | pool.tied, paid)
+    np.testing.assert_array_equal(paid, x.grad.data != 0)
+    assert not (pool.chosen & pool.tied).any() and pool.ties == ties
+    assert pool.tied.any() == (ties != "first")  # this input does tie: the rules differ on it
+    # the page: dark cells are the saved argmax, light ones the other cells paid
+    page = section(r.html, pool.index)
+    for role in ("pool_input", "input_grad"):
+        block = page[page.index(f'data-role="{role}"'):]
+        classes = re.findall(r"<td( class=\w+)? data-value", block)[:x.data.size]
+        np.testing.assert_array_equal(np.array(classes).reshape(x.shape),
+                                      np.where(pool.chosen, " class=argmax",
+                                               np.where(pool.tied, " class=tied", "")))
+    assert {"first": "its whole gradient goes there", "split": "split equally",
+            "all": "each receives its whole gradient"}[ties] in page
+
+
+def test_the_repro_ties_split_lights_both_cells_it_pays():
+    x = Tensor(np.array([[1.0, 1.0], [0.0, 0.0]]).reshape(1, 1, 2, 2), requires_grad=True)
+    r = replay(F.max_pool2d(x, 2, ties="split").sum() * 3, None)
+    (pool,) = [f for f in r.frames if f.op == "MaxPool2d"]
+    np.testing.assert_array_equal(pool.input_grads[0].ravel(), [1.5, 1.5, 0, 0])
+    np.testing.assert_array_equal(pool.chosen.ravel(), [True, False, False, False])
+    np.testing.assert_array_equal(pool.tied.ravel(), [False, True, False, False])
+
+
+def outlines(block: str, name: str) -> set:
+    return {tuple(map(int, cell.split(","))) for cell in
+            re.findall(rf'<rect class="{name}" data-cell="([\d,]+)"', block)}
+
+
+def test_heat_maps_outline_the_cells_max_pooling_pays(tmp_path):
+    x, loss = pooled_with_ties("all", dict(kernel_size=2), size=12)
+    r = replay(loss, None, max_elements=16)
+    (pool,) = [f for f in r.frames if f.op == "MaxPool2d"]
+    page = section(r.html, pool.index)
+    for role in ("pool_input", "input_grad"):
+        block = page[page.index(f'data-role="{role}"'):]
+        block = block[:block.index("</figure>")]  # the first plane, drawn cell by cell
+        assert block.count('fill="#') == 144 and "blocks averaged" not in block
+        assert outlines(block, "argmax") == set(map(tuple, np.argwhere(pool.chosen[0, 0])))
+        assert outlines(block, "tied") == set(map(tuple, np.argwhere(pool.tied[0, 0])))
+        assert "outlined: cells max pooling pays" in block
+
+
+def test_a_large_plane_is_averaged_in_blocks_that_tile_it():
+    block_size = replay_module._block_size
+    # 66×99 takes 3×3 blocks, not 2×2 ones that would leave a ragged last row; 97 is prime: no
+    # block divides it, and the least one pads
+    assert [block_size(shape, 64) for shape in ((64, 64), (128, 96), (66, 99), (1, 200), (97, 97))] \
+        == [1, 2, 3, 4, 2]
+    plane = np.zeros((130, 130))  # 3 and 4 leave ragged blocks: 5×5 ones, 26 a side
+    marks = np.zeros((130, 130), dtype=np.int8)
+    plane[7, 3], marks[7, 3], marks[6, 4], marks[0, 129] = 5.0, 2, 1, 1
+    small, small_marks, block = replay_module._heat_plane(plane, 64, marks)
+    assert block == 5 and small.shape == small_marks.shape == (26, 26)
+    assert small[1, 0] == 5.0 / 25 and np.count_nonzero(small) == 1
+    assert set(zip(*np.nonzero(small_marks))) == {(1, 0), (0, 25)}
+    assert small_marks[1, 0] == 2 and small_marks[0, 25] == 1  # a block shows its strongest mark
+
+
+def test_png_heat_maps_are_square_cells_at_full_resolution_with_the_paid_cells_framed():
+    x, loss = pooled_with_ties("split", dict(kernel_size=2), size=24)
+    r = replay(loss, None, max_elements=16)
+    (pool,) = [f for f in r.frames if f.op == "MaxPool2d"]
+    table = replay_module._png_table(pool.input_grads[0], True, 16, replay_module._pool_marks(pool))
+    cells = re.findall(r'<TD BGCOLOR="#\w+" WIDTH="(\d+)" HEIGHT="(\d+)" FIXEDSIZE="TRUE"'
+                       r'(?: BORDER="1" COLOR="(#\w+)")?></TD>', table)
+    assert len(cells) == 24 * 24 and {w == h for w, h, _ in cells} == {True}  # square, every cell
+    framed = np.array([c for _, _, c in cells]).reshape(24, 24)
+    colours = replay_module.COLOURS
+    np.testing.assert_array_equal(framed == colours["argmax_edge"], pool.chosen[0, 0])
+    np.testing.assert_array_equal(framed == colours["tied_edge"], pool.tied[0, 0])
+    assert "framed: cells max pooling pays" in table
+
+
 def test_custom_functions_replay_like_built_in_ops(tmp_path):
     class Exp(autograd.Function):
         @staticmethod
@@ -277,6 +375,28 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path, kwargs, error,
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("argument, where, error, message", [
+    ("path", "missing/r.html", FileNotFoundError,
+     "replay: path='{d}/missing/r.html' is in a directory that does not exist: '{d}/missing'"),
+    ("path", "notes.txt/r.html", NotADirectoryError,
+     "replay: path='{d}/notes.txt/r.html' is inside '{d}/notes.txt', which is a file"),
+    ("path", ".", IsADirectoryError, "replay: path='{d}' is a directory; expected the HTML file"),
+    ("frames_dir", "missing/frames", FileNotFoundError,
+     "replay: frames_dir='{d}/missing/frames' is in a directory that does not exist: '{d}/missing'"),
+    ("frames_dir", "notes.txt", NotADirectoryError,
+     "replay: frames_dir='{d}/notes.txt' is a file; expected a directory"),
+])
+def test_paths_it_cannot_write_are_refused_before_backward_runs(tmp_path, argument, where, error,
+                                                                message):
+    (tmp_path / "notes.txt").write_text("not a directory")
+    t = tiny()
+    arguments = dict(path=None, frames_dir=None) | {argument: tmp_path / where}
+    with pytest.raises(error, match=re.escape(message.format(d=tmp_path))):
+        replay(t["loss"], arguments.pop("path"), **arguments)
+    assert t["w"].grad is None and not t["loss"].grad_fn.released  # backward never ran
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
 def test_losses_backward_refuses_are_refused_as_backward_does(tmp_path):
     with pytest.raises(RuntimeError, match="does not require grad"):
         replay(Tensor([1.0]), tmp_path / "r.html")
@@ -366,7 +486,7 @@ def test_the_page_steps_through_the_frames_in_a_browser(browser, tmp_path):
     assert shown() == 4  # MaxPool2d: its lit cells are the saved argmax
     lit = page.eval_on_selector_all('section[data-frame="4"] [data-role="pool_input"] td',
                                     "cells => cells.map(c => c.classList.contains('argmax'))")
-    np.testing.assert_array_equal(lit, replay_module._argmax_mask(r.frames[4]).ravel())
+    np.testing.assert_array_equal(lit, r.frames[4].chosen.ravel())
     page.click("#next")
     assert shown() == 5
     page.click("#prev")
@@ -382,4 +502,52 @@ def test_the_page_steps_through_the_frames_in_a_browser(browser, tmp_path):
     page.keyboard.press("End")
     assert shown() == 7
     assert requested == [] and errors == []
+    page.close()
+
+
+def test_the_current_node_is_scrolled_into_view_in_a_notebook_sized_window(browser, tmp_path):
+    x = Tensor([0.5, -0.25], requires_grad=True, name="x")
+    h = x
+    for _ in range(25):  # a graph some 50 nodes tall: far taller than the 720-px iframe
+        h = (h * 1.5).tanh()
+    r = replay(h.sum(), tmp_path / "r.html")
+    page = browser.new_page(viewport={"width": 1000, "height": 720})
+    page.goto(r.path.as_uri())
+    assert page.eval_on_selector("#graph svg", "s => s.getBoundingClientRect().height") > 1200
+
+    def in_view(k: int) -> None:
+        box = page.locator(f"#{r.frames[k].node_id}").bounding_box()
+        pane = page.locator("#graph").bounding_box()
+        header = page.locator("header").bounding_box()
+        assert box["y"] >= max(pane["y"], header["y"] + header["height"]) - 1
+        assert box["y"] + box["height"] <= min(pane["y"] + pane["height"], 720) + 1
+        assert 0 <= box["x"] and box["x"] + box["width"] <= 1000
+
+    in_view(0)  # the loss, at the bottom of the graph
+    page.keyboard.press("End")
+    in_view(len(r.frames) - 1)  # x, at the top
+    for k in range(len(r.frames) // 2):
+        page.keyboard.press("ArrowLeft")
+    in_view(len(r.frames) - 1 - len(r.frames) // 2)  # a node in the middle
+    page.close()
+
+
+def test_the_page_shows_tied_cells_apart_from_the_argmax_in_a_browser(browser, tmp_path):
+    x, loss = pooled_with_ties("split", dict(kernel_size=3, stride=2, padding=1))
+    r = replay(loss, tmp_path / "r.html", max_elements=64)
+    (pool,) = [f for f in r.frames if f.op == "MaxPool2d"]
+    page = browser.new_page()
+    page.goto(r.path.as_uri())
+    page.eval_on_selector("#slider", "(s, v) => { s.value = v; s.dispatchEvent(new Event('input')); }",
+                          pool.index)
+    cells = page.eval_on_selector_all(
+        f'section[data-frame="{pool.index}"] [data-role="input_grad"] td',
+        "cells => cells.map(c => [c.className, getComputedStyle(c).backgroundColor, c.checkVisibility()])")
+    assert len(cells) == x.data.size and all(visible for _, _, visible in cells)
+    shown = np.array([name for name, _, _ in cells]).reshape(x.shape)
+    np.testing.assert_array_equal(shown, np.where(pool.chosen, "argmax", np.where(pool.tied, "tied", "")))
+    colour = {name: background for name, background, _ in cells}
+    rgb = lambda hex_: "rgb(" + ", ".join(str(int(hex_[i:i + 2], 16)) for i in (1, 3, 5)) + ")"
+    assert colour == {"argmax": rgb(replay_module.COLOURS["argmax"]),
+                      "tied": rgb(replay_module.COLOURS["tied"]), "": "rgba(0, 0, 0, 0)"}
     page.close()

@@ -43,6 +43,7 @@ from ..nn.module import Module
 from ..ops.args import _shown, check_flag, check_size
 from ..tensor import Tensor
 from .modules import ModuleLayout, module_layout
+from .pool_marks import pool_marks
 
 # What each fill colour means; the legend is drawn from this table, and tests read it too.
 STYLE = {
@@ -673,7 +674,6 @@ def _all_pool_marks(ops) -> dict:
 def _pool_marks(fn):
     """Boolean masks over the pool's (N, C, H, W) input: each window's argmax, and every cell
     equal to the max of a window containing it (the ties that ties="all"/"split" also pay)."""
-    x = fn.parents[0].data
     argmax = fn.saved_for_backward().get("argmax")
     recomputed = argmax is None
     if recomputed:
@@ -681,24 +681,8 @@ def _pool_marks(fn):
         with no_grad():
             _, fresh = type(fn).apply(fn.parents[0], return_ctx=True, **fn.attrs)
         argmax = fresh.argmax
-    n, c, h, w = x.shape
-    planes = x.reshape(n, c, h * w)
-    chosen = np.zeros((n, c, h * w), dtype=bool)
-    np.put_along_axis(chosen, argmax.reshape(n, c, -1), True, axis=2)
-    window_max = np.take_along_axis(planes, argmax.reshape(n, c, -1), axis=2).reshape(argmax.shape)
-
-    a = fn.attrs
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = a["kernel_size"], a["stride"], a["padding"], a["dilation"]
-    ho, wo = argmax.shape[2:]
-    tied = np.zeros((n, c, h, w), dtype=bool)
-    for i in range(kh):
-        for j in range(kw):  # one tap of every window at once, as the op itself loops
-            rows, cols = np.arange(ho) * sh - ph + i * dh, np.arange(wo) * sw - pw + j * dw
-            r_in, c_in = (rows >= 0) & (rows < h), (cols >= 0) & (cols < w)
-            r, cc = rows[r_in][:, None], cols[c_in][None, :]
-            equal = x[:, :, r, cc] == window_max[:, :, r_in][:, :, :, c_in]
-            tied[:, :, r, cc] |= equal
-    return chosen.reshape(n, c, h, w), tied, recomputed
+    chosen, tied = pool_marks(fn.parents[0].data, argmax, fn.attrs)
+    return chosen, tied, recomputed
 
 
 def _legend(dot: graphviz.Digraph, show_values: bool, show_saved: bool, clusters: bool = False,

@@ -9,7 +9,8 @@ The engine calls an observer for each node as backward reaches it (``run_backwar
 in its own order: a Function with the gradient arriving at its output and what it sends to each
 input, before it frees what it saved; a leaf with the gradient it receives. The observer copies
 what a frame shows — the engine may reuse a gradient's memory once nobody holds it — and reads
-max pooling's ``argmax`` from ``saved_for_backward()`` while it is still there. Nothing here
+max pooling's ``argmax`` from ``saved_for_backward()`` while it is still there (the cells it
+lights are those its backward pays, under its ``ties`` rule: viz/pool_marks.py). Nothing here
 writes to a node or a tensor: a graph that already ran with ``retain_graph=True`` is replayed
 into ``capture={}``, so no ``.grad`` changes.
 
@@ -38,15 +39,17 @@ import numpy as np
 
 from . import GraphvizNotFound
 from .modules import dotted_paths, outermost_modules
+from .pool_marks import chosen_cells, pool_marks
 from ..ops.args import check_flag, check_size
 from ..tensor import Function, Tensor, _node_of, _topological_order, run_backward
 
 DIGITS = 4  # significant digits of every number shown (data-value keeps the full value)
-HEAT_CELLS = 48  # a heat-map plane is averaged down to at most this many cells a side
-PNG_HEAT_CELLS = 16  # ... and to this many in the PNG frames, where each cell is a table cell
+HEAT_CELLS = 64  # a heat-map plane is drawn cell by cell up to this many cells a side, else averaged
+PNG_HEAT_CELLS = 32  # ... and up to this many in the PNG frames, where each cell is a table cell
 MAX_SLICES = 4  # 2-D slices listed per tensor; the rest are counted
 COLOURS = {"leaf": "#b9e3a5", "op": "#ddd5f3", "constant": "#e4e4e4", "current": "#ffd54a",
            "done": "#f0f0f0", "waiting": "#ffe9c7", "active": "#e4572e", "argmax": "#7fb0ff",
+           "argmax_edge": "#1747b5", "tied": "#d5e5ff", "tied_edge": "#5b8def",
            "positive": (178, 24, 43), "negative": (33, 102, 172)}
 
 
@@ -55,8 +58,10 @@ class Frame:
     """One step of the backward pass: a node of the graph as backward reached it.
 
     ``grad_output`` is the gradient arriving at the node (summed over its uses: ``parts`` lists
-    each contribution, ``(source frame name, array)``); ``input_grads`` what a Function sends
-    to each input (None where nothing; empty for a leaf). Arrays are copies taken as it ran.
+    each contribution, ``(sending frame, its input index, array)``); ``input_grads`` what a
+    Function sends to each input (None where nothing; empty for a leaf). Arrays are copies taken
+    as it ran. For max pooling, ``chosen`` | ``tied`` are exactly the input cells its backward
+    sends gradient to.
     """
     index: int
     node: object  # the engine's node: a Function, or a leaf Tensor
@@ -72,6 +77,9 @@ class Frame:
     saved: dict = field(default_factory=dict)  # name -> "shape dtype" of what forward saved
     argmax: np.ndarray | None = None  # max pooling: each window's chosen cell, as saved
     pool_input: np.ndarray | None = None  # max pooling: the pooled input's values
+    ties: str | None = None  # max pooling: its rule for equal maxima ("first", "split", "all")
+    chosen: np.ndarray | None = None  # max pooling: mask of the cells some window's argmax names
+    tied: np.ndarray | None = None  # ... and of the other cells its ties rule also pays
     value: np.ndarray | None = None  # the node's output value (a leaf's own value)
 
 
@@ -106,7 +114,8 @@ def replay(loss: Tensor, path="backprop.html", *, gradient=None, retain_graph: b
     path          the HTML file to write (None: write nothing; the page is in ``.html``)
     show_values   numbers (grids, heat-maps); False: shapes and statistics only
     max_elements  a 2-D slice with more entries is shown as statistics and a heat-map
-    frames_dir    also write frame_000.png, ... there (and replay.gif with Pillow)
+    frames_dir    also write frame_000.png, ... there (and replay.gif with Pillow); created if
+                  missing, in a directory that must exist
     """
     if not isinstance(loss, Tensor):
         raise TypeError(f"replay: loss must be a Tensor, got {type(loss).__name__}")
@@ -118,6 +127,8 @@ def replay(loss: Tensor, path="backprop.html", *, gradient=None, retain_graph: b
     max_elements = check_size("replay", "max_elements", max_elements, minimum=1)
     if retain_graph is not None:
         retain_graph = check_flag("replay", "retain_graph", retain_graph)
+    path = None if path is None else _writable("path", Path(path), folder=False)
+    frames_dir = None if frames_dir is None else _writable("frames_dir", Path(frames_dir), folder=True)
     if shutil.which("dot") is None:  # before backward runs: a failed replay changes nothing
         raise GraphvizNotFound("dot")
 
@@ -125,11 +136,30 @@ def replay(loss: Tensor, path="backprop.html", *, gradient=None, retain_graph: b
     graph = _graph(loss, frames)
     page = _page(frames, _svg(graph["dot"]), show_values, max_elements)
     if path is not None:
-        path = Path(path)
         path.write_text(page, encoding="utf-8")
-    pngs = [] if frames_dir is None else _write_pngs(frames, graph, Path(frames_dir),
-                                                     show_values, max_elements)
+    pngs = [] if frames_dir is None else _write_pngs(frames, graph, frames_dir, show_values,
+                                                     max_elements)
     return Replay(frames, page, path, pngs)
+
+
+def _writable(name: str, path: Path, folder: bool) -> Path:
+    """``path`` if replay can write there: its directory exists (checked before backward runs,
+    so that a typo in a path does not cost a backward pass and its .grad); a file path must not
+    be a directory, nor a folder a file. Python's own error types for each, with our message."""
+    parent = path.parent
+    if not parent.exists():
+        raise FileNotFoundError(f"replay: {name}={str(path)!r} is in a directory that does not exist: "
+                                f"{str(parent)!r} (create it first)")
+    if not parent.is_dir():
+        raise NotADirectoryError(f"replay: {name}={str(path)!r} is inside {str(parent)!r}, which "
+                                 f"is a file, not a directory")
+    if folder and path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"replay: {name}={str(path)!r} is a file; expected a directory "
+                                 f"to write the frames into")
+    if not folder and path.is_dir():
+        raise IsADirectoryError(f"replay: {name}={str(path)!r} is a directory; expected the HTML "
+                                f"file to write, e.g. {str(path / 'backprop.html')!r}")
+    return path
 
 
 # ---- recording: what backward did, node by node ---------------------------------------------
@@ -155,6 +185,7 @@ def _record(loss: Tensor, gradient, retain_graph) -> list:
                     and node.parents[0].data.ndim == 4:  # max pooling (ours, or one like it)
                 frame.argmax = np.array(saved["argmax"])
                 frame.pool_input = np.array(node.parents[0].data)
+                _mark_pool(frame, node.attrs)
         frames.append(frame)
 
     if again:
@@ -314,18 +345,35 @@ def _stats(array: np.ndarray) -> list:
                 ("norm", np.sqrt((a * a).sum()))] if a.size else []
 
 
-def _heat_plane(plane: np.ndarray, cells: int) -> tuple:
-    """The plane averaged down to at most ``cells`` a side, and the block size used."""
+def _block_size(shape: tuple, cells: int) -> int:
+    """The block side that brings a plane to at most ``cells`` a side: 1 (every cell drawn)
+    when it fits; else the smallest that divides every longer side evenly, if one is at most
+    twice the least possible, so that blocks tile the plane like pooling windows do."""
+    least = max(1, math.ceil(max(shape) / cells))
+    for block in range(least, 2 * least + 1):
+        if all(n % block == 0 or n < block for n in shape):
+            return block
+    return least
+
+
+def _heat_plane(plane: np.ndarray, cells: int, marks=None) -> tuple:
+    """The plane averaged down to at most ``cells`` a side, its marks (0 none, 1 tied,
+    2 argmax) likewise, a block taking the strongest mark inside it; and the block side."""
     plane = plane.astype(np.float64)
-    block = max(1, math.ceil(max(plane.shape) / cells))
+    block = _block_size(plane.shape, cells)
     if block == 1:
-        return plane, 1
+        return plane, marks, 1
     h, w = (math.ceil(n / block) * block for n in plane.shape)
     padded = np.full((h, w), np.nan)
     padded[:plane.shape[0], :plane.shape[1]] = plane
     with warnings.catch_warnings():  # a block of nan values averages to nan, as it should
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(padded.reshape(h // block, block, w // block, block), axis=(1, 3)), block
+        small = np.nanmean(padded.reshape(h // block, block, w // block, block), axis=(1, 3))
+    if marks is not None:
+        padded_marks = np.zeros((h, w), dtype=marks.dtype)
+        padded_marks[:plane.shape[0], :plane.shape[1]] = marks
+        marks = padded_marks.reshape(h // block, block, w // block, block).max(axis=(1, 3))
+    return small, marks, block
 
 
 def _heat_colours(plane: np.ndarray) -> tuple:
@@ -346,23 +394,25 @@ def _heat_colours(plane: np.ndarray) -> tuple:
 # ---- the page ----------------------------------------------------------------------------------
 def _grid(array: np.ndarray, role: str, show_values: bool, max_elements: int, lit=None) -> str:
     """A tensor as HTML: each 2-D slice a table of numbers, or (large) shape, statistics and a
-    heat-map per plane. ``lit``: a boolean mask of the same shape, cells to highlight."""
+    heat-map per plane. ``lit``: a mask of the same shape, cells to highlight (2: a window's
+    argmax, 1: another cell its max pool pays, 0: none)."""
     head = f'<div class="tensor" data-role="{role}" data-shape="{",".join(map(str, array.shape))}">'
     parts = [head, f'<div class="shape">{_shape(array.shape)} {array.dtype}</div>']
     slices = _slices(array)
+    lit_slices = [m for _, m in _slices(lit)] if lit is not None else [None] * len(slices)
     if not show_values or slices[0][1].size > max_elements:
         parts.append('<div class="stats">' + " ".join(
             f'<span data-stat="{name}" data-value="{float(v)!r}">{name} {_number(v)}</span>'
             for name, v in _stats(array)) + "</div>")
         if show_values:
-            parts += [_heat_svg(caption, plane) for caption, plane in slices[:MAX_SLICES]]
+            parts += [_heat_svg(caption, plane, marks)
+                      for (caption, plane), marks in zip(slices[:MAX_SLICES], lit_slices)]
     else:
-        lit_slices = [m for _, m in _slices(lit)] if lit is not None else [None] * len(slices)
         for (caption, plane), marks in zip(slices[:MAX_SLICES], lit_slices):
             rows = []
             for r, row in enumerate(plane):
                 cells = "".join(
-                    f'<td{" class=argmax" if marks is not None and marks[r, c] else ""} '
+                    f'<td{_MARK_CLASS[marks[r, c]] if marks is not None else ""} '
                     f'data-value="{float(v)!r}">{_number(v)}</td>' for c, v in enumerate(row))
                 rows.append(f"<tr>{cells}</tr>")
             cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
@@ -372,25 +422,56 @@ def _grid(array: np.ndarray, role: str, show_values: bool, max_elements: int, li
     return "".join(parts) + "</div>"
 
 
-def _heat_svg(caption: str, plane: np.ndarray) -> str:
-    small, block = _heat_plane(plane, HEAT_CELLS)
+def _heat_svg(caption: str, plane: np.ndarray, marks=None) -> str:
+    """A plane as SVG squares; the cells (or blocks) its max pool pays outlined: dark for a
+    window's argmax, light for another tied cell."""
+    small, marks, block = _heat_plane(plane, HEAT_CELLS, marks)
     colours, scale = _heat_colours(small)
     size = max(4, 192 // max(small.shape))
-    rects = "".join(f'<rect x="{c * size}" y="{r * size}" width="{size}" height="{size}" '
-                    f'fill="{colour}"/>' for r, row in enumerate(colours) for c, colour in enumerate(row))
+    rects = [f'<rect x="{c * size}" y="{r * size}" width="{size}" height="{size}" fill="{colour}"/>'
+             for r, row in enumerate(colours) for c, colour in enumerate(row)]
+    if marks is not None:  # after the squares, so no neighbour paints over an outline
+        for mark, name in ((1, "tied"), (2, "argmax")):
+            rects += [f'<rect class="{name}" data-cell="{r},{c}" x="{c * size + 0.5}" '
+                      f'y="{r * size + 0.5}" width="{size - 1}" height="{size - 1}" fill="none" '
+                      f'stroke="{COLOURS[name + "_edge"]}"/>' for r, c in np.argwhere(marks == mark)]
     note = f", {block}×{block} blocks averaged" if block > 1 else ""
+    if marks is not None and marks.any():
+        note += "; outlined: " + ("blocks holding " if block > 1 else "") + "cells max pooling pays"
     h, w = small.shape[0] * size, small.shape[1] * size
-    return (f'<figure class="heat"><svg width="{w}" height="{h}" viewBox="0 0 {w} {h}">{rects}</svg>'
-            f'<figcaption>{html.escape(caption)} heat-map: red +{_number(scale)}, blue '
-            f'-{_number(scale)}{note}</figcaption></figure>')
+    return (f'<figure class="heat"><svg width="{w}" height="{h}" viewBox="0 0 {w} {h}">'
+            f'{"".join(rects)}</svg><figcaption>{html.escape(caption)} heat-map: red '
+            f'+{_number(scale)}, blue -{_number(scale)}{note}</figcaption></figure>')
 
 
-def _argmax_mask(frame: Frame) -> np.ndarray:
-    """The pooled input's cells that some window chose (its saved argmax: flat per plane)."""
-    n, c, h, w = frame.pool_input.shape
-    mask = np.zeros((n, c, h * w), dtype=bool)
-    np.put_along_axis(mask, frame.argmax.reshape(n, c, -1).astype(np.intp), True, axis=2)
-    return mask.reshape(n, c, h, w)
+_MARK_CLASS = {0: "", 1: " class=tied", 2: " class=argmax"}  # a page cell's class, by its mark
+
+
+def _mark_pool(frame: Frame, attrs: dict) -> None:
+    """Mark the pooled cells backward pays: each window's argmax and, under ties="split" or
+    "all", every other cell equal to its window's max. A pooling op without our geometry
+    attributes (someone's own Function saving an argmax) is taken to pay its argmax alone."""
+    frame.ties = attrs.get("ties") if attrs.get("ties") in ("split", "all") else "first"
+    geometry = all(k in attrs for k in ("kernel_size", "stride", "padding", "dilation"))
+    if frame.ties in ("split", "all") and geometry:
+        frame.chosen, tied = pool_marks(frame.pool_input, frame.argmax, attrs)
+        frame.tied = tied & ~frame.chosen
+    else:
+        frame.chosen = chosen_cells(frame.pool_input.shape, frame.argmax)
+        frame.tied = np.zeros_like(frame.chosen)
+
+
+def _pool_marks(frame: Frame):
+    """The frame's pool marks as one int8 mask (2 argmax, 1 other tied cell, 0 none), or None."""
+    return None if frame.chosen is None else 2 * frame.chosen.astype(np.int8) + frame.tied
+
+
+_POOL_RULE = {  # what the lit cells mean, by max_pool2d's ties rule
+    "first": "each window's chosen cell (its saved argmax): its whole gradient goes there",
+    "split": "each window's saved argmax (dark) and every other cell equal to its max (light): "
+             "its gradient is split equally among them (ties='split')",
+    "all": "each window's saved argmax (dark) and every other cell equal to its max (light): "
+           "each receives its whole gradient (ties='all')"}
 
 
 def _frame_html(frame: Frame, receivers: dict, waiting: list, show_values: bool,
@@ -430,9 +511,9 @@ def _frame_html(frame: Frame, receivers: dict, waiting: list, show_values: bool,
         if frame.saved:
             body.append('<p class="saved">saved for backward: ' + html.escape(", ".join(
                 f"{k} ({v})" for k, v in frame.saved.items())) + "</p>")
-        lit = _argmax_mask(frame) if frame.argmax is not None else None
+        lit = _pool_marks(frame)
         if lit is not None:
-            body.append('<h3>Max pooling: each window\'s chosen cell (its saved argmax)</h3>')
+            body.append(f'<h3 class="pool-rule">Max pooling: {html.escape(_POOL_RULE[frame.ties])}</h3>')
             body.append(grid(frame.pool_input, "pool_input", lit))
         body.append("<h3>Sent to each input</h3>")
         for k, (name, g) in enumerate(zip(frame.input_names, frame.input_grads)):
@@ -474,15 +555,18 @@ def _page(frames: list, svg: str, show_values: bool, max_elements: int) -> str:
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
-  margin: 0; color: #222; }
-header { position: sticky; top: 0; background: #fafafa; border-bottom: 1px solid #ddd;
-  padding: 6px 12px; display: flex; gap: 10px; align-items: center; flex-wrap: wrap; z-index: 1; }
+  margin: 0; color: #222; height: 100vh; display: flex; flex-direction: column; }
+header { flex: none; background: #fafafa; border-bottom: 1px solid #ddd;
+  padding: 6px 12px; display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
 header h1 { font-size: 16px; margin: 0 12px 0 0; }
 #slider { flex: 1; min-width: 160px; }
-main { display: flex; gap: 16px; padding: 12px; align-items: flex-start; }
-#graph { flex: 1 1 45%; overflow: auto; max-height: calc(100vh - 70px); }
+/* The page itself never scrolls: the graph and the numbers each scroll in their own pane, so
+   the controls and the current node (scrolled into view by show()) stay on screen together. */
+main { flex: 1; min-height: 0; display: flex; gap: 16px; padding: 12px; }
+#graph { flex: 1 1 45%; overflow: auto; }
 #graph svg { max-width: 100%; height: auto; }
-#panel { flex: 1 1 55%; }
+#panel { flex: 1 1 55%; overflow: auto; }
+#graph g.node { scroll-margin: 12px; }
 #graph g.node.current polygon, #graph g.node.current path { fill: {colours[current]};
   stroke: #000; stroke-width: 3px; }
 #graph g.node.done polygon, #graph g.node.done path { fill: {colours[done]}; }
@@ -496,7 +580,9 @@ h4 { font-size: 13px; margin: 8px 0 2px; font-weight: normal; }
 table.grid { border-collapse: collapse; margin: 2px 8px 6px 0; display: inline-table;
   font-variant-numeric: tabular-nums; font-size: 12px; }
 table.grid td { border: 1px solid #bbb; padding: 2px 5px; text-align: right; min-width: 3em; }
-table.grid td.argmax { background: {colours[argmax]}; font-weight: bold; outline: 2px solid #1747b5; }
+table.grid td.argmax { background: {colours[argmax]}; font-weight: bold;
+  outline: 2px solid {colours[argmax_edge]}; }
+table.grid td.tied { background: {colours[tied]}; outline: 1px solid {colours[tied_edge]}; }
 table.grid caption { font-size: 11px; color: #666; }
 .shape, .stats, figcaption, .more, .from, .saved, .note { font-size: 12px; color: #555; }
 .stats span { margin-right: 10px; } figure.heat { display: inline-block; margin: 4px 8px 4px 0; }
@@ -529,6 +615,10 @@ function show(k) {
     mark(frame.dataset.waiting, 'waiting');
     mark(frame.dataset.node, 'current');
     mark(frame.dataset.edges, 'active');
+    // The graph pane scrolls: bring the current node into view (in a notebook's 720-px iframe
+    // most of a network's graph is below the fold), moving as little as possible.
+    const node = document.getElementById(frame.dataset.node);
+    if (node) node.scrollIntoView({block: 'nearest', inline: 'nearest'});
   }
   slider.value = current;
   counter.textContent = 'Frame ' + (current + 1) + ' / ' + frames.length;
@@ -585,7 +675,7 @@ _TEMPLATE = """<!DOCTYPE html>
 def _write_pngs(frames: list, graph: dict, folder: Path, show_values: bool, max_elements: int) -> list:
     """Each frame as the graph (its node highlighted, its edges coloured) beside a panel of its
     numbers, rendered by `dot -Tpng`; with Pillow, also one animated GIF of them all."""
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(exist_ok=True)  # its parent exists: replay checked before backward ran
     paths = []
     body = graph["lines"][1:-1]
     for frame in frames:
@@ -624,25 +714,45 @@ def _png_table(array: np.ndarray, show_values: bool, max_elements: int, lit=None
     """A Graphviz HTML-like table: the first 2-D slice's numbers, or statistics and a heat-map."""
     caption, plane = _slices(array)[0]
     head = html.escape(f"{_shape(array.shape)}{' ' + caption if caption else ''}")
+    marks = _slices(lit)[0][1] if lit is not None else None
     if not show_values or plane.size > max_elements:
         stats = "  ".join(f"{name} {_number(v)}" for name, v in _stats(array))
         rows = [f'<TR><TD BORDER="0">{head}</TD></TR>',
                 f'<TR><TD BORDER="0"><FONT POINT-SIZE="9">{html.escape(stats)}</FONT></TD></TR>']
         if show_values:
-            colours, _ = _heat_colours(_heat_plane(plane, PNG_HEAT_CELLS)[0])
-            cells = "".join("<TR>" + "".join(f'<TD BGCOLOR="{c}" WIDTH="7" HEIGHT="7"></TD>'
-                                             for c in row) + "</TR>" for row in colours)
-            rows.append(f'<TR><TD BORDER="0"><TABLE BORDER="0" CELLSPACING="0" CELLPADDING="0">'
-                        f'{cells}</TABLE></TD></TR>')
+            rows += _png_heat(plane, marks)
         return f'<TABLE BORDER="0" CELLSPACING="0">{"".join(rows)}</TABLE>'
-    marks = _slices(lit)[0][1] if lit is not None else None
     rows = [f'<TR><TD COLSPAN="{plane.shape[1]}" BORDER="0"><FONT POINT-SIZE="9">{head}</FONT></TD></TR>']
+    fills = {2: COLOURS["argmax"], 1: COLOURS["tied"]}
     for r, row in enumerate(plane):
         rows.append("<TR>" + "".join(
-            f'<TD BGCOLOR="{COLOURS["argmax"]}"><B>{_number(v)}</B></TD>'
+            f'<TD BGCOLOR="{fills[marks[r, c]]}"><B>{_number(v)}</B></TD>'
             if marks is not None and marks[r, c] else f"<TD>{_number(v)}</TD>"
             for c, v in enumerate(row)) + "</TR>")
     return f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3">{"".join(rows)}</TABLE>'
+
+
+def _png_heat(plane: np.ndarray, marks) -> list:
+    """Table rows: the plane as square cells (every cell up to PNG_HEAT_CELLS a side, else
+    blocks averaged), the cells max pooling pays framed; and a caption saying so."""
+    small, marks, block = _heat_plane(plane, PNG_HEAT_CELLS, marks)
+    colours, scale = _heat_colours(small)
+    size = min(12, max(6, 256 // max(small.shape)))  # points; FIXEDSIZE keeps every cell square
+    edges = {1: COLOURS["tied_edge"], 2: COLOURS["argmax_edge"]}
+    cells = "".join("<TR>" + "".join(
+        f'<TD BGCOLOR="{colour}" WIDTH="{size}" HEIGHT="{size}" FIXEDSIZE="TRUE"'
+        + (f' BORDER="1" COLOR="{edges[marks[r, c]]}"' if marks is not None and marks[r, c] else "")
+        + "></TD>" for c, colour in enumerate(row)) + "</TR>" for r, row in enumerate(colours))
+    note = f"red +{_number(scale)}, blue -{_number(scale)}"
+    note += f"; {block}×{block} blocks averaged" if block > 1 else ""
+    if marks is not None and marks.any():
+        note += "; framed: " + ("blocks holding " if block > 1 else "") + "cells max pooling pays"
+    # A table is stretched to fill its cell unless its own size is fixed (a wide caption above
+    # would pull the squares apart into columns).
+    h, w = (n * size for n in small.shape)
+    return [f'<TR><TD BORDER="0"><TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0" '
+            f'FIXEDSIZE="TRUE" WIDTH="{w}" HEIGHT="{h}">{cells}</TABLE></TD></TR>',
+            f'<TR><TD BORDER="0"><FONT POINT-SIZE="9">{html.escape(note)}</FONT></TD></TR>']
 
 
 def _png_panel(frame: Frame, show_values: bool, max_elements: int) -> str:
@@ -662,9 +772,9 @@ def _png_panel(frame: Frame, show_values: bool, max_elements: int) -> str:
             table(g)
     text("gradient arriving (total):" if len(frame.parts) > 1 else "gradient arriving:")
     table(frame.grad_output)
-    lit = _argmax_mask(frame) if frame.argmax is not None else None
+    lit = _pool_marks(frame)
     if lit is not None:
-        text("pooled input, each window's chosen cell (argmax) lit:")
+        text(f"pooled input: {_POOL_RULE[frame.ties]}")
         table(frame.pool_input, lit)
     for k, (name, g) in enumerate(zip(frame.input_names, frame.input_grads)):
         text(f"sent to input {k} ({name}):" + (" nothing" if g is None else ""))
