@@ -27,6 +27,7 @@ from article_pictures import (ARGMAX_COLOUR, TIE_COLOUR, arrow, number, panel,  
 # Example 2's first epoch (1-based) whose step on x1 holds a clearly visible tied maximum
 # (0.382 twice in each right-hand window); the first ties, from epoch 120 on, are 0.002.
 TIE_EPOCH = 124
+UNIQUE_MAX_COLOUR = "#ffe08a"  # a window's only maximum (fan_in's colour for a cell read)
 RULE_TEXT = {"first": "ties='first' (PyTorch): the stored argmax gets all of it",
              "split": "ties='split': each tied cell gets an equal share",
              "all": "ties='all' (the article): each tied cell gets all of it"}
@@ -57,8 +58,13 @@ def tie_rules_picture():
     if article.tied_windows(values, activation=True) == 0:
         raise AssertionError(f"pictures_figures: epoch {TIE_EPOCH} no longer has a tied window")
     maxima = F.max_pool2d(Tensor(values), 2).data
-    tied = values == maxima.repeat(2, axis=2).repeat(2, axis=3)
-    panels = [panel("ReLU(L1), tied maxima shaded", values, np.where(tied[0, 0], TIE_COLOUR, "")),
+    is_max = (values == maxima.repeat(2, axis=2).repeat(2, axis=3))[0, 0]
+    rows, cols = is_max.shape
+    maxima_per_window = is_max.reshape(rows // 2, 2, cols // 2, 2).sum(axis=(1, 3))
+    tied = is_max & (maxima_per_window.repeat(2, axis=0).repeat(2, axis=1) > 1)
+    shade = np.where(tied, TIE_COLOUR, np.where(is_max, UNIQUE_MAX_COLOUR, ""))
+    panels = [panel("ReLU(L1): each window's max shaded\n(yellow: one max, blue: tied)", values,
+                    shade),
               arrow("upstream\n∂cost/∂L1Max"),
               panel("∂cost/∂L1Max", upstream)]
     gradients = []
@@ -81,18 +87,37 @@ def tie_rules_picture():
     return picture("max_pool2d's three tie rules on a tied window", rows, caption, "tie rules")
 
 
+FAN_IN_CELL = (3, 3)  # with a 3×3 kernel, stride 2 and padding 1: a cell in four windows
+
+
 def fan_in_pictures() -> dict:
     """A 3×3 convolution with stride 2 and padding 1, and a 3×3 max pool with stride 2 and
-    padding 1, of one small image."""
-    image = Tensor(((np.arange(36.0) * 7) % 11 - 5).reshape(1, 1, 6, 6) / 4, requires_grad=True)
+    padding 1, of one small image, each after the backward of L = ½ Σ (output − target)²: so
+    ∂L/∂output = output − target, and fan_in shows the numbers backward computes with it.
+
+    The image's largest value sits at FAN_IN_CELL, so all four pooling windows holding it choose
+    it. Each picked input cell's gradient in the picture is checked against the engine's."""
+    image = ((np.arange(36.0) * 7) % 11 - 5).reshape(1, 1, 6, 6) / 4
+    image[(0, 0) + FAN_IN_CELL] = 2.0
     kernel = Tensor(np.array([[1.0, 0.5, -1.0], [0.25, 2.0, -0.5], [-1.0, 0.75, 1.0]])
                     .reshape(1, 1, 3, 3), requires_grad=True)
-    conv = F.conv2d(image, kernel, stride=2, padding=1)
-    pooled = F.max_pool2d(image, 3, stride=2, padding=1)
-    return {"fan_in_conv_output.png": fan_in(conv, output_cell=(0, 1)),
-            "fan_in_conv_input.png": fan_in(conv, input_cell=(2, 2)),
-            "fan_in_pool_output.png": fan_in(pooled, output_cell=(1, 1)),
-            "fan_in_pool_input.png": fan_in(pooled, input_cell=(2, 2))}
+    target = Tensor((np.arange(9.0).reshape(1, 1, 3, 3) - 4) / 4)
+    pictures = {}
+    for op, make_output in (("conv", lambda x: F.conv2d(x, kernel, stride=2, padding=1)),
+                            ("pool", lambda x: F.max_pool2d(x, 3, stride=2, padding=1))):
+        x = Tensor(image, requires_grad=True)
+        output = make_output(x)
+        output.retain_grad()  # fan_in reads ∂L/∂output from output.grad
+        (((output - target) ** 2).sum() * 0.5).backward()
+        pictures[f"fan_in_{op}_output.png"] = fan_in(output, output_cell=(0, 1) if op == "conv"
+                                                     else (1, 1))
+        pictures[f"fan_in_{op}_input.png"] = picked = fan_in(output, input_cell=FAN_IN_CELL)
+        engine = x.grad.data[(0, 0) + FAN_IN_CELL]
+        if not np.isclose(picked.input_gradient, engine, rtol=0, atol=1e-12):
+            raise AssertionError(f"pictures_figures: fan_in's sum {picked.input_gradient} is not "
+                                 f"the engine's ∂L/∂input {engine}")
+    return {name: pictures[name] for name in ("fan_in_conv_output.png", "fan_in_conv_input.png",
+                                              "fan_in_pool_output.png", "fan_in_pool_input.png")}
 
 
 def make(out_dir) -> list:

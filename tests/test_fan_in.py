@@ -1,5 +1,6 @@
 """viz.fan_in: the cells it lights are exactly the dependence the engine's own backward shows."""
 import itertools
+import textwrap
 
 import numpy as np
 import pytest
@@ -38,7 +39,8 @@ def test_conv_output_cell_lights_what_it_reads_and_its_weights(rng, geometry):
         dx, dw = grad_of_output_cell(make, x, w, cell)
         assert {link.input for link in picture.links} == set(zip(*np.nonzero(dx)))
         assert {link.weight for link in picture.links} == set(zip(*np.nonzero(dw)))
-        assert all(link.gradient and link.output == cell for link in picture.links)
+        assert all(link.output == cell and link.derivative == w[link.weight]
+                   and link.gradient is None for link in picture.links)
         # every tap of every channel is either read or on padding
         assert len(picture.links) + len(picture.padding) == 2 * 9
 
@@ -72,7 +74,7 @@ def test_max_pool_output_cell_reads_its_window_and_sends_grad_to_its_argmax(rng,
             set(read[read > 0].astype(int))
         assert len(picture.padding) == int((read == 0).sum())
         dx, _ = grad_of_output_cell(lambda x, _: F.max_pool2d(x, 3, **geometry), x, None, cell)
-        assert {link.input for link in picture.links if link.gradient} == set(zip(*np.nonzero(dx)))
+        assert {link.input for link in picture.links if link.derivative} == set(zip(*np.nonzero(dx)))
 
 
 @pytest.mark.parametrize("ties", ["first", "split", "all"])
@@ -90,7 +92,7 @@ def test_max_pool_input_cell_lights_only_windows_that_route_to_it(ties):
             flows.setdefault(source, set()).add(cell)
     for cell in cells(x.shape):
         picture = fan_in(out, input_cell=cell)
-        assert {link.output for link in picture.links if link.gradient} == flows.get(cell, set())
+        assert {link.output for link in picture.links if link.derivative} == flows.get(cell, set())
 
 
 def test_unbatched_and_released_pool_still_work(rng):
@@ -98,9 +100,10 @@ def test_unbatched_and_released_pool_still_work(rng):
     out = F.max_pool2d(x, 2)
     out.sum().backward()  # frees the saved argmax: fan_in runs the same rule again
     picture = fan_in(out, output_cell=(0, 1, 1))
-    chosen = [link.input for link in picture.links if link.gradient]
+    chosen = [link.input for link in picture.links if link.derivative]
     assert chosen == [(0, 0) + tuple(np.argwhere(x.grad.data[0, 2:, 2:] == 1)[0] + 2)]
     assert x.grad.data.sum() == 4  # fan_in changed no gradient
+    assert picture.links[0].gradient is None  # out.grad was not retained: no gradient known
 
 
 def test_bad_arguments_raise_naming_fan_in_and_the_argument(rng):
@@ -126,5 +129,126 @@ def test_picture_names_the_cells_and_is_deterministic(rng):
     out = F.conv2d(x, Tensor(np.ones((1, 1, 2, 2)), requires_grad=True), padding=1)
     first, again = fan_in(out, output_cell=(0, 0)), fan_in(out, output_cell=(0, 0))
     assert first.source == again.source
-    assert "output[0, 0, 0, 0] = Σ weight · input over the 1 yellow input cells" in first.source
-    assert "3 weight taps read padding" in first.source
+    assert first.summary.startswith("output[0, 0, 0, 0] = Σ weight · input over the 1 yellow input "
+                                    "cell (each tagged with its weight); 3 weight taps read padding")
+    assert all(line in first.source for line in textwrap.wrap(first.summary, 100))
+
+
+# ---- the gradients: fan_in's terms add up to the engine's own ∂L/∂input and ∂L/∂weight --------
+def backward_through(make, x, w, rng):
+    """x (a non-leaf with retain_grad, as in a network), the op's output (retain_grad too) and
+    the weight, after the backward of L = ½ Σ (output − target)²."""
+    x = (Tensor(x, requires_grad=True) * 1.0).retain_grad()
+    w = None if w is None else Tensor(w, requires_grad=True)
+    out = make(x, w).retain_grad()
+    target = Tensor(rng.standard_normal(out.shape))
+    (((out - target) ** 2).sum() * 0.5).backward()
+    return x, out, w
+
+
+CONV_CASES = [dict(geometry, groups=1) for geometry in GEOMETRIES] + \
+    [dict(stride=2, padding=1, dilation=1, groups=2)]
+
+
+@pytest.mark.parametrize("geometry", CONV_CASES)
+def test_conv_terms_sum_to_the_engines_input_and_weight_gradients(rng, geometry):
+    x, w = rng.standard_normal((2, 2, 5, 5)), rng.standard_normal((2, 2 // geometry["groups"], 3, 3))
+    x, out, w = backward_through(lambda x, w: F.conv2d(x, w, **geometry), x, w, rng)
+    g = out.grad.data
+    for cell in cells(x.shape):
+        picture = fan_in(out, input_cell=cell)
+        for link in picture.links:  # g · w, term by term
+            assert link.gradient == g[link.output] * w.data[link.weight]
+        assert picture.input_gradient == pytest.approx(x.grad.data[cell], abs=1e-12)
+    weight_grad, input_grad = np.zeros(w.shape), np.zeros(x.shape)
+    for cell in cells(out.shape):
+        picture = fan_in(out, output_cell=cell)
+        assert picture.input_gradient is None and picture.grad_output[cell] == g[cell]
+        for link in picture.links:  # where one output's gradient goes: g · w and g · x
+            input_grad[link.input] += link.gradient
+            weight_grad[link.weight] += link.weight_gradient
+            assert link.weight_gradient == g[cell] * x.data[link.input]
+    np.testing.assert_allclose(input_grad, x.grad.data, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(weight_grad, w.grad.data, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("ties", ["first", "split", "all"])
+@pytest.mark.parametrize("geometry", [dict(stride=1, padding=1, dilation=1),
+                                      dict(stride=2, padding=1, dilation=1),
+                                      dict(stride=2, padding=1, dilation=2)])
+def test_max_pool_terms_sum_to_the_engines_input_gradient_under_each_tie_rule(rng, ties, geometry):
+    x = rng.integers(0, 3, (2, 2, 7, 7)).astype(float)  # few values: many tied windows
+    x, out, _ = backward_through(lambda x, _: F.max_pool2d(x, 3, ties=ties, **geometry), x, None,
+                                 rng)
+    g, sent = out.grad.data, np.zeros(x.shape)
+    for cell in cells(out.shape):
+        for link in fan_in(out, output_cell=cell).links:
+            sent[link.input] += link.gradient
+    np.testing.assert_allclose(sent, x.grad.data, rtol=0, atol=1e-12)
+    split = 0
+    for cell in cells(x.shape):
+        picture = fan_in(out, input_cell=cell)
+        assert picture.input_gradient == pytest.approx(x.grad.data[cell], abs=1e-12)
+        for link in picture.links:
+            assert link.gradient == pytest.approx(g[link.output] * link.derivative, abs=1e-15)
+            split += 0 < link.derivative < 1
+    assert (split > 0) == (ties == "split")  # shares of 1/k appear under 'split' only
+
+
+def test_split_share_is_one_over_the_number_of_tied_cells():
+    x = Tensor(np.array([[5.0, 1.0, 5.0], [0.0, 5.0, 2.0], [1.0, 1.0, 1.0]]).reshape(1, 1, 3, 3),
+               requires_grad=True)
+    out = F.max_pool2d(x, 3, ties="split")
+    picture = fan_in(out, output_cell=(0, 0), grad_output=np.array([[[[6.0]]]]))
+    received = {link.input[2:]: link.gradient for link in picture.links if link.derivative}
+    assert received == {(0, 0): 2.0, (0, 2): 2.0, (1, 1): 2.0}
+    assert "1/3" in picture.source  # the share, written as the fraction it is
+
+
+def test_grad_output_defaults_to_output_grad_and_is_checked(rng):
+    x = Tensor(rng.standard_normal((2, 5, 5)), requires_grad=True)  # unbatched: (C, H, W)
+    out = F.max_pool2d(x, 2, stride=1)
+    assert fan_in(out, input_cell=(0, 2, 2)).input_gradient is None  # no gradient known yet
+    upstream = rng.standard_normal(out.shape)
+    explicit = fan_in(out, input_cell=(0, 2, 2), grad_output=Tensor(upstream))
+    out.retain_grad()
+    out.backward(upstream)
+    default = fan_in(out, input_cell=(0, 2, 2))
+    assert default.links == explicit.links and default.source == explicit.source
+    assert default.input_gradient == explicit.input_gradient == pytest.approx(x.grad.data[0, 2, 2])
+    with pytest.raises(TypeError, match=r"fan_in: grad_output must be a Tensor or a NumPy array "
+                                        r"of the output's shape \(2, 4, 4\), got list"):
+        fan_in(out, input_cell=(0, 0), grad_output=upstream.tolist())
+    with pytest.raises(TypeError, match="fan_in: grad_output must be floating point.*int64"):
+        fan_in(out, input_cell=(0, 0), grad_output=np.ones(out.shape, dtype=np.int64))
+    with pytest.raises(ValueError, match=r"fan_in: grad_output must have the output's shape "
+                                         r"\(2, 4, 4\), got \(1, 2, 4, 4\)"):
+        fan_in(out, input_cell=(0, 0), grad_output=upstream[None])
+
+
+def test_fan_in_changes_no_gradient_and_nothing_saved(rng):
+    x = Tensor(rng.standard_normal((1, 1, 5, 5)), requires_grad=True)
+    out = F.max_pool2d(x, 3, stride=1, ties="split").retain_grad()
+    out.backward(np.ones(out.shape), retain_graph=True)
+    saved = {name: value.copy() for name, value in out.grad_fn.saved_for_backward().items()}
+    grads = x.grad.data.copy(), out.grad.data.copy()
+    fan_in(out, input_cell=(2, 2))
+    fan_in(out, output_cell=(1, 1), grad_output=np.full(out.shape, 2.0))
+    assert np.array_equal(x.grad.data, grads[0]) and np.array_equal(out.grad.data, grads[1])
+    after = out.grad_fn.saved_for_backward()
+    assert saved.keys() == after.keys() and all(np.array_equal(saved[k], after[k]) for k in saved)
+
+
+def test_picture_writes_the_terms_their_sum_and_counts_in_the_singular_and_plural(rng):
+    image = Tensor(np.arange(36.0).reshape(1, 1, 6, 6), requires_grad=True)
+    conv = F.conv2d(image, Tensor(np.ones((1, 1, 3, 3))), stride=2, padding=1)
+    upstream = np.arange(9.0).reshape(1, 1, 3, 3) / 4
+    four = fan_in(conv, input_cell=(3, 3), grad_output=upstream)
+    assert four.summary.startswith("input[0, 0, 3, 3] is read by 4 outputs (yellow)")
+    assert four.input_gradient == upstream[0, 0, 1:, 1:].sum() == 6.0
+    assert "Σ = ∂L/∂input[0, 0, 3, 3] from this op" in four.source and ">6.000<" in four.source
+    assert "input[0, 0, 0, 0] is read by 1 output (" in fan_in(conv, input_cell=(0, 0)).summary
+    pooled = F.max_pool2d(image, 3, stride=2, padding=1)  # increasing values: the bottom right wins
+    assert "lies in 4 pooling windows; 1 chose it (blue, ties='first') and sends it its gradient; " \
+           "the other 3 send none" in fan_in(pooled, input_cell=(3, 3)).summary
+    assert "lies in 1 pooling window; none chose it" in fan_in(pooled, input_cell=(0, 0)).summary

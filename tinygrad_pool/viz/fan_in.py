@@ -9,15 +9,22 @@ dilation), its inputs (the image and the kernel) and, for max pooling, the argma
 once backward freed it, the same first-maximum rule run again on the input). Nothing is
 changed: no ``.grad``, nothing a node saved.
 
+With a gradient at the output (``grad_output=``, or the output's ``.grad`` after
+``retain_grad()`` and backward) the picture also shows the numbers of backward: for an input
+cell, each output's gradient g, what multiplies it (conv: the weight w; max pooling: the share of
+its window, 1, 1/k or 0), the products, and their sum — the cell's gradient from this op; for an
+output cell, where its g goes (conv: g·w to each input cell, g·x to each weight).
+
 The result is a ``graphviz.Digraph`` (Jupyter shows it inline) whose ``links`` list every
-connection drawn, as ``Link(input, output, weight, gradient)``: an input cell (n, c, h, w), an
-output cell (n, c, h, w), the conv weight index (f, c, i, j) that multiplies them (None for
-pooling), and whether the output's gradient flows back into that input cell. ``padding`` lists
-the kernel taps of the picked output that fall outside the input (they read padding).
+connection drawn, as ``Link``s (below), ``padding`` the kernel taps of the picked output that
+fall outside the input (they read padding), ``grad_output`` the (n, c, h, w) gradient used (or
+None), ``input_gradient`` the picked input cell's gradient from this op (or None) and
+``summary`` the picture's caption.
 """
 from __future__ import annotations
 
 import html
+import textwrap
 from typing import NamedTuple
 
 import numpy as np
@@ -28,43 +35,61 @@ from .graph import STYLE, GraphDigraph
 
 READ, CHOSEN, PICKED, PAD = "#ffe08a", STYLE["argmax"], "#d62728", "#eeeeee"
 SHOW_VALUES_UP_TO = 100  # cells of a plane; larger planes are drawn as coloured squares
+TERMS_SHOWN = 12         # rows of the table of backward's terms; the sum always counts them all
+CHAR_WIDTH = 6.6         # points per character of the table's 11-point text (bold: the widest)
+ROW = 22                 # points: one line of 11-point text with its padding and border
+WRAP = 100               # characters per line of the summary, so that a picture stays narrow
 
 
 class Link(NamedTuple):
-    input: tuple     # (n, c, h, w) of the op's input
-    output: tuple    # (n, c, h, w) of its output
-    weight: tuple | None  # conv: the weight (f, c, i, j) multiplying them; pooling: None
-    gradient: bool   # does output's gradient flow back into input?
+    """One input cell and one output cell that reads it (with a gradient: what backward sends)."""
+    input: tuple              # (n, c, h, w) of the op's input
+    output: tuple             # (n, c, h, w) of its output
+    weight: tuple | None      # conv: the weight (f, c, i, j) multiplying them; pooling: None
+    derivative: float         # ∂output/∂input: conv, that weight's value; max pooling, 1 for the
+    #                           cell its window chose, 1/k under ties='split' (k tied), else 0
+    gradient: float | None    # ∂L/∂output · derivative: what backward sends the input along this
+    #                           link; None when no gradient at the output is known
+    weight_gradient: float | None  # conv: ∂L/∂output · input, this pair's part of ∂L/∂weight;
+    #                                None for pooling or when no gradient is known
 
 
 class FanIn(GraphDigraph):
-    """The picture, with the connections it shows (``links``, ``padding``) as data."""
+    """The picture, with the connections and numbers it shows as data."""
     links: tuple = ()
     padding: tuple = ()
+    grad_output = None      # the (n, c, h, w) gradient arriving at the output, or None
+    input_gradient = None   # input_cell= with a gradient: Σ link.gradient, the cell's ∂L/∂input
+    summary = ""            # what the picture shows, in words (its last lines)
 
 
-def fan_in(output: Tensor, *, output_cell=None, input_cell=None) -> FanIn:
+def fan_in(output: Tensor, *, output_cell=None, input_cell=None, grad_output=None) -> FanIn:
     """Pick one cell of a conv2d or max_pool2d output (``output_cell``) to see the input cells
     and weights it read — for max pooling also the one it chose, the only cell its gradient
     reaches — or one cell of the op's input (``input_cell``) to see every output cell whose
     gradient flows back into it (conv: each window covering it, by the weight written in the
     cell; max pooling: only the windows that chose it). A cell is (h, w) for the first image
-    and channel, (c, h, w) for an unbatched input, or (n, c, h, w)."""
+    and channel, (c, h, w) for an unbatched input, or (n, c, h, w).
+
+    ``grad_output`` (a Tensor or array of the output's shape; default: ``output.grad`` when
+    set) is the gradient arriving at the output: with it the picture shows backward's terms
+    and their sum."""
     op = _recorded_op(output)
     if (output_cell is None) == (input_cell is None):
         raise ValueError("fan_in: pass exactly one of output_cell= and input_cell=, got "
                          f"output_cell={output_cell!r}, input_cell={input_cell!r}")
-    geometry = _geometry(op)
-    if output_cell is not None:
-        cell = _cell("output_cell", output_cell, geometry["out_shape"])
-        links, padding = _read_by(geometry, cell)
-    else:
-        cell = _cell("input_cell", input_cell, geometry["x"].shape)
-        links, padding = _flowing_into(geometry, cell), ()
+    geometry, from_output = _geometry(op), output_cell is not None
+    cell = _cell("output_cell", output_cell, geometry["out_shape"]) if from_output else \
+        _cell("input_cell", input_cell, geometry["x"].shape)
+    grad = _grad_output(output, grad_output, geometry["out_shape"])
+    links, padding = _read_by(geometry, cell) if from_output else (_flowing_into(geometry, cell), [])
+    links = [_with_gradient(geometry, link, grad) for link in links]
     picture = FanIn(name="fan_in", graph_attr={"dpi": "96", "pad": "0.1"},
                     node_attr={"shape": "plaintext", "fontname": "Helvetica", "fontsize": "11"})
-    picture.links, picture.padding = tuple(links), tuple(padding)
-    picture.node("fan_in", _label(geometry, cell, output_cell is not None, links, padding))
+    picture.links, picture.padding, picture.grad_output = tuple(links), tuple(padding), grad
+    if not from_output and grad is not None:
+        picture.input_gradient = float(sum(link.gradient for link in links))
+    picture.node("fan_in", _label(geometry, cell, from_output, picture))
     return picture
 
 
@@ -119,21 +144,60 @@ def _cell(argument: str, cell, shape: tuple) -> tuple:
     return full
 
 
+def _grad_output(output: Tensor, grad_output, out_shape: tuple):
+    """The gradient arriving at the output as an (n, c, h, w) array, or None if none is known."""
+    if grad_output is None:
+        if output.grad is None:  # a non-leaf keeps .grad only after retain_grad() and backward
+            return None
+        grad_output = output.grad
+    if not isinstance(grad_output, (Tensor, np.ndarray)):
+        raise TypeError(f"fan_in: grad_output must be a Tensor or a NumPy array of the output's "
+                        f"shape {tuple(output.shape)}, got {type(grad_output).__name__}")
+    data = grad_output.data if isinstance(grad_output, Tensor) else grad_output
+    if data.dtype.kind != "f":
+        raise TypeError(f"fan_in: grad_output must be floating point, as gradients are, got "
+                        f"dtype {data.dtype}")
+    if data.shape != tuple(output.shape):
+        raise ValueError(f"fan_in: grad_output must have the output's shape "
+                         f"{tuple(output.shape)}, got {data.shape}")
+    return data.reshape(out_shape)  # an unbatched output's gradient, as the op's batch of one
+
+
 # ---- the connections ----------------------------------------------------------------------------
-def _tap(g, axis: int, out: int, k: int) -> int:
+def _tap(g, axis: int, out, k):
     """The input row (axis 0) or column (axis 1) that tap ``k`` of output ``out`` reads."""
     return out * g["stride"][axis] - g["pad"][axis] + k * g["dilation"][axis]
 
 
-def _receives(g, inp: tuple, out: tuple) -> bool:
-    """Max pooling: does the window ``out`` send its gradient to ``inp``? By the node's tie
-    rule: the stored argmax ("first"), or every cell equal to the window's max."""
+def _pool_derivative(g, inp: tuple, out: tuple) -> float:
+    """Max pooling: the share of window ``out``'s gradient that ``inp`` receives, by the node's
+    tie rule — the stored argmax ("first"), or each cell equal to the window's max ("all": the
+    whole, "split": 1/k of it), as the op's backward routes it."""
     n, c, h, w = inp
-    argmax = int(g["argmax"][out])
-    if g["ties"] == "first":
-        return argmax == h * g["x"].shape[3] + w
-    plane = g["x"][n, c].reshape(-1)
-    return bool(plane[h * g["x"].shape[3] + w] == plane[argmax])
+    plane = g["x"][n, c]
+    chosen = divmod(int(g["argmax"][out]), plane.shape[1])
+    if g["ties"] != "first":
+        rows, cols = (_tap(g, axis, out[2 + axis], np.arange(k)) for axis, k in enumerate(g["kernel"]))
+        rows, cols = rows[(rows >= 0) & (rows < plane.shape[0])], cols[(cols >= 0) & (cols < plane.shape[1])]
+        tied = np.count_nonzero(plane[np.ix_(rows, cols)] == plane[chosen])
+        if tied:  # (a NaN maximum equals nothing: its gradient follows the argmax, as in backward)
+            share = 1.0 / tied if g["ties"] == "split" else 1.0
+            return share if plane[h, w] == plane[chosen] else 0.0
+    return 1.0 if (h, w) == chosen else 0.0
+
+
+def _link(g, inp: tuple, out: tuple, weight) -> Link:
+    derivative = float(g["weight"][weight]) if weight else _pool_derivative(g, inp, out)
+    return Link(inp, out, weight, derivative, None, None)
+
+
+def _with_gradient(g, link: Link, grad) -> Link:
+    """``link`` with what backward sends along it, for the gradient ``grad`` at the output."""
+    if grad is None:
+        return link
+    arriving = float(grad[link.output])
+    to_weight = arriving * float(g["x"][link.input]) if link.weight else None
+    return link._replace(gradient=arriving * link.derivative, weight_gradient=to_weight)
 
 
 def _channels(g, f: int) -> range:
@@ -158,9 +222,7 @@ def _read_by(g, out: tuple):
                 if not (0 <= r < h and 0 <= col < w):
                     padding.append(weight or (i, j))
                     continue
-                inp = (n, c, r, col)
-                gradient = True if weight else _receives(g, inp, out)
-                links.append(Link(inp, out, weight, gradient))
+                links.append(_link(g, (n, c, r, col), out, weight))
     return links, padding
 
 
@@ -183,17 +245,29 @@ def _flowing_into(g, inp: tuple) -> list:
     for f in filters:
         for ho, i in taps[0]:
             for wo, j in taps[1]:
-                out = (n, f, ho, wo)
-                if g["op"] == "Conv2d":
-                    links.append(Link(inp, out, (f, c - group * g["weight"].shape[1], i, j), True))
-                else:
-                    links.append(Link(inp, out, None, _receives(g, inp, out)))
+                weight = (f, c - group * g["weight"].shape[1], i, j) if g["op"] == "Conv2d" else None
+                links.append(_link(g, inp, (n, f, ho, wo), weight))
     return sorted(links)
 
 
 # ---- the picture ----------------------------------------------------------------------------------
 def _number(value) -> str:
     return f"{round(float(value), 3) + 0.0:.3f}"  # 3 decimals, never "-0.000"
+
+
+def _where(cell: tuple) -> str:
+    return "[" + ", ".join(map(str, cell)) + "]"
+
+
+def _share(derivative: float) -> str:
+    """A max-pool share as the fraction it is: 1, 1/k or 0."""
+    return "1" if derivative == 1 else "0" if derivative == 0 else f"1/{round(1 / derivative)}"
+
+
+def _plural(count: int, noun: str, verb: str = "") -> str:
+    """ "1 output", "4 outputs"; with a verb: "1 tap reads", "3 taps read"."""
+    text = f"{count} {noun}{'' if count == 1 else 's'}"
+    return f"{text} {verb}{'s' if count == 1 else ''}" if verb else text
 
 
 def _grid(title: str, values: np.ndarray, offset: tuple, marks: dict) -> str:
@@ -203,7 +277,7 @@ def _grid(title: str, values: np.ndarray, offset: tuple, marks: dict) -> str:
     h, w = values.shape
     show = (h + 2 * rows_pad) * (w + 2 * cols_pad) <= SHOW_VALUES_UP_TO
     tagged = any(tag for _, tag, _ in marks.values())
-    width, height = (50, 32 if tagged else 22) if show else (14, 14)
+    width, height = (46, 32 if tagged else ROW) if show else (14, 14)
     rows = []
     for r in range(-rows_pad, h + rows_pad):
         cells = []
@@ -225,44 +299,108 @@ def _grid(title: str, values: np.ndarray, offset: tuple, marks: dict) -> str:
             f"<TR><TD>{grid}</TD></TR></TABLE>")
 
 
-def _label(g, cell: tuple, from_output: bool, links: list, padding: list) -> str:
-    conv = g["op"] == "Conv2d"
+def _label(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
+    conv, links, grad = g["op"] == "Conv2d", picture.links, picture.grad_output
     n = cell[0]
     x_marks, out_marks, w_marks = {}, {}, {}
     for link in links:
         tap = f"w[{link.weight[2]},{link.weight[3]}]" if link.weight else ""
-        colour = CHOSEN if (link.gradient and not conv) else READ
+        colour = CHOSEN if (link.derivative and not conv) else READ
         if from_output:
             x_marks.setdefault(link.input[1], {})[link.input[2:]] = (colour, tap, False)
-            if conv:
-                w_marks.setdefault(link.weight[:2], {})[link.weight[2:]] = (READ, "", False)
         else:  # pooling: yellow windows contain the cell, blue ones chose it
             out_marks.setdefault(link.output[1], {})[link.output[2:]] = (colour, tap, False)
-            if conv:
-                w_marks.setdefault(link.weight[:2], {})[link.weight[2:]] = (READ, "", False)
+        if conv:
+            w_marks.setdefault(link.weight[:2], {})[link.weight[2:]] = (READ, "", False)
     if from_output:
         out_marks.setdefault(cell[1], {})[cell[2:]] = ("white", "", True)
         channels, filters = sorted(x_marks) or [cell[1]], [cell[1]]
-        for tap in padding if conv else ():
+        for tap in picture.padding if conv else ():
             w_marks.setdefault(tap[:2], {})[tap[2:]] = (PAD, "pad", False)
     else:
         x_marks.setdefault(cell[1], {})[cell[2:]] = ("white", "", True)
         channels, filters = [cell[1]], sorted(out_marks) or [cell[1]]
-    pad = g["pad"]
-    columns = [[_grid(f"input [{n}, {c}]", g["x"][n, c], pad, x_marks.get(c, {}))
+    columns = [[_grid(f"input [{n}, {c}]", g["x"][n, c], g["pad"], x_marks.get(c, {}))
                 for c in channels[:4]]]
     if conv:
         columns.append([_grid(f"weight [{f}, {c}]", g["weight"][f, c], (0, 0), w_marks[f, c])
                         for f, c in sorted(w_marks)[:4]])
-    columns.append([_grid(f"output [{n}, {f}]", _output_plane(g, n, f), (0, 0), out_marks.get(f, {}))
-                    for f in filters[:4]])
+    outputs = []
+    for f in filters[:4]:
+        outputs.append(_grid(f"output [{n}, {f}]", _output_plane(g, n, f), (0, 0), out_marks.get(f, {})))
+        if grad is not None:  # the gradient under the values it belongs to, marked the same way
+            outputs.append(_grid(f"∂L/∂output [{n}, {f}]", grad[n, f], (0, 0), out_marks.get(f, {})))
+    columns.append(outputs)
     body = "".join('<TD VALIGN="TOP"><TABLE BORDER="0" CELLSPACING="6">'
                    + "".join(f"<TR><TD>{t}</TD></TR>" for t in column) + "</TABLE></TD>"
                    for column in columns)
-    text = html.escape(_summary(g, cell, from_output, links, padding))
-    return (f'<<TABLE BORDER="0" CELLSPACING="8"><TR>{body}</TR>'
+    picture.summary = _summary(g, cell, from_output, picture)
+    lines = textwrap.wrap(picture.summary, WRAP)
+    text = "".join(f'{html.escape(line)}<BR ALIGN="LEFT"/>' for line in lines)
+    terms = "" if grad is None else (f'<TR><TD COLSPAN="{len(columns)}" ALIGN="LEFT">'
+                                     f"{_terms(g, cell, from_output, picture)}</TD></TR>")
+    return (f'<<TABLE BORDER="0" CELLSPACING="8"><TR>{body}</TR>{terms}'
             f'<TR><TD COLSPAN="{len(columns)}" ALIGN="LEFT"><FONT POINT-SIZE="10">{text}'
             f"</FONT></TD></TR></TABLE>>")
+
+
+def _terms(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
+    """Backward's arithmetic at the picked cell as a table: one row per link, and the sum."""
+    conv, grad = g["op"] == "Conv2d", picture.grad_output
+    links = picture.links
+    if from_output:
+        title = f"g = ∂L/∂output{_where(cell)} = {_number(grad[cell])} goes back to"
+        if conv:
+            header = ("weight", "input", "w", "x", "g · w\n→ ∂L/∂input", "g · x\n→ ∂L/∂weight")
+            rows = [(_where(link.weight), _where(link.input), _number(link.derivative),
+                     _number(g["x"][link.input]), _number(link.gradient),
+                     _number(link.weight_gradient)) for link in links]
+        else:  # only the cells the window chose receive anything
+            links = [link for link in links if link.derivative]
+            header = ("input", "x", "share", "g · share\n→ ∂L/∂input")
+            rows = [(_where(link.input), _number(g["x"][link.input]), _share(link.derivative),
+                     _number(link.gradient)) for link in links]
+        total = None
+    else:
+        title = f"∂L/∂input{_where(cell)}: one term for each output whose window holds it"
+        if conv:
+            header = ("output", "weight", "g = ∂L/∂output", "w", "g · w")
+            rows = [(_where(link.output), _where(link.weight), _number(grad[link.output]),
+                     _number(link.derivative), _number(link.gradient)) for link in links]
+        else:
+            header = ("output", "g = ∂L/∂output", "share", "g · share")
+            rows = [(_where(link.output), _number(grad[link.output]), _share(link.derivative),
+                     _number(link.gradient)) for link in links]
+        total = f"Σ = ∂L/∂input{_where(cell)} from this op", _number(picture.input_gradient)
+    shown = rows[:TERMS_SHOWN]
+    # fixed sizes, from the longest text of each column: a table never stretches to the width
+    # of the planes above it
+    widths = [round(CHAR_WIDTH * max(len(line) for text in column for line in text.split("\n")))
+              + 12 for column in zip(header, *shown)]
+    if total is not None:  # the sum's label spans all columns but the last, its value the last
+        widths[0] += max(0, round(CHAR_WIDTH * len(total[0])) + 12 - sum(widths[:-1]))
+        widths[-1] = max(widths[-1], round(CHAR_WIDTH * len(total[1])) + 12)
+    header_height = 16 * (1 + max(text.count("\n") for text in header)) + 4
+
+    def td(text, width, height=ROW, colour="white", bold=False, span=1):
+        lines = "<BR/>".join(html.escape(line) for line in text.split("\n"))
+        align = "CENTER" if colour == PAD else "LEFT" if text.startswith("[") else "RIGHT"
+        return (f'<TD FIXEDSIZE="TRUE" WIDTH="{width}" HEIGHT="{height}" ALIGN="{align}" '
+                f'BGCOLOR="{colour}" COLSPAN="{span}">{f"<B>{lines}</B>" if bold else lines}</TD>')
+
+    table = ["".join(td(text, width, header_height, PAD, True) for text, width in zip(header, widths))]
+    table += ["".join(td(text, width) for text, width in zip(texts, widths)) for texts in shown]
+    if len(rows) > len(shown):
+        table.append(td(f"… and {len(rows) - len(shown)} more rows", sum(widths), span=len(widths)))
+    if total is not None:
+        table.append(td(total[0], sum(widths[:-1]), colour=READ, bold=True, span=len(widths) - 1)
+                     + td(total[1], widths[-1], colour=READ, bold=True))
+    grid = (f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3" COLOR="#999999" '
+            f'FIXEDSIZE="TRUE" WIDTH="{sum(widths)}" ALIGN="LEFT" '
+            f'HEIGHT="{header_height + ROW * (len(table) - 1)}">'
+            + "".join(f"<TR>{cells}</TR>" for cells in table) + "</TABLE>")
+    return (f'<TABLE BORDER="0" CELLSPACING="0"><TR><TD ALIGN="LEFT"><B>{html.escape(title)}</B>'
+            f'</TD></TR><TR><TD ALIGN="LEFT">{grid}</TD></TR></TABLE>')
 
 
 def _output_plane(g, n: int, f: int) -> np.ndarray:
@@ -283,20 +421,33 @@ def _output_plane(g, n: int, f: int) -> np.ndarray:
     return plane
 
 
-def _summary(g, cell: tuple, from_output: bool, links: list, padding: list) -> str:
-    where = "[" + ", ".join(map(str, cell)) + "]"
+def _summary(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
+    links, padding, known = picture.links, picture.padding, picture.grad_output is not None
+    where = _where(cell)
+    hint = "" if known else (" Pass grad_output= (or call output.retain_grad() before backward) "
+                             "to see the gradients.")
     if from_output and g["op"] == "Conv2d":
-        return (f"output{where} = Σ weight · input over the {len(links)} yellow input cells "
-                f"(each tagged with its weight); {len(padding)} weight taps read padding (0). "
-                f"Its gradient flows back to all of them, times their weight.")
+        return (f"output{where} = Σ weight · input over the {_plural(len(links), 'yellow input cell')}"
+                f" (each tagged with its weight); {_plural(len(padding), 'weight tap', 'read')} "
+                f"padding (0). Its gradient g flows back to each input cell times its weight (g · w),"
+                f" and to each weight times its input (g · x).{hint}")
     if from_output:
-        chosen = sum(link.gradient for link in links)
-        return (f"output{where} is the max of the {len(links)} cells of its window (yellow); "
-                f"blue: the {chosen} cell(s) its gradient flows back to (ties='{g['ties']}'). "
-                f"{len(padding)} window cells lie in the padding.")
-    flowing = [link for link in links if link.gradient]
+        chosen = sum(1 for link in links if link.derivative)
+        return (f"output{where} is the max of the {_plural(len(links), 'cell')} of its window "
+                f"(yellow); blue: the {_plural(chosen, 'cell')} its gradient flows back to "
+                f"(ties='{g['ties']}'). {_plural(len(padding), 'window cell', 'lie')} in the padding."
+                f"{hint}")
     if g["op"] == "Conv2d":
-        return (f"input{where} is read by {len(links)} outputs (yellow); each sends back its "
-                f"gradient times the weight tagged in its cell.")
-    return (f"input{where} lies in {len(links)} pooling windows; {len(flowing)} of them chose it "
-            f"(blue) and send it their gradient (ties='{g['ties']}'), the others none.")
+        return (f"input{where} is read by {_plural(len(links), 'output')} (yellow); each sends "
+                f"back its gradient times the weight tagged in its cell, and the cell's gradient "
+                f"from this conv is their sum.{hint}")
+    flowing, windows = sum(1 for link in links if link.derivative), len(links)
+    text = f"input{where} lies in {_plural(windows, 'pooling window')}; "
+    if flowing == 0:
+        return text + f"none chose it (ties='{g['ties']}'): it receives no gradient from this pool."
+    chose = f"all {windows} chose it" if flowing == windows > 1 else f"{flowing} chose it"
+    sends = "sends it its gradient" if flowing == 1 else "send it their gradient"
+    others = (f"; the other {windows - flowing} send{'s' if windows - flowing == 1 else ''} none"
+              if flowing < windows else "")
+    return (text + f"{chose} (blue, ties='{g['ties']}') and {sends}{others}. The cell's gradient "
+            f"from this pool is the sum.{hint}")
