@@ -71,6 +71,19 @@ def test_linear_gradcheck(rng, x_shape):
     check_grad(lambda x, w: F.linear(x, w), rng.standard_normal(x_shape), rng.standard_normal((2, 3)))
 
 
+def test_linear_is_one_node_whose_gradients_are_laid_out_as_the_parameters(rng):
+    x = Tensor(rng.standard_normal((2, 5, 3)))
+    w, b = leaf(rng.standard_normal((4, 3))), leaf(rng.standard_normal(1))  # b expands to 4
+    out = F.linear(x, w, b)
+    assert out.grad_fn.name == "Linear" and out.grad_fn.parents == (x, w, b)
+    out.backward(np.ones((2, 5, 4)))
+    np.testing.assert_allclose(w.grad.data, np.ones((10, 4)).T @ x.data.reshape(10, 3))
+    np.testing.assert_allclose(b.grad.data, [40.0])
+    assert w.grad.data.flags.c_contiguous  # (no transposed gradient to copy into place)
+    check_grad(lambda x, w, b: F.linear(x, w, b), rng.standard_normal((2, 5, 3)),
+               rng.standard_normal((4, 3)), rng.standard_normal(1))
+
+
 def test_linear_forward(rng):
     x, w, b = rng.standard_normal((4, 3)), rng.standard_normal((2, 3)), rng.standard_normal(2)
     np.testing.assert_allclose(F.linear(Tensor(x), Tensor(w), Tensor(b)).data, x @ w.T + b)

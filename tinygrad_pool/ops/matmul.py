@@ -1,7 +1,10 @@
 """Matrix product with NumPy's rules: batched over leading axes, 1-D operands promoted."""
+import math
+
 import numpy as np
 
 from ..tensor import Function, Tensor, unbroadcast
+from .args import product_operands
 from .elementwise import BroadcastError
 
 
@@ -62,6 +65,63 @@ class MatMul(Function):
             b2_shape = b_shape + (1,) if len(b_shape) == 1 else b_shape
             grad_b = unbroadcast(a.swapaxes(-1, -2) @ grad, b2_shape).reshape(b_shape)
         return grad_a, grad_b
+
+
+class Linear(Function):
+    """y = x Wᵀ + b, one node as torch's addmm:  ∂L/∂x = G W,  ∂L/∂W = Gᵀ x (summed over the
+    batch axes),  ∂L/∂b = Σ G over the axes b was broadcast along.
+
+    As ``x @ W.T + b`` it would be three nodes (a transpose, a product, a sum) whose weight
+    gradient arrives transposed, so a copy to lay it out; here both gradients come out of
+    one product each, laid out as the parameters are. Measured on the 784-128-10 MLP training
+    step (batch 64, one thread): 2.08 ms before, see benchmarks/README.md for after.
+    """
+
+    def forward(ctx, x, weight, bias=None):
+        ctx.x_shape = x.shape
+        if ctx.needs_input_grad[1]:
+            ctx.x = x
+        if ctx.needs_input_grad[0]:
+            ctx.weight = weight
+        out = x @ weight.T
+        if bias is not None:
+            ctx.bias_shape = bias.shape
+            out += bias  # a fresh product: add in place (the bias expands to it, checked)
+        return out
+
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        grad_x = grad @ ctx.weight if needs[0] else None
+        grad_w = None
+        if needs[1]:
+            # the batch axes flattened (sizes spelled out: -1 is ambiguous for empty arrays)
+            batch = math.prod(ctx.x_shape[:-1])
+            rows = grad.reshape(batch, grad.shape[-1])
+            grad_w = rows.swapaxes(0, 1) @ ctx.x.reshape(batch, ctx.x_shape[-1])
+        if len(needs) == 2:
+            return grad_x, grad_w
+        return grad_x, grad_w, unbroadcast(grad, ctx.bias_shape) if needs[2] else None
+
+
+def linear(input, weight, bias=None) -> Tensor:
+    """input @ weightᵀ + bias, with PyTorch's (out_features, in_features) weight layout (a 1-D
+    weight, without bias, is one output feature dropped from the shape, as torch's)."""
+    input, weight, bias = product_operands("linear", input, weight, bias)
+    if not (weight.ndim == 2 or weight.ndim == 1 and bias is None) or input.ndim < 1 \
+            or input.shape[-1] != weight.shape[-1]:
+        raise RuntimeError(f"linear: input has shape {input.shape} but weight has shape "
+                           f"{weight.shape}; expected input (..., in_features) and a 2-D weight "
+                           f"(out_features, in_features)")
+    out_shape = input.shape[:-1] + weight.shape[:-1]
+    if bias is not None and bias.shape != weight.shape[:1] and not (  # torch expands the bias
+            bias.ndim <= len(out_shape) and
+            all(b in (1, o) for b, o in zip(bias.shape[::-1], out_shape[::-1]))):
+        raise BroadcastError(f"linear: bias of shape {bias.shape} does not expand to the "
+                             f"output's shape {out_shape} (input {input.shape}, weight "
+                             f"{weight.shape}); expected ({weight.shape[0]},)")
+    if weight.ndim == 1:  # one output feature, dropped from the shape: a plain product
+        return input @ weight
+    return Linear.apply(input, weight) if bias is None else Linear.apply(input, weight, bias)
 
 
 def parse_einsum(equation: str, operands: list) -> tuple:
