@@ -5,9 +5,9 @@ they show (tests/test_graph_modules.py draws the same ones).
 
 ``SmallCNN``      conv → ReLU → max pool twice, then a classifier: drawn with group="module",
                   every nn.Module call a cluster, and again with stats=True.
-``ResNetStyle``   a stem, 8 residual blocks (bottlenecks with squeeze-and-excitation, as in
-                  SE-ResNet, in four stages) and a head: over 300 ops, drawn with depth=1, one
-                  node per block.
+``ResNetStyle``   a stem, 8 residual blocks (bottlenecks gated by CBAM's channel attention, in
+                  four stages) and a head: over 300 ops, drawn with depth=1, one node per
+                  block.
 """
 from __future__ import annotations
 
@@ -33,16 +33,21 @@ class SmallCNN(nn.Module):
         return self.classifier(self.features(x))
 
 
-class SqueezeExcite(nn.Module):
-    """Each channel scaled by a gate computed from all channels' means."""
+class ChannelGate(nn.Module):
+    """Each channel scaled by a gate computed from all channels' means and maxima (the
+    channel attention of CBAM: squeeze-and-excitation with a second, max-pooled squeeze)."""
 
     def __init__(self, channels: int, reduced: int):
         super().__init__()
-        self.pool, self.flatten = nn.AdaptiveAvgPool2d(1), nn.Flatten()
+        self.mean, self.max = nn.AdaptiveAvgPool2d(1), nn.AdaptiveMaxPool2d(1)
+        self.flatten = nn.Flatten()
         self.reduce, self.expand = nn.Linear(channels, reduced), nn.Linear(reduced, channels)
 
+    def squeeze(self, pooled):
+        return self.expand(F.relu(self.reduce(self.flatten(pooled))))
+
     def forward(self, x):
-        gate = self.expand(F.relu(self.reduce(self.flatten(self.pool(x))))).sigmoid()
+        gate = (self.squeeze(self.mean(x)) + self.squeeze(self.max(x))).sigmoid()
         return x * gate.reshape(x.shape[0], x.shape[1], 1, 1)
 
 
@@ -59,7 +64,7 @@ class Bottleneck(nn.Module):
                                   nn.BatchNorm2d(inner), nn.ReLU())
         self.expand = nn.Sequential(nn.Conv2d(inner, out_channels, 1, bias=False),
                                     nn.BatchNorm2d(out_channels))
-        self.gate = SqueezeExcite(out_channels, inner)
+        self.gate = ChannelGate(out_channels, inner)
         self.shortcut = (nn.Identity() if stride == 1 and channels == out_channels else
                          nn.Sequential(nn.Conv2d(channels, out_channels, 1, stride, bias=False),
                                        nn.BatchNorm2d(out_channels)))
