@@ -1,265 +1,76 @@
-"""Benchmarks: tinygrad_pool against PyTorch (CPU), same workloads, same run, 2 threads.
+"""Benchmarks: tinygrad_pool against PyTorch (CPU), same workloads, same run, same threads.
 
-    python benchmarks/run.py [--repeat N] [--json benchmarks/results.json] [--only a,b]
+    python benchmarks/run.py [--repeat N] [--threads default,1] [--only a,f,g,memory,...]
+                             [--peers] [--json benchmarks/results.json] [--markdown FILE]
+                             [--plot benchmarks/scaling.png]
 
-Workloads (float32 unless stated):
-  a  LeNet-style training step: 64×1×28×28 → conv 8@3×3 → ReLU → max-pool 2 → linear 10
-     → cross-entropy, forward + backward (the input needs no gradient)
-  b  conv2d 32×16×32×32, 32 filters 3×3, padding 1, then max-pool 2, forward + backward
-     (input gradient included)
-  c  max_pool2d alone on 64×16×32×32, kernel 3, stride 2 (overlapping windows), fwd + bwd
-  d  the seed article's network, full training of both examples (per-image SGD, float64):
-     per-op overhead on tiny tensors
-  e  a 10,000-op elementwise chain (mul, add, tanh) on 16 elements, forward + backward:
-     engine overhead
-  f  peak memory of (b): tracemalloc for ours (NumPy reports its buffers to it); for both
-     frameworks also the peak-RSS growth of one step in a fresh subprocess
-     (/proc/self/clear_refs resets the high-water mark, then VmHWM − VmRSS before the step)
+Workloads (float32 unless stated; builders in workloads.py, peers in peers.py):
+  a  LeNet-style step, 64×1×28×28, forward + backward   b  conv 32×16×32×32 → max-pool 2
+  c  max_pool2d k3 s2 on 64×16×32×32                   d  the seed article's two trainings (f64)
+  e  10,000-op elementwise chain                        f  LeNet-5 training step, batch 1/64/256
+  g  VGG-style block training step, batch 32            h  MLP 784-128-10 training step, batch 64
+Sections: ceiling (NumPy float32 GEMM rate, and the share of it (g) reaches), memory (peak of one
+(g) step, ours vs PyTorch), scaling ((f) over batch 1…256 and (e) over 1k…100k ops, ours and
+PyTorch, at the first thread setting; writes the plot).
 
-Each framework is timed in its own worker process (ours never imports torch), a fresh pair for
-each workload, in short alternating blocks (~0.1 s, at least one step), each block after one
-untimed run; medians over all timed runs. The thread limits are set here, in the benchmark's
-own processes (the workers inherit them), before NumPy is imported; the library itself never
-touches BLAS, malloc or GC settings.
+Each framework is timed in its own worker process (ours never imports torch), a fresh set of
+workers for each workload and thread setting, in short rotating blocks (~0.1 s of the slowest
+side, at least one step), each block after one untimed run; medians over all timed runs. The
+thread limits (OMP/OPENBLAS/MKL_NUM_THREADS, and torch.set_num_threads) are put into the
+workers' environment before they import NumPy; the library itself never touches BLAS, malloc
+or GC settings.
 """
+import argparse
+import itertools
+import json
 import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "2"
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, ".."))
+import peers  # noqa: E402
+import workloads as W  # noqa: E402  (imports NumPy: the parent does no timing itself)
 
-import argparse  # noqa: E402
-import importlib.util  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import tracemalloc  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import tinygrad_pool.nn.functional as F  # noqa: E402
-from tinygrad_pool import Tensor  # noqa: E402
-
-torch = TF = None  # imported by load_torch(), only in the processes that time PyTorch
-
-
-def load_torch() -> bool:
-    global torch, TF
-    try:
-        import torch as _torch
-        import torch.nn.functional as _TF
-    except ImportError:  # the table then shows our times only
-        return False
-    torch, TF = _torch, _TF
-    torch.set_num_threads(2)
-    return True
-
-F32 = np.float32
-
-
-# ---- workloads: each builder returns a no-argument callable that runs one step --------------
-def lenet_ours():
-    rng = np.random.default_rng(0)
-    x = Tensor(rng.standard_normal((64, 1, 28, 28), dtype=F32))
-    labels = Tensor(rng.integers(0, 10, 64))
-    w1 = Tensor(rng.standard_normal((8, 1, 3, 3), dtype=F32) * 0.3, requires_grad=True)
-    b1 = Tensor(np.zeros(8, F32), requires_grad=True)
-    w2 = Tensor(rng.standard_normal((10, 8 * 13 * 13), dtype=F32) * 0.03, requires_grad=True)
-    b2 = Tensor(np.zeros(10, F32), requires_grad=True)
-    params = (w1, b1, w2, b2)
-
-    def step():
-        h = F.max_pool2d(F.relu(F.conv2d(x, w1, b1)), 2)
-        loss = F.cross_entropy(F.linear(h.reshape(64, -1), w2, b2), labels)
-        loss.backward()
-        for p in params:
-            p.grad = None
-    return step
-
-
-def lenet_torch():
-    rng = np.random.default_rng(0)
-    x = torch.from_numpy(rng.standard_normal((64, 1, 28, 28), dtype=F32))
-    labels = torch.from_numpy(rng.integers(0, 10, 64))
-    w1 = torch.tensor(rng.standard_normal((8, 1, 3, 3), dtype=F32) * 0.3, requires_grad=True)
-    b1 = torch.zeros(8, requires_grad=True)
-    w2 = torch.tensor(rng.standard_normal((10, 8 * 13 * 13), dtype=F32) * 0.03, requires_grad=True)
-    b2 = torch.zeros(10, requires_grad=True)
-    params = (w1, b1, w2, b2)
-
-    def step():
-        h = TF.max_pool2d(TF.relu(TF.conv2d(x, w1, b1)), 2)
-        loss = TF.cross_entropy(TF.linear(h.reshape(64, -1), w2, b2), labels)
-        loss.backward()
-        for p in params:
-            p.grad = None
-    return step
-
-
-def conv_pool_ours():
-    rng = np.random.default_rng(1)
-    x = Tensor(rng.standard_normal((32, 16, 32, 32), dtype=F32), requires_grad=True)
-    w = Tensor(rng.standard_normal((32, 16, 3, 3), dtype=F32) * 0.1, requires_grad=True)
-
-    def step():
-        F.max_pool2d(F.conv2d(x, w, padding=1), 2).sum().backward()
-        x.grad = w.grad = None
-    return step
-
-
-def conv_pool_torch():
-    rng = np.random.default_rng(1)
-    x = torch.tensor(rng.standard_normal((32, 16, 32, 32), dtype=F32), requires_grad=True)
-    w = torch.tensor(rng.standard_normal((32, 16, 3, 3), dtype=F32) * 0.1, requires_grad=True)
-
-    def step():
-        TF.max_pool2d(TF.conv2d(x, w, padding=1), 2).sum().backward()
-        x.grad = w.grad = None
-    return step
-
-
-def pool_ours():
-    x = Tensor(np.random.default_rng(2).standard_normal((64, 16, 32, 32), dtype=F32),
-               requires_grad=True)
-
-    def step():
-        F.max_pool2d(x, 3, stride=2).sum().backward()
-        x.grad = None
-    return step
-
-
-def pool_torch():
-    x = torch.tensor(np.random.default_rng(2).standard_normal((64, 16, 32, 32), dtype=F32),
-                     requires_grad=True)
-
-    def step():
-        TF.max_pool2d(x, 3, stride=2).sum().backward()
-        x.grad = None
-    return step
-
-
-# The seed article's two 6×6 images and its two training runs (docs: ARTICLE_NETWORK.md), from
-# the example that reproduces the article (one copy of its data).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
-from article_network import EXAMPLE_1, EXAMPLE_2, IMAGES  # noqa: E402
-
-X1, X2 = IMAGES
-ARTICLE_RUNS = tuple(  # seed, W1 scale, epochs, lr, with ReLU + arctan
-    (e.seed, e.w1_scale, e.epochs, e.learning_rate, e.activation) for e in (EXAMPLE_1, EXAMPLE_2))
-
-
-def _article_setup(seed, scale):
-    rng = np.random.RandomState(seed)
-    w1 = rng.randn(3, 3) * scale
-    w2 = rng.randn(4, 1) * 5.7
-    return w1, w2
-
-
-def article_ours():
-    images = [Tensor(img.reshape(1, 1, 6, 6)) for img in (X1, X2)]
-
-    def train():
-        predictions = []
-        for seed, scale, epochs, lr, activations in ARTICLE_RUNS:
-            w1_init, w2_init = _article_setup(seed, scale)
-            w1, w2 = Tensor(w1_init, requires_grad=True), Tensor(w2_init, requires_grad=True)
-            sums = [X1.sum(), X2.sum()]
-            targets = [Tensor(np.arctan(s) if activations else s) for s in sums]
-            for _ in range(epochs):
-                for image, target in zip(images, targets):
-                    # True convolution = cross-correlation with the flipped kernel.
-                    layer1 = F.conv2d(image, w1.flip((0, 1)).reshape(1, 1, 3, 3))
-                    if activations:
-                        layer1 = layer1.relu()
-                    out = F.max_pool2d(layer1, 2).reshape(1, 4) @ w2
-                    if activations:
-                        out = out.arctan()
-                    cost = ((out - target) ** 2).sum() * 0.5
-                    cost.backward()
-                    w1.data -= lr * w1.grad.data
-                    w2.data -= lr * w2.grad.data
-                    w1.grad = w2.grad = None
-            predictions.append(w2.data.ravel().copy())
-        return predictions
-    return train
-
-
-def article_torch():
-    images = [torch.from_numpy(img.reshape(1, 1, 6, 6)) for img in (X1, X2)]
-
-    def train():
-        predictions = []
-        for seed, scale, epochs, lr, activations in ARTICLE_RUNS:
-            w1_init, w2_init = _article_setup(seed, scale)
-            w1 = torch.tensor(w1_init, requires_grad=True)
-            w2 = torch.tensor(w2_init, requires_grad=True)
-            sums = [X1.sum(), X2.sum()]
-            targets = [torch.tensor(np.arctan(s) if activations else s) for s in sums]
-            for _ in range(epochs):
-                for image, target in zip(images, targets):
-                    layer1 = TF.conv2d(image, w1.flip((0, 1)).reshape(1, 1, 3, 3))
-                    if activations:
-                        layer1 = layer1.relu()
-                    out = TF.max_pool2d(layer1, 2).reshape(1, 4) @ w2
-                    if activations:
-                        out = out.arctan()
-                    cost = ((out - target) ** 2).sum() * 0.5
-                    cost.backward()
-                    with torch.no_grad():
-                        w1 -= lr * w1.grad
-                        w2 -= lr * w2.grad
-                    w1.grad = w2.grad = None
-            predictions.append(w2.detach().numpy().ravel().copy())
-        return predictions
-    return train
-
-
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+SAME_LOSS_RTOL = 1e-4
 CHAIN_OPS = 10_000
 
-
-def chain_ours():
-    rng = np.random.default_rng(3)
-    x = Tensor(rng.standard_normal(16, dtype=F32), requires_grad=True)
-    scale = Tensor(np.full(16, 0.9, F32))
-    shift = Tensor(rng.standard_normal(16, dtype=F32) * 0.1)
-
-    def step():
-        y = x
-        for i in range(CHAIN_OPS):
-            kind = i % 3
-            y = y * scale if kind == 0 else (y + shift if kind == 1 else y.tanh())
-        y.sum().backward()
-        x.grad = None
-    return step
-
-
-def chain_torch():
-    rng = np.random.default_rng(3)
-    x = torch.tensor(rng.standard_normal(16, dtype=F32), requires_grad=True)
-    scale = torch.full((16,), 0.9)
-    shift = torch.tensor(rng.standard_normal(16, dtype=F32) * 0.1)
-
-    def step():
-        y = x
-        for i in range(CHAIN_OPS):
-            kind = i % 3
-            y = y * scale if kind == 0 else (y + shift if kind == 1 else y.tanh())
-        y.sum().backward()
-        x.grad = None
-    return step
-
-
-# name, description, ours, torch, warm-up runs, repeat multiplier, target ratio
+# key: title, builder(lib, size), warm-up runs, repeat multiplier, target (ours / torch) or None
 WORKLOADS = {
-    "a": ("LeNet step (64×1×28×28, fwd+bwd)", lenet_ours, lenet_torch, 3, 3, 1.0),
-    "b": ("conv 32×16×32×32 → pool 2 (fwd+bwd)", conv_pool_ours, conv_pool_torch, 2, 2, 2.0),
-    "c": ("max_pool2d k3 s2 64×16×32×32 (fwd+bwd)", pool_ours, pool_torch, 2, 2, 0.6),
-    "d": ("article network, both trainings (f64)", article_ours, article_torch, 1, 0.5, 2.0),
-    "e": ("10,000-op elementwise chain (fwd+bwd)", chain_ours, chain_torch, 1, 0.5, 2.0),
+    "a": ("LeNet-style step 64×1×28×28 (fwd+bwd)", lambda lib, n: W.lenet_style(lib), 3, 1, 1.0),
+    "b": ("conv 32×16×32×32 → pool 2 (fwd+bwd)", lambda lib, n: W.conv_pool(lib), 2, 1, 2.0),
+    "c": ("max_pool2d k3 s2 64×16×32×32 (fwd+bwd)", lambda lib, n: W.pool(lib), 2, 1, 0.6),
+    "d": ("article network, both trainings (f64)", lambda lib, n: W.article(lib), 1, 1, 2.0),
+    "e": ("{n:,}-op elementwise chain (fwd+bwd)", W.chain, 1, 1, 2.0),
+    "f": ("LeNet-5 train step, batch {n}", W.lenet5, 3, 1, None),
+    "g": ("VGG block train step 3×32×32, batch 32", W.vgg, 2, 1, None),
+    "h": ("MLP 784-128-10 train step, batch 64", W.mlp, 3, 1, None),
 }
+ROWS = [("a", 64), ("b", 32), ("c", 64), ("d", 1), ("e", CHAIN_OPS), ("f", 1), ("f", 64),
+        ("f", 256), ("g", 32), ("h", 64)]
+SECTIONS = ("ceiling", "memory", "scaling")
+SCALING = {"f": [1, 2, 4, 8, 16, 32, 64, 128, 256], "e": [1_000, 3_000, 10_000, 30_000, 100_000]}
+NUMPY_PEERS = ("mygrad", "autograd")
+PEER_FASTER = {"c": 5.0, "f": 5.0, "g": 5.0}  # "≥ 5× faster than a NumPy peer"; elsewhere ≥ 1×
+# GEMMs for the ceiling: (g)'s largest conv GEMM (Cout × Cin·k² times Cin·k² × N·H·W) and a square
+GEMMS = {"gemm_conv": (32, 288, 32 * 32 * 32), "gemm_square": (1024, 1024, 1024)}
+
+
+def row_id(key, size):
+    return f"f{size}" if key == "f" else key
+
+
+# ---- worker processes ---------------------------------------------------------------------------
+def thread_env(threads):
+    env = dict(os.environ, BENCH_THREADS=str(threads))
+    env.update({var: str(threads) for var in THREAD_VARS})
+    return env
 
 
 class Worker:
@@ -268,14 +79,16 @@ class Worker:
     collector's full passes cost in proportion to every object alive, and importing torch
     adds ~170,000 of them), and neither side's thread pool spins beside the other's."""
 
-    def __init__(self, framework):
+    def __init__(self, framework, threads):
+        self.framework = framework
         self.process = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--worker", framework],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
-        self.ready = json.loads(self.process.stdout.readline())["ready"]
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+            env=thread_env(threads))
+        self.info = json.loads(self.process.stdout.readline())
 
-    def run(self, key, warmup, count):
-        self.process.stdin.write(json.dumps([key, warmup, count]) + "\n")
+    def run(self, key, size, warmup, count):
+        self.process.stdin.write(json.dumps([key, size, warmup, count]) + "\n")
         return json.loads(self.process.stdout.readline())
 
     def close(self):
@@ -283,46 +96,144 @@ class Worker:
         self.process.wait()
 
 
+def load_framework(framework):
+    """The framework's module or peer adapter and its version (raises when unavailable)."""
+    if framework == "ours":
+        import tinygrad_pool
+        from importlib.metadata import version
+        return tinygrad_pool, version("tinygrad_pool")
+    if framework == "torch":
+        import torch
+        torch.set_num_threads(int(os.environ.get("BENCH_THREADS", torch.get_num_threads())))
+        return torch, torch.__version__
+    adapter, reason = peers.load(framework)
+    if adapter is None:
+        raise RuntimeError(reason)
+    return adapter, adapter.version
+
+
+def make_step(framework, lib, key, size):
+    if key in GEMMS:
+        return gemm_step(*GEMMS[key])
+    if framework in ("ours", "torch"):
+        return WORKLOADS[key][1](lib, size)
+    return peers.builder(lib, key, size)
+
+
+def gemm_step(m, k, n):
+    import numpy as np
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+    out = np.empty((m, n), np.float32)
+
+    def step():
+        np.matmul(a, b, out=out)
+    return step
+
+
 def worker_loop(framework):
-    """Serve ``[workload, warm-up runs, timed runs]`` requests; answer with the times."""
-    ready = framework == "ours" or load_torch()
-    print(json.dumps({"ready": ready}), flush=True)
-    steps = {}
+    """Serve ``[workload, size, warm-up runs, timed runs]``; answer with the times and the loss of
+    the very first step this process ran of that workload (the equal-loss check)."""
+    try:
+        lib, version = load_framework(framework)
+        info = {"ready": True, "version": version, "threads": os.environ.get("BENCH_THREADS")}
+        if framework == "torch":
+            info["torch_threads"] = lib.get_num_threads()
+    except Exception as error:  # noqa: BLE001 - reported to the parent as "unavailable"
+        lib, info = None, {"ready": False, "reason": str(error) or type(error).__name__}
+    print(json.dumps(info), flush=True)
+    steps, first_loss = {}, {}
     for line in sys.stdin:
-        key, warmup, count = json.loads(line)
-        if key not in steps:
-            steps[key] = WORKLOADS[key][1 if framework == "ours" else 2]()
-        step = steps[key]
-        for _ in range(warmup):
-            step()
-        times = []
-        for _ in range(count):
-            start = time.perf_counter()
-            step()
-            times.append(time.perf_counter() - start)
-        print(json.dumps(times), flush=True)
+        key, size, warmup, count = json.loads(line)
+        try:
+            if (key, size) not in steps:
+                step = steps[key, size] = make_step(framework, lib, key, size)
+                loss = step()
+                first_loss[key, size] = None if loss is None else \
+                    float(loss.item() if hasattr(loss, "item") else loss)
+                warmup -= 1
+            step = steps[key, size]
+            for _ in range(warmup):
+                step()
+            times = []
+            for _ in range(count):
+                start = time.perf_counter()
+                step()
+                times.append(time.perf_counter() - start)
+        except Exception as error:  # noqa: BLE001 - this framework cannot run this workload here
+            print(json.dumps({"error": f"{type(error).__name__}: {error}".strip()[:300]}), flush=True)
+            continue
+        print(json.dumps({"times": times, "loss": first_loss[key, size]}), flush=True)
 
 
-def time_medians(workers, key, warmup, repeat, block_seconds=0.1):
-    """Median seconds per step on each side, timed in alternating blocks (ours, torch, ours,
-    torch, …) so that load from other processes on a shared machine hits both sides alike.
+def time_rotating(workers, key, size, warmup, repeat, block_seconds=0.1):
+    """Seconds per step of each worker, timed in rotating blocks (ours, torch, peers, ours, …)
+    so that load from other processes on a shared machine hits every side alike.
 
-    The blocks are short (about ``block_seconds`` of the slower side, judged from the warm-up),
-    because this host's speed drifts over seconds: with a few long blocks, one side could
-    catch a slow spell the other missed. Each block starts with an untimed run (the other
-    side's thread pool may still be spinning down: OpenBLAS and OpenMP workers busy-wait for a
-    while after a call)."""
-    warm = [worker.run(key, warmup, 1) for worker in workers]  # also: one step's duration
-    per_block = max(1, min(repeat, int(block_seconds / max(t[0] for t in warm))))
-    times = [[] for _ in workers]
-    while len(times[0]) < repeat:
-        count = min(per_block, repeat - len(times[0]))
-        for worker, samples in zip(workers, times):
-            samples += worker.run(key, 1, count)
-    return [statistics.median(samples) for samples in times], times
+    The blocks are short (about ``block_seconds`` of the slowest side, judged from the warm-up),
+    because this host's speed drifts over seconds: with a few long blocks, one side could catch
+    a slow spell the others missed. Each block starts with an untimed run (the other side's
+    thread pool may still be spinning down: OpenBLAS and OpenMP workers busy-wait for a while
+    after a call). Returns the workers that ran, their samples and first-step losses, and the
+    errors of those that failed (by framework)."""
+    warm = [worker.run(key, size, max(warmup, 1), 1) for worker in workers]
+    errors = {w.framework: r["error"] for w, r in zip(workers, warm) if "error" in r}
+    warm = [r for r in warm if "error" not in r]
+    workers = [w for w in workers if w.framework not in errors]
+    per_block = max(1, min(repeat, int(block_seconds / max(w["times"][0] for w in warm))))
+    samples = [[] for _ in workers]
+    while len(samples[0]) < repeat:
+        count = min(per_block, repeat - len(samples[0]))
+        for worker, taken in zip(workers, samples):
+            taken += worker.run(key, size, 1, count)["times"]
+    return workers, samples, [w["loss"] for w in warm], errors
 
 
-# ---- memory (f) -------------------------------------------------------------------------------
+def summary(samples):
+    return {"median_s": statistics.median(samples), "min_s": min(samples), "max_s": max(samples),
+            "samples_s": samples}
+
+
+def same_loss(losses):
+    """Does every framework's first-step loss equal ours (to SAME_LOSS_RTOL, relative)?"""
+    ours = losses.get("ours")
+    if ours is None:
+        return None
+    return all(abs(value - ours) <= SAME_LOSS_RTOL * max(1.0, abs(ours))
+               for value in losses.values() if value is not None)
+
+
+def measure(frameworks, threads, key, size, repeat, unavailable):
+    """One workload at one thread setting: every framework that can express it, in fresh workers."""
+    workers = []
+    for framework in frameworks:
+        if framework in unavailable:
+            continue
+        if framework not in ("ours", "torch") and key not in peers.PEERS[framework].workloads:
+            continue
+        worker = Worker(framework, threads)
+        if worker.info["ready"]:
+            workers.append(worker)
+        else:
+            unavailable[framework] = worker.info["reason"]
+            worker.close()
+    ran, samples, losses, errors = time_rotating(workers, key, size, WORKLOADS[key][2], repeat)
+    for worker in workers:
+        worker.close()
+    names = [worker.framework for worker in ran]
+    result = {"frameworks": {name: summary(s) for name, s in zip(names, samples)},
+              "first_step_loss": dict(zip(names, losses)), "repeat": repeat, "errors": errors}
+    result["same_loss"] = same_loss(result["first_step_loss"])
+    ours = result["frameworks"].get("ours", {}).get("median_s")
+    if ours:
+        torch_s = result["frameworks"].get("torch", {}).get("median_s")
+        result["ratio_ours_torch"] = ours / torch_s if torch_s else None
+        result["ratio_peer_ours"] = {name: s["median_s"] / ours for name, s in result["frameworks"].items()
+                                     if name not in ("ours", "torch")}
+    return result
+
+
+# ---- memory -------------------------------------------------------------------------------------
 def _rss_kib(field):
     with open("/proc/self/status") as status:
         for line in status:
@@ -331,32 +242,22 @@ def _rss_kib(field):
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
-def memory_child(framework):
-    """In a fresh process: build (b), run it once to warm up, then the peak RSS growth of a step."""
-    if framework == "torch":
-        load_torch()
-    step = (conv_pool_ours if framework == "ours" else conv_pool_torch)()
-    step()
-    with open("/proc/self/clear_refs", "w") as clear:  # reset VmHWM to the current RSS
+def rss_growth_mib(step):
+    """Peak-RSS growth of one step: /proc/self/clear_refs resets the high-water mark, then
+    VmHWM − VmRSS before the step. Only a rough figure: memory malloc kept from the warm-up is
+    reused without growing RSS, and what it returned is counted again."""
+    with open("/proc/self/clear_refs", "w") as clear:
         clear.write("5")
     before = _rss_kib("VmRSS:")
     step()
-    print(json.dumps({"rss_peak_delta_mib": (_rss_kib("VmHWM:") - before) / 1024}))
+    return (_rss_kib("VmHWM:") - before) / 1024
 
 
-def rss_delta(framework):
-    try:
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child", framework],
-                             capture_output=True, text=True, timeout=120, check=True).stdout
-        return json.loads(out.strip().splitlines()[-1])["rss_peak_delta_mib"]
-    except (subprocess.SubprocessError, ValueError, IndexError, OSError) as error:
-        print(f"  (rss measurement for {framework} failed: {error})", file=sys.stderr)
-        return None
-
-
-def tracemalloc_peak_ours():
-    step = conv_pool_ours()
-    step()
+def traced_peak_ours(step):
+    """Peak of NumPy's allocations during one step over what was allocated before it
+    (tracemalloc: NumPy reports its buffers to it), and the scratch buffers conv/pool keep between
+    steps (allocated before the step, so not in its peak, but part of its working memory)."""
+    import tracemalloc
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     tracemalloc.reset_peak()
@@ -367,99 +268,226 @@ def tracemalloc_peak_ours():
 
 
 def scratch_mib():
-    """What conv/pool keep in their scratch buffers between steps (allocated before the traced
-    step, so not in its peak, but resident all the same)."""
     from tinygrad_pool.fast import memory
     free = getattr(memory._scratch, "free", {})
     return sum(buffer.nbytes for stack in free.values() for buffer in stack) / 2**20
 
 
-# ---- driver -----------------------------------------------------------------------------------
-def machine(torch_version):
+def allocated_peak_torch(step):
+    """Peak of PyTorch's CPU allocations during one step over what was allocated before it: the
+    profiler records every allocation and free (``profile_memory=True``) with the allocator's
+    running total, the same quantity tracemalloc gives for ours. (Frees of blocks allocated before
+    the profiler started, the previous step's .grad, are not seen: at most the parameters' size.)"""
+    from torch._C._profiler import _EventType
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as profiler:
+        step()
+    allocations, pending = [], list(profiler.profiler.kineto_results.experimental_event_tree())
+    while pending:
+        node = pending.pop()
+        pending.extend(node.children)
+        if node.tag == _EventType.Allocation:
+            allocations.append((node.start_time_ns, node.extra_fields.alloc_size))
+    running = itertools.accumulate(size for _, size in sorted(allocations))
+    return max(running, default=0) / 2**20
+
+
+def memory_child(framework):
+    """In a fresh process: build (g), one warm-up step, the RSS growth of a step, then the
+    allocation peak of a step (tracemalloc for ours, the profiler for torch)."""
+    lib, _ = load_framework(framework)
+    step = W.vgg(lib)
+    step()
+    rss = rss_growth_mib(step)
+    if framework == "ours":
+        traced, scratch = traced_peak_ours(step)
+        result = {"peak_mib": traced, "scratch_kept_mib": scratch, "rss_growth_mib": rss}
+    else:
+        result = {"peak_mib": allocated_peak_torch(step), "scratch_kept_mib": 0.0, "rss_growth_mib": rss}
+    print(json.dumps(result))
+
+
+def memory(threads, frameworks):
+    result = {}
+    for framework in frameworks[:2]:
+        try:
+            out = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child", framework],
+                                 capture_output=True, text=True, timeout=300, check=True,
+                                 env=thread_env(threads)).stdout
+            result[framework] = json.loads(out.strip().splitlines()[-1])
+        except (subprocess.SubprocessError, ValueError, IndexError, OSError) as error:
+            print(f"  (memory measurement for {framework} failed: {error})", file=sys.stderr)
+    if "ours" in result and "torch" in result and result["torch"]["peak_mib"]:
+        ours = result["ours"]
+        result["ratio"] = (ours["peak_mib"] + ours["scratch_kept_mib"]) / result["torch"]["peak_mib"]
+        result["ratio_without_scratch"] = ours["peak_mib"] / result["torch"]["peak_mib"]
+    return result
+
+
+# ---- ceiling ------------------------------------------------------------------------------------
+def ceiling(threads, repeat, vgg_row):
+    """NumPy float32 GEMM rates (timed in an ``ours`` worker of this thread setting) and the share
+    of the best of them that (g)'s training step reaches."""
+    worker = Worker("ours", threads)
+    rates = {}
+    for name, (m, k, n) in GEMMS.items():
+        _, (samples,), _, _ = time_rotating([worker], name, 0, 2, repeat)
+        rates[name] = {"shape": [m, k, n], **summary(samples),
+                       "gflops": 2 * m * k * n / statistics.median(samples) / 1e9}
+    worker.close()
+    result = {"gemm": rates, "machine_gflops": max(r["gflops"] for r in rates.values()),
+              "vgg_flops": W.training_flops("vgg", 32)}
+    for framework, figures in (vgg_row or {}).get("frameworks", {}).items():
+        gflops = result["vgg_flops"] / figures["median_s"] / 1e9
+        result.setdefault("vgg_gflops", {})[framework] = gflops
+        result.setdefault("fraction", {})[framework] = gflops / result["machine_gflops"]
+    return result
+
+
+# ---- scaling ------------------------------------------------------------------------------------
+def scaling(frameworks, threads, repeat, unavailable):
+    result = {}
+    for key, sizes in SCALING.items():
+        rows = {}
+        for size in sizes:
+            rows[size] = measure(frameworks[:2], threads, key, size, repeat if key == "f" else
+                                 max(3, repeat // 3), unavailable)
+            figures = rows[size]["frameworks"]
+            print(f"   scaling {key} {size:>7,}: " + ", ".join(
+                f"{name} {f['median_s'] * 1e3:.2f} ms" for name, f in figures.items()), flush=True)
+        result[key] = {"sizes": sizes, "rows": {str(size): row for size, row in rows.items()}}
+        import scaling as S
+        result[key]["slopes"] = {
+            name: S.slope(sizes, [rows[s]["frameworks"][name]["median_s"] for s in sizes])
+            for name in rows[sizes[0]]["frameworks"]}
+    return result
+
+
+# ---- driver -------------------------------------------------------------------------------------
+def machine():
+    import numpy as np
     blas = "?"
     try:
-        config = np.show_config(mode="dicts")
-        blas_info = config["Build Dependencies"]["blas"]
+        blas_info = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
         blas = f"{blas_info['name']} {blas_info['version']}"
-    except Exception:  # older NumPy: no dict mode
+    except Exception:  # noqa: BLE001 - older NumPy: no dict mode
         pass
-    return {
-        "cpus_visible": os.cpu_count(), "threads": 2, "python": platform.python_version(),
-        "numpy": np.__version__, "blas": blas, "torch": torch_version,
-        "processor": platform.processor() or platform.machine(),
-    }
-
-
-def torch_version():
+    model = platform.processor() or platform.machine()
     try:
-        from importlib.metadata import version
-        return version("torch")
-    except Exception:
-        return None
+        with open("/proc/cpuinfo") as cpuinfo:
+            model = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cpus_visible": len(os.sched_getaffinity(0)), "python": platform.python_version(),
+            "numpy": np.__version__, "blas": blas, "processor": model,
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def parse_threads(text):
+    default = len(os.sched_getaffinity(0))
+    values = [default if part == "default" else int(part) for part in text.split(",") if part]
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"--threads: expected 'default' or positive integers, got {text!r}")
+    return list(dict.fromkeys(values))
+
+
+def fmt_ms(figures):
+    return f"{figures['median_s'] * 1e3:.2f} ms" if figures else "—"
+
+
+def print_row(threads, rid, title, row):
+    figures = row["frameworks"]
+    ratio = row.get("ratio_ours_torch")
+    peers = "  ".join(f"{name} {fmt_ms(f)} ({row['ratio_peer_ours'][name]:.1f}×)"
+                      for name, f in figures.items() if name not in ("ours", "torch"))
+    check = {True: "same loss", False: "LOSS DIFFERS " + json.dumps(row["first_step_loss"]),
+             None: ""}[row["same_loss"]]
+    peers += "".join(f"  {name} failed ({error})" for name, error in row["errors"].items())
+    print(f"{threads:>2} {rid:4} {title:44} {fmt_ms(figures.get('ours')):>10} "
+          f"{fmt_ms(figures.get('torch')):>10} {'' if ratio is None else f'{ratio:.2f}×':>7}  "
+          f"{check}  {peers}", flush=True)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeat", type=int, default=15,
-                        help="timed runs per side and workload (d, e: half as many)")
-    parser.add_argument("--json", default=None, help="also write the results to this file")
-    parser.add_argument("--only", default="abcdef", help="workload letters, e.g. 'ab' or 'a,c'")
+    parser.add_argument("--repeat", type=int, default=9, help="timed runs per side and workload (≥ 9)")
+    parser.add_argument("--threads", type=parse_threads, default=parse_threads("default,1"),
+                        help="thread settings, e.g. 'default,1' (default: both), '2' or '1'")
+    parser.add_argument("--only", default=",".join([*WORKLOADS, *SECTIONS]),
+                        help="workload letters and sections (ceiling, memory, scaling), e.g. 'a,g,memory'")
+    parser.add_argument("--peers", action="store_true", help="also time MyGrad, autograd, tinygrad")
+    parser.add_argument("--json", default=None, help="write every figure to this file")
+    parser.add_argument("--markdown", default=None, help="write the tables as Markdown to this file")
+    parser.add_argument("--plot", default=os.path.join(HERE, "scaling.png"),
+                        help="where the scaling section writes its plot ('' for none)")
     parser.add_argument("--memory-child", choices=("ours", "torch"), help=argparse.SUPPRESS)
-    parser.add_argument("--worker", choices=("ours", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
         return memory_child(args.memory_child)
     if args.worker:
         return worker_loop(args.worker)
+    selected = set()
+    for part in args.only.split(","):  # "abc", "a,g,memory"
+        selected.update([part.strip()] if part.strip() in SECTIONS else part.strip())
+    unknown = selected - set(WORKLOADS) - set(SECTIONS)
+    if unknown:
+        parser.error(f"--only: unknown workloads or sections {sorted(unknown)}; "
+                     f"expected letters of {''.join(WORKLOADS)} or {', '.join(SECTIONS)}")
 
-    frameworks = ["ours", "torch"] if importlib.util.find_spec("torch") else ["ours"]
-    info = machine(torch_version() if len(frameworks) == 2 else None)
-    print(f"numpy {info['numpy']} ({info['blas']}), torch {info['torch']}, "
-          f"python {info['python']}, {info['threads']} threads, {info['cpus_visible']} CPUs visible")
-    results = {"machine": info, "workloads": {}}
-    header = f"{'':2} {'workload':42} {'ours':>10} {'torch':>10} {'ours/torch':>10} {'target':>7}"
-    print(header + "\n" + "-" * len(header))
-    for key, (title, ours, theirs, warmup, scale, target) in WORKLOADS.items():
-        if key not in args.only:
-            continue
-        repeat = max(3, round(args.repeat * scale))  # timed runs per side
-        # A fresh pair of workers per workload: what one workload leaves in a process (malloc's
-        # thresholds, the heap's layout, kept buffers) must not change the next one's timing.
-        workers = [Worker(framework) for framework in frameworks]
-        if not workers[-1].ready:  # torch is there but does not import: our times only
-            workers.pop().close()
-            frameworks.pop()
-        medians, samples = time_medians(workers, key, warmup, repeat)
-        for worker in workers:
-            worker.close()
-        (ours_s, torch_s), (ours_all, torch_all) = (medians + [None])[:2], (samples + [None])[:2]
-        ratio = ours_s / torch_s if torch_s else None
-        results["workloads"][key] = {
-            "title": title, "ours_s": ours_s, "torch_s": torch_s, "ratio": ratio, "target": target,
-            "met": None if ratio is None else ratio <= target, "repeat": repeat,
-            "ours_all_s": ours_all, "torch_all_s": torch_all}
-        print(f"{key:2} {title:42} {ours_s * 1e3:8.2f}ms "
-              + (f"{torch_s * 1e3:8.2f}ms {ratio:9.2f}× {target:6.1f}×" if ratio else f"{'—':>10}"),
-              flush=True)
-
-    if "f" in args.only:
-        traced, scratch = tracemalloc_peak_ours()
-        rss_ours = rss_delta("ours")
-        rss_torch = rss_delta("torch") if len(frameworks) == 2 else None
-        results["workloads"]["f"] = {
-            "title": "peak memory of (b)", "ours_tracemalloc_mib": traced,
-            "ours_scratch_kept_mib": scratch,
-            "ours_rss_delta_mib": rss_ours, "torch_rss_delta_mib": rss_torch,
-            "ratio_rss": rss_ours / rss_torch if rss_ours and rss_torch else None}
-        fmt = lambda v: "—" if v is None else f"{v:.1f} MiB"  # noqa: E731
-        print(f"f  peak memory of (b): ours {fmt(traced)} (tracemalloc, one step) + {fmt(scratch)} "
-              f"of scratch buffers kept between steps; peak-RSS growth of one step in a fresh "
-              f"process: ours {fmt(rss_ours)}, torch {fmt(rss_torch)}")
-
+    import importlib.util
+    frameworks = ["ours"] + (["torch"] if importlib.util.find_spec("torch") else [])
+    if args.peers:
+        frameworks += list(peers.PEERS)
+    unavailable = {}
+    results = {"machine": machine(), "thread_settings": args.threads, "repeat": args.repeat,
+               "frameworks": frameworks, "runs": {}}
+    info = results["machine"]
+    print(f"{info['processor']}, {info['cpus_visible']} CPUs visible; numpy {info['numpy']} "
+          f"({info['blas']}), python {info['python']}; thread settings {args.threads}")
+    print(f"{'th':>2} {'':4} {'workload':44} {'ours':>10} {'torch':>10} {'o/t':>7}")
+    for threads in args.threads:
+        run = results["runs"][str(threads)] = {"workloads": {}}
+        for key, size in ROWS:
+            if key not in selected:
+                continue
+            title = WORKLOADS[key][0].format(n=size)
+            row = measure(frameworks, threads, key, size, args.repeat, unavailable)
+            row.update(title=title, key=key, size=size, target=WORKLOADS[key][4])
+            run["workloads"][row_id(key, size)] = row
+            print_row(threads, row_id(key, size), title, row)
+        if "ceiling" in selected:
+            run["ceiling"] = ceiling(threads, args.repeat, run["workloads"].get("g"))
+            c = run["ceiling"]
+            print(f"{threads:>2} ceiling: GEMM " + ", ".join(
+                f"{name} {r['gflops']:.1f} GFLOP/s" for name, r in c["gemm"].items())
+                + "; (g) " + ", ".join(f"{name} {g:.1f} GFLOP/s = {c['fraction'][name]:.0%}"
+                                       for name, g in c.get("vgg_gflops", {}).items()), flush=True)
+    if "memory" in selected:
+        results["memory"] = memory(args.threads[0], frameworks)
+        m = results["memory"]
+        print("memory of one (g) step: " + "; ".join(
+            f"{name} peak {m[name]['peak_mib']:.1f} MiB + {m[name]['scratch_kept_mib']:.1f} MiB kept, "
+            f"RSS growth {m[name]['rss_growth_mib']:.1f} MiB" for name in ("ours", "torch") if name in m)
+            + (f"; ratio {m['ratio']:.2f}×" if "ratio" in m else ""), flush=True)
+    if "scaling" in selected:
+        results["scaling"] = scaling(frameworks, args.threads[0], args.repeat, unavailable)
+        if args.plot:
+            import scaling as S
+            S.plot(results["scaling"], args.plot)
+            print(f"wrote {args.plot}")
+    results["unavailable"] = unavailable
+    for name, reason in unavailable.items():
+        print(f"{name}: unavailable ({reason})")
     if args.json:
         with open(args.json, "w") as out:
-            json.dump(results, out, indent=2)
+            json.dump(results, out, indent=1)
         print(f"wrote {args.json}")
+    if args.markdown:
+        import report
+        with open(args.markdown, "w") as out:
+            out.write(report.markdown(results))
+        print(f"wrote {args.markdown}")
     return results
 
 
