@@ -82,7 +82,7 @@ def markdown(results):
                 f"{number(row[n]['median_s'] * 1e3)} ms | {number(row[n]['median_s'] / size * 1e6)} µs"
                 for n in names) + " |")
         out += ["", "Log-log slope over the three largest sizes: " + ", ".join(
-            f"{n} {s:.2f} ({'linear' if S.linear(s) else 'NOT linear'})"
+            f"{n} {s:.2f} ({S.verdict(s)})"
             for n, s in data["slopes"].items()) + ".", ""]
     if results.get("unavailable"):
         out += ["Unavailable: " + "; ".join(f"{n}: {r}" for n, r in results["unavailable"].items()), ""]

@@ -21,6 +21,14 @@ def linear(value, tolerance=0.15):
     return abs(value - 1) <= tolerance
 
 
+def verdict(slope, tolerance=0.15) -> str:
+    """What a log-log slope says: the requirement is that cost grows no faster than linearly;
+    below 1, fixed per-step costs still weigh (or the machine was noisy at the large end)."""
+    if slope > 1 + tolerance:
+        return "faster than linear: too slow"
+    return "linear" if linear(slope, tolerance) else "below linear: fixed costs still weigh"
+
+
 def plot(scaling, path):
     """Per-step time (top, log-log, with a slope-1 line through ours' largest point) and time per
     sample or per op (bottom) for each scaled workload; deterministic for the same figures."""
