@@ -342,6 +342,33 @@ def test_col2im_product_equals_col2im_of_the_full_product(rng, groups, stride, d
         assert fused.dtype == dtype and fused.shape == padded_shape
 
 
+@pytest.mark.parametrize("groups,padding,dilation,kernel", [
+    (1, (1, 1, 1, 1), (1, 1), (3, 3)), (2, (0, 2, 1, 0), (1, 1), (3, 3)),
+    (3, (2, 4, 0, 1), (2, 1), (3, 2)), (1, (0, 0, 0, 0), (1, 2), (2, 3))])
+def test_input_gradient_by_correlation_equals_col2im_of_the_full_product(rng, groups, padding,
+                                                                          dilation, kernel):
+    """At stride 1, ∂L/∂x as a convolution of G equals the definition: col2im(Wᵀ G), cropped."""
+    n, c, f, (h, w), (kh, kw) = 2, 6, 6, (7, 8), kernel
+    top, bottom, left, right = padding
+    padded_shape = (n, c, h + top + bottom, w + left + right)
+    out_hw = tuple(s - d * (k - 1) for s, k, d in zip(padded_shape[2:], kernel, dilation))
+    assert conv.correlates((1, 1), padding, dilation, kernel)
+    for dtype in (np.float32, np.float64):
+        weight = rng.standard_normal((f, c // groups, kh, kw)).astype(dtype)
+        grad = rng.standard_normal((n, f) + out_hw).astype(dtype)
+        grad_mat = grad.transpose(1, 0, 2, 3).reshape(groups, f // groups, -1)
+        full = (weight.reshape(groups, f // groups, -1).swapaxes(1, 2) @ grad_mat)
+        expected = col2im(full.reshape(c, kh, kw, n, *out_hw), padded_shape, kernel, (1, 1),
+                          dilation, out_hw)[:, :, top: top + h, left: left + w]
+        got = conv.input_grad_by_correlation(grad, weight, (n, c, h, w), padding, dilation, groups)
+        np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                                   atol=1e-5 if dtype == np.float32 else 1e-12)
+        assert got.dtype == dtype and got.shape == (n, c, h, w)
+    # padding beyond the kernel's reach, or a stride, keeps the col2im route
+    assert not conv.correlates((1, 1), (3, 0, 0, 0), (1, 1), (3, 3))
+    assert not conv.correlates((2, 1), (1, 1, 1, 1), (1, 1), (3, 3))
+
+
 def test_leaf_gradient_is_adopted_only_when_nothing_else_holds_it():
     """The engine keeps a leaf's first gradient without a copy only when it is the sole owner."""
     from tinygrad_pool import Function
