@@ -383,5 +383,5 @@ def test_pictures_are_deterministic(pictures):
 ])
 def test_bad_arguments_are_refused_naming_draw_graph_and_the_argument(pictures, kwargs, error, words):
     _, loss = pictures.small_cnn_loss()
-    with pytest.raises(error, match=re.escape(f"draw_graph: ") + ".*" + re.escape(words)):
+    with pytest.raises(error, match=re.escape("draw_graph: ") + ".*" + re.escape(words)):
         draw_graph(loss, **kwargs)

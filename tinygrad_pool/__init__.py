@@ -36,8 +36,8 @@ __version__ = "0.1.0"
 __all__ = ["Tensor", "Size", "Function", "no_grad", "enable_grad", "inference_mode",
            "set_grad_enabled", "is_grad_enabled", "is_inference_mode_enabled", "gradcheck",
            "GradcheckError", "gradcheck_report", "NondifferentiablePointWarning",
-           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim", "utils", "manual_seed", "save",
-           "load", "draw_graph", "save_graph", "GraphvizNotFound",
+           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",
+           "utils", "manual_seed", "save", "load", "draw_graph", "save_graph", "GraphvizNotFound",
            # dtypes
            "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
            "short", "int32", "int", "int64", "long", "bool", "get_default_dtype",

@@ -20,7 +20,6 @@ from ..ops.normalization import batch_norm, layer_norm
 from ..ops.pool import (TIE_RULES, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d,
                         max_pool2d, max_unpool2d)
 from .. import unsupported
-from ..tensor import Tensor
 
 __all__ = ["conv2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "adaptive_max_pool2d", "max_unpool2d", "relu", "sigmoid", "tanh", "leaky_relu", "elu",
