@@ -179,16 +179,24 @@ def check_nonempty(op: str, shape: tuple, dims) -> None:
     named none: an empty tensor reduced whole is a RuntimeError; a named dim of length 0 an
     IndexError, even when the dims named are all of them; reducing other dims is fine (the
     result is empty)."""
+    _refuse_empty(shape, dims, lambda: RuntimeError(
+        f"{op}(): Expected reduction dim to be specified for input.numel() == 0 (an empty "
+        f"tensor of shape {shape}). Specify the reduction dim with the 'dim' argument."),
+        lambda d: DimensionError(f"{op}(): Expected reduction dim {d} to have non-zero size "
+                                 f"(the tensor is empty, shape {shape})"))
+
+
+def _refuse_empty(shape: tuple, dims, whole_error, dim_error) -> None:
+    """A reduction with no value over nothing (max, min, a norm with p < 0 or inf) refuses an
+    empty tensor reduced whole (``dims`` None: raises ``whole_error()``) and a named dim of
+    length 0 (``dim_error(d)``); with other dims reduced the result is just empty."""
     if math.prod(shape):
         return
     if dims is None:
-        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for "
-                           f"input.numel() == 0 (an empty tensor of shape {shape}). "
-                           f"Specify the reduction dim with the 'dim' argument.")
+        raise whole_error()
     for d in dims:
         if shape[d] == 0:
-            raise DimensionError(f"{op}(): Expected reduction dim {d} to have non-zero size "
-                                 f"(the tensor is empty, shape {shape})")
+            raise dim_error(d)
 
 
 class MaxAlongDim(Function):
@@ -671,17 +679,12 @@ def norm(input, p="fro", dim=None, keepdim: bool = False) -> Tensor:
 def _check_norm_has_identity(p, shape: tuple, dims) -> None:
     """A p-norm with p < 0 or p = inf is a min or a max: over nothing it has no value (torch's
     errors; p ≥ 0 sums, and a sum over nothing is 0). ``dims`` as ``check_nonempty``'s."""
-    if math.prod(shape):
-        return
-    if dims is None:
-        raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on an empty tensor "
-                           f"because the operation does not have an identity (shape {shape}; "
-                           f"name the dims to reduce)")
-    for d in dims:
-        if shape[d] == 0:
-            raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on the "
+    _refuse_empty(shape, dims, lambda: RuntimeError(
+        f"linalg.vector_norm cannot compute the {p:g} norm on an empty tensor because the "
+        f"operation does not have an identity (shape {shape}; name the dims to reduce)"),
+        lambda d: RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on the "
                                f"dimension {d} because this dimension is empty and the "
-                               f"operation does not have an identity (shape {shape})")
+                               f"operation does not have an identity (shape {shape})"))
 
 
 def logsumexp(input, dim, keepdim: bool = False) -> Tensor:
