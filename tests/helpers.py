@@ -8,6 +8,8 @@
 ``UNARY``          the unary elementwise ops, by name (test_elementwise, test_tensor).
 ``load_script``    a script of the repository (an example, the benchmark) as a module.
 ``assert_same_as_a_batch_of_one``  unbatched (C, H, W) input against the same as a batch of one.
+``exp_function``   a torch-style custom Function (eˣ, saving its output) on either framework's base.
+``Cube``           x³ as an engine Function on arrays (tinygrad_pool.tensor.Function).
 
 torch is never imported here: parity tests receive it from the ``torch`` fixture, which skips
 when PyTorch is absent.
@@ -20,6 +22,7 @@ import numpy as np
 
 import tinygrad_pool
 from tinygrad_pool import Tensor
+from tinygrad_pool.tensor import Function
 
 
 # The unary elementwise ops, each written so that the same lambda runs on tinygrad_pool and on
@@ -107,3 +110,33 @@ def load_script(relative_path: str):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def exp_function(base):
+    """``Exp`` as a subclass of ``base`` (tinygrad_pool's or torch's autograd.Function): the
+    bodies use only what both Tensors have, so parity tests run literally the same op."""
+    class Exp(base):
+        """y = eˣ, saving its output: dy = y dx."""
+
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return grad * y
+    return Exp
+
+
+class Cube(Function):
+    """out = x³;  ∂L/∂x = 3x² · ∂L/∂out — a correct custom engine Function, written by hand."""
+
+    def forward(ctx, x):
+        ctx.x = x
+        return x ** 3
+
+    def backward(ctx, grad):
+        return 3 * ctx.x ** 2 * grad

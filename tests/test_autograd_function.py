@@ -13,27 +13,10 @@ from tinygrad_pool import Tensor, autograd, enable_grad, no_grad
 from tinygrad_pool.autograd import Function
 from tinygrad_pool.autograd.function import once_differentiable
 
-from helpers import check_grad, leaf, torch_parity
+from helpers import check_grad, exp_function, leaf, torch_parity
 
 
 # ---- the custom Functions, for either framework ------------------------------------------------
-def exp_function(base):
-    class Exp(base):
-        """y = eˣ, saving its output: dy = y dx."""
-
-        @staticmethod
-        def forward(ctx, x):
-            y = x.exp()
-            ctx.save_for_backward(y)
-            return y
-
-        @staticmethod
-        def backward(ctx, grad):
-            (y,) = ctx.saved_tensors
-            return grad * y
-    return Exp
-
-
 def cube_function(base):
     class Cube(base):
         """y = x³, saving its input: dy = 3x² dx (a Tensor-op backward: differentiable again)."""

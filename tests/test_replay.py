@@ -11,8 +11,10 @@ import pytest
 
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import Tensor, autograd, nn
-from tinygrad_pool.tensor import Function, _node_of, _topological_order
+from tinygrad_pool.tensor import _node_of, _topological_order
 from tinygrad_pool.viz import Replay, replay
+
+from helpers import Cube, exp_function
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 import article_network as article  # noqa: E402
@@ -255,28 +257,7 @@ def test_png_heat_maps_are_square_cells_at_full_resolution_with_the_paid_cells_f
 
 
 def test_custom_functions_replay_like_built_in_ops(tmp_path):
-    class Exp(autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            y = x.exp()
-            ctx.save_for_backward(y)
-            return y
-
-        @staticmethod
-        def backward(ctx, grad):
-            (y,) = ctx.saved_tensors
-            return grad * y
-
-    class Cube(Function):
-        """out = x³;  ∂L/∂x = 3x² · ∂L/∂out"""
-
-        def forward(ctx, x):
-            ctx.x = x
-            return x ** 3
-
-        def backward(ctx, grad):
-            return 3 * ctx.x ** 2 * grad
-
+    Exp = exp_function(autograd.Function)  # a torch-style Function; Cube an engine one
     x = Tensor([0.5, -1.0, 2.0], requires_grad=True, name="x")
     y = Exp.apply(Cube.apply(x))
     loss = y.sum()

@@ -19,6 +19,8 @@ import pytest
 import tinygrad_pool as tp
 from tinygrad_pool import Function, Tensor, nn
 
+from helpers import Cube
+
 WAIT = 30  # seconds: a barrier or join that takes longer means a thread is stuck
 
 
@@ -295,17 +297,6 @@ def test_free_running_no_grad_thread_does_not_drop_gradients(busy_switching):
 
 
 # ---- custom Functions ----------------------------------------------------------------------
-class Cube(Function):
-    """x³, written by hand: a correct custom Function."""
-
-    def forward(ctx, x):
-        ctx.x = x
-        return x ** 3
-
-    def backward(ctx, grad):
-        return 3 * ctx.x ** 2 * grad
-
-
 class ScaledProduct(Function):
     """scale · a · b, with an attribute: a correct two-input custom Function."""
 
