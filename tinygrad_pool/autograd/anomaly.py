@@ -31,19 +31,17 @@ from __future__ import annotations
 import collections
 import importlib
 import linecache
-import os
 import sys
 
 import numpy as np
 
 from ..grad_mode import _ModeSwitch
 from ..ops import activation, elementwise
-from ..ops.args import check_flag, warn
+from ..ops.args import PACKAGE_DIR, check_flag, warn
 
 # The engine module (where the switch, tensor._anomaly, lives). Not ``from .. import tensor``:
 # on the package, ``tensor`` is torch's tensor() function.
 _engine = importlib.import_module("..tensor", __package__)
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _RUN_BACKWARD = _engine.run_backward.__code__
 # Ops that compute each output element from the input elements at the same (broadcast) place:
 # for them a message can show the arithmetic that broke, e.g. log(0.0) = -inf.
@@ -126,7 +124,7 @@ def _caller():
         code = frame.f_code
         if code is _RUN_BACKWARD:
             return user, True
-        if user is None and not code.co_filename.startswith(_PACKAGE_DIR):
+        if user is None and not code.co_filename.startswith(PACKAGE_DIR):
             user = frame
         frame = frame.f_back
     if user is None:

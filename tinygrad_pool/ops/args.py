@@ -167,13 +167,15 @@ def product_operands(op: str, input, weight, bias=None) -> tuple:
     return input, weight, bias
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# tinygrad_pool's own folder: a frame from a file below it is the package's, not the user's
+# (warn here, and anomaly mode's "the line that created this op").
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def warn(message: str, category=UserWarning) -> None:
     """``warnings.warn`` pointed at the user's line: the first frame outside this package,
     however the op was reached (``x.var()``, ``torch.var(x)``, ``F.dropout2d`` or a layer)."""
     frame, level = sys._getframe(0), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith(PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
