@@ -169,11 +169,12 @@ def _check(op, fn, inputs, eps, atol, rtol, seed) -> GradcheckReport:
         return float(np.sum(weights * out.data))
 
     at_x = weighted(output)
-    # capture: backward's gradients come back here, and no input's .grad is touched
+    # capture: backward's gradients come back here, and no input's .grad is touched; the graph
+    # is retained because the kink analysis reads what its ops saved at x
     captured = {id(_node_of(inputs[k])): None for k in checked}
-    run_backward([output], [weights], capture=captured)
+    run_backward([output], [weights], retain_graph=True, capture=captured)
     report = GradcheckReport([], [], weights, {}, {})
-    graph_at_x = []  # fn's recorded graph at x, made once, when the first element needs it
+    graph_at_x = None  # what each op of fn's graph at x received, read when an element needs it
 
     for k in checked:
         data = inputs[k].data
@@ -205,10 +206,9 @@ def _check(op, fn, inputs, eps, atol, rtol, seed) -> GradcheckReport:
             lo, hi = sorted((left[index], right[index]))
             value, reason = analytical[index], ""
             if jumps[index]:  # which op is at its kink, and what did it choose?
-                if not graph_at_x:
-                    with enable_grad():
-                        graph_at_x.append(K.recorded_inputs(fn(*inputs)))
-                reason, known = _why(fn, inputs, data, index, eps, graph_at_x[0])
+                if graph_at_x is None:
+                    graph_at_x = K.recorded_inputs(output)
+                reason, known = _why(fn, inputs, data, index, eps, graph_at_x)
                 slack = atol + rtol * max(abs(lo), abs(hi))
                 if lo - slack <= value <= hi + slack and (failed[index] or known):
                     report.kinks.append(Kink(k, _ints(index), left[index], right[index], value,
