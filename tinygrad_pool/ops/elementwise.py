@@ -248,7 +248,8 @@ class ReLU(Function):
     a NaN passes its gradient on, as in PyTorch (whose mask is "not out <= 0")"""
 
     def forward(ctx, x):
-        ctx.out = np.maximum(0, x)  # (in this order relu(-0) is -0, as torch's)
+        # (in this order relu(-0) is -0, as torch's; a conv-sized output from kept memory)
+        ctx.out = np.maximum(0, x, out=memory.output_like(x))
         return ctx.out
 
     def backward(ctx, grad):
