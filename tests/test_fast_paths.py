@@ -8,7 +8,7 @@ from tinygrad_pool import Tensor, gradcheck
 from tinygrad_pool.fast import memory
 from tinygrad_pool.tensor import Function, _topological_order
 from tinygrad_pool.fast import conv, pool
-from tinygrad_pool.windows import tap
+from tinygrad_pool.windows import tap, windows_view
 
 
 def col2im(cols, padded_shape, kernel, stride, dilation, out_hw):
@@ -367,6 +367,53 @@ def test_input_gradient_by_correlation_equals_col2im_of_the_full_product(rng, gr
     # padding beyond the kernel's reach, or a stride, keeps the col2im route
     assert not conv.correlates((1, 1), (3, 0, 0, 0), (1, 1), (3, 3))
     assert not conv.correlates((2, 1), (1, 1, 1, 1), (1, 1), (3, 3))
+
+
+@pytest.mark.parametrize("kernel,stride,dilation", [
+    ((3, 3), (1, 1), (1, 1)), ((5, 2), (2, 3), (1, 2)), ((2, 3), (3, 1), (2, 1))])
+def test_im2col_in_one_copy_equals_the_taps_one_at_a_time(rng, kernel, stride, dilation):
+    """windows_view's [:, :, i, j] is tap (i, j); im2col copies it out channel-major, also from
+    a non-contiguous input (a convolution's output is a transposed view)."""
+    x = rng.standard_normal((4, 3, 13, 14)).transpose(1, 0, 2, 3)  # (3, 4, 13, 14) memory
+    out_hw = tuple((s - d * (k - 1) - 1) // st + 1
+                   for s, k, st, d in zip(x.shape[2:], kernel, stride, dilation))
+    view = windows_view(x, kernel, stride, dilation, out_hw)
+    assert view.shape == x.shape[:2] + kernel + out_hw and not view.flags.writeable
+    cols = conv.im2col(x, kernel, stride, dilation, out_hw)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            np.testing.assert_array_equal(view[:, :, i, j], tap(x, i, j, stride, dilation, out_hw))
+            np.testing.assert_array_equal(cols[:, i, j],
+                                          tap(x, i, j, stride, dilation, out_hw).transpose(1, 0, 2, 3))
+
+
+@pytest.mark.parametrize("weight_shape, input_shape, out_hw, pads, pays", [
+    ((32, 32, 3, 3), (32, 32, 32, 32), (32, 32), (1, 1, 1, 1), True),  # (g)'s middle conv
+    ((64, 32, 3, 3), (32, 32, 16, 16), (16, 16), (1, 1, 1, 1), False),  # (g)'s last: F = 2C
+    ((16, 6, 5, 5), (64, 6, 14, 14), (10, 10), (0, 0, 0, 0), False),  # LeNet-5's second
+    ((8, 16, 3, 3), (4, 16, 12, 12), (10, 10), (0, 0, 0, 0), True),  # fewer filters: pays
+])
+def test_the_input_gradient_takes_the_correlation_only_where_it_pays(
+        rng, monkeypatch, weight_shape, input_shape, out_hw, pads, pays):
+    """correlation_pays: the correlation's columns (F·k·k per input pixel) at most 1.5× the
+    products col2im_product forms (C·k·k per output pixel); conv2d_backward then takes that
+    route, and either route gives the same gradient."""
+    geometry = ((1, 1), pads, (1, 1))
+    assert conv.correlation_pays(weight_shape, input_shape, out_hw, *geometry) is pays
+    weight = rng.standard_normal(weight_shape).astype(np.float32)
+    grad = rng.standard_normal((input_shape[0], weight_shape[0]) + out_hw).astype(np.float32)
+    taken = []
+    original = conv.input_grad_by_correlation
+    monkeypatch.setattr(conv, "input_grad_by_correlation",
+                        lambda *args: taken.append(1) or original(*args))
+    got = conv.conv2d_backward(grad, weight, None, input_shape, (True, False), *geometry, 1,
+                               out_hw)[0]
+    assert bool(taken) is pays
+    other = conv.input_grad_from_matrix(conv.grad_matrix(grad, 1), weight, input_shape,
+                                        *geometry, 1, out_hw)
+    reference = original(grad, weight, input_shape, pads, (1, 1), 1)
+    np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(other, reference, rtol=1e-4, atol=1e-4)
 
 
 def test_leaf_gradient_is_adopted_only_when_nothing_else_holds_it():
