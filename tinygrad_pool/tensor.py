@@ -114,25 +114,27 @@ class Function:
             out = ctx.forward(*[t.data for t in inputs], **attrs)
         if type(out) is not np.ndarray:  # NumPy turns 0-d results into scalars
             out = ctx._as_array_output(out)
-        if _mode.grad_enabled and True in needs:
+        if True in needs and _mode.grad_enabled:
             result = Tensor._make(out, ctx)
-            # Each input's node now: its Function, the leaf itself, or nothing to send to.
-            # (_edge spelled out for the common input, made by an op and no view: a call per
-            # input is ~2% of a small op)
+            # Each input's node now: its Function, the leaf itself, or nothing to send to; and
+            # for the saved-tensor check (see _saved_tensors) the inputs' versions if any was
+            # ever written (else all 0). (Spelled out for one and two inputs, made by an op and
+            # no view: a call or a loop per input is a few % of a small op.)
             if len(inputs) == 2:
                 ctx.edges = (a.grad_fn if a._view is None and a.grad_fn is not None else _edge(a),
                              b.grad_fn if b._view is None and b.grad_fn is not None else _edge(b))
+                written = (a._version_counter is not None and a._version_counter[0]) \
+                    or (b._version_counter is not None and b._version_counter[0])
             elif len(inputs) == 1:
                 ctx.edges = (a.grad_fn if a._view is None and a.grad_fn is not None else _edge(a),)
+                written = a._version_counter is not None and a._version_counter[0]
             else:
                 ctx.edges = tuple([_edge(t) for t in inputs])
-            # What the saved-tensor check needs to know later (see _saved_tensors): which array
-            # is the output, and the inputs' versions if any was ever written (else all 0).
+                written = any([t._version for t in inputs])
+            if written:
+                ctx.input_versions = tuple([t._version for t in inputs])
+            # ... and which saved array is the output, and the last write it has seen.
             ctx.output_id, ctx.writes_seen = id(out), _last_write[0]
-            for t in inputs:
-                if t._version_counter is not None and t._version_counter[0]:
-                    ctx.input_versions = tuple([t._version for t in inputs])
-                    break
         else:
             result = Tensor._make(out, None)
         if cls.is_view:
@@ -215,21 +217,22 @@ class Function:
     def release(self) -> None:
         """Drop what forward saved; scratch buffers among it go back if nobody else holds them."""
         saved = self.__dict__
-        for key in self.scratch_saved:
-            if key in saved:
-                array = saved.pop(key)
-                memory.give_back_if_unreferenced(array)
-                array = None
-        # Everything goes but the graph's shape, in one call: sorting the saved names out of
-        # the structure's one by one cost ~10% of a small op's backward.
-        kept = self.parents, self.edges, self.attrs, self.needs_input_grad
-        origin = saved.get("origin")
-        saved.clear()
-        self.parents, self.edges, self.attrs, self.needs_input_grad = kept
-        if origin is not None:
-            self.origin = origin
-        self.released = True
-        self.writes_seen = -1  # (backward checks a node only when this differs: see run_backward)
+        if self.scratch_saved:
+            for key in self.scratch_saved:
+                if key in saved:
+                    array = saved.pop(key)
+                    memory.give_back_if_unreferenced(array)
+                    array = None
+        # Everything goes but the graph's shape, in one step: a new dict of just that (sorting
+        # the saved names out one by one cost ~10% of a small op's backward, and clearing the
+        # dict then refilling it ~5%). writes_seen = -1: backward checks the node, and finds it
+        # released (see run_backward).
+        kept = {"parents": saved["parents"], "edges": saved["edges"], "attrs": saved["attrs"],
+                "needs_input_grad": saved["needs_input_grad"], "released": True,
+                "writes_seen": -1}
+        if "origin" in saved:
+            kept["origin"] = saved["origin"]
+        self.__dict__ = kept
 
     def forward(ctx, *arrays, **attrs):  # pragma: no cover - every op defines it
         raise NotImplementedError
