@@ -158,6 +158,14 @@ class LogSoftmax(Function):
         return grad - Exp.call(ctx.out) * grad.sum(axis=ctx.attrs["dim"], keepdims=True)
 
 
+def _pick(log_probs, classes):
+    """log_probs[n, classes[n, 0, ...], ...]: each position's entry of its class, (N, 1, ...).
+    For (N, C), the common case, one fancy index: np.take_along_axis costs ~10 µs of Python."""
+    if log_probs.ndim == 2:
+        return log_probs[np.arange(log_probs.shape[0])[:, None], classes]
+    return np.take_along_axis(log_probs, classes, axis=1)
+
+
 class NLLLoss(Function):
     """L = -Σₙ wₙ log_probs[n, tₙ] (÷ Σₙ wₙ for the mean), wₙ = weight[tₙ], 0 where ignored;
     ∂L/∂log_probs[n, c] = -wₙ [c = tₙ] (÷ Σₙ wₙ)
@@ -173,12 +181,13 @@ class NLLLoss(Function):
         # so a NaN or inf in its row or in its class's weight must not come through.
         classes = np.where(kept, target, 0)
         weights = kept if weight is None else np.where(kept, weight[classes], 0)
-        ctx.classes, ctx.kept = np.expand_dims(classes, 1), np.expand_dims(kept, 1)
-        ctx.target_weights = np.expand_dims(weights.astype(log_probs.dtype, copy=False), 1)
+        # (N, 1, d1, ...): the class axis put back, to pick and to broadcast along it
+        ctx.classes, ctx.kept = classes[:, None], kept[:, None]
+        ctx.target_weights = weights.astype(log_probs.dtype, copy=False)[:, None]
         ctx.shape = log_probs.shape
         losses = np.zeros(ctx.target_weights.shape, log_probs.dtype)
-        np.multiply(ctx.target_weights, np.take_along_axis(log_probs, ctx.classes, axis=1),
-                    out=losses, where=ctx.kept)
+        np.multiply(ctx.target_weights, _pick(log_probs, ctx.classes), out=losses,
+                    where=ctx.kept)
         losses = -losses[:, 0]
         if reduction == "none":
             return losses
@@ -195,7 +204,10 @@ class NLLLoss(Function):
                 # ignored targets get exactly 0, even when the total is 0 (PyTorch skips them)
                 coefficients = np.where(ctx.kept, coefficients / ctx.total_weight, 0)
         picked = np.zeros(ctx.shape, dtype=grad.dtype)  # a constant: -wₙ where each target is
-        np.put_along_axis(picked, ctx.classes, -coefficients, axis=1)
+        if picked.ndim == 2:  # (N, C): as _pick, one fancy index (put_along_axis is ~10 µs)
+            picked[np.arange(picked.shape[0]), ctx.classes[:, 0]] = -coefficients[:, 0]
+        else:
+            np.put_along_axis(picked, ctx.classes, -coefficients, axis=1)
         if reduction == "none":  # one gradient per position: put back the class axis
             grad = grad.reshape(grad.shape[:1] + (1,) + grad.shape[1:])
         return picked * grad
@@ -336,11 +348,14 @@ def _class_labels(op: str, input: Tensor, target, ignore_index: int) -> np.ndarr
         raise RuntimeError(f"{op}: target must hold integer class indices of dtype int64 (or "
                            f"uint8), got dtype {labels.dtype} (class probabilities have the "
                            f"input's shape)")
-    out_of_range = (labels != ignore_index) & ((labels < 0) | (labels >= n_classes))
-    if out_of_range.any():
-        raise IndexError(f"{op}: Target {labels[out_of_range].flat[0]} is out of bounds: class "
-                         f"indices must lie in [0, {n_classes}) or equal ignore_index "
-                         f"({ignore_index})")
+    # Two passes find any label outside [0, C); only then the exact test, which lets
+    # ignore_index through (five passes on every call otherwise).
+    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+        out_of_range = (labels != ignore_index) & ((labels < 0) | (labels >= n_classes))
+        if out_of_range.any():
+            raise IndexError(f"{op}: Target {labels[out_of_range].flat[0]} is out of bounds: "
+                             f"class indices must lie in [0, {n_classes}) or equal ignore_index "
+                             f"({ignore_index})")
     return labels.reshape(1) if input.ndim == 1 else labels
 
 

@@ -351,7 +351,8 @@ class SGD(Optimizer):
                         buf = state["momentum_buffer"] = Tensor(grad)  # a copy, not the grad
                     else:
                         buf.data *= momentum
-                        buf.data += (1 - dampening) * grad
+                        # (no dampening, the default: no temporary for (1 - 0) · g)
+                        buf.data += grad if dampening == 0 else (1 - dampening) * grad
                     grad = grad + momentum * buf.data if group["nesterov"] else buf.data
                 param.data -= lr * grad
                 param._bump_version()  # an in-place update: graphs that saved p must notice
