@@ -322,9 +322,16 @@ def test_engine_walk_orders_a_diamond_and_a_long_chain():
     np.testing.assert_allclose(x.grad.data, 4 * x.data ** 3 - 2 * x.data + 1)
 
 
+@pytest.mark.parametrize("route", ["loop over taps", "one bincount"])
 @pytest.mark.parametrize("groups,stride,dilation",
                          [(1, (1, 1), (1, 1)), (2, (2, 1), (1, 2)), (3, (1, 2), (2, 1))])
-def test_col2im_product_equals_col2im_of_the_full_product(rng, groups, stride, dilation):
+def test_col2im_product_equals_col2im_of_the_full_product(rng, monkeypatch, route, groups,
+                                                          stride, dilation):
+    """Both of col2im_product's routes (col2im_small below SMALL_PRODUCT entries) equal col2im."""
+    monkeypatch.setattr(conv, "SMALL_PRODUCT", 0 if route == "loop over taps" else 1 << 20)
+    small = []
+    original = conv.col2im_small
+    monkeypatch.setattr(conv, "col2im_small", lambda *args: small.append(1) or original(*args))
     n, c, f, kh, kw = 2, 6, 6, 3, 2
     padded_shape = (n, c, 11, 10)
     out_hw = tuple((s - d * (k - 1) - 1) // st + 1
@@ -340,6 +347,7 @@ def test_col2im_product_equals_col2im_of_the_full_product(rng, groups, stride, d
         np.testing.assert_allclose(fused, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
                                    atol=1e-5 if dtype == np.float32 else 1e-12)
         assert fused.dtype == dtype and fused.shape == padded_shape
+    assert bool(small) is (route == "one bincount")
 
 
 @pytest.mark.parametrize("groups,padding,dilation,kernel", [

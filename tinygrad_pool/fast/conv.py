@@ -10,6 +10,8 @@ becomes ``W (F × C·k·k) @ cols (C·k·k × N·Ho·Wo)``. Backward is two more
 column was copied from (pixels shared by overlapping windows collect several terms), one tap at
 a time (``col2im_product``). Large temporaries are scratch buffers (memory.py).
 """
+import functools
+
 import numpy as np
 
 from ..windows import tap, windows_view
@@ -90,6 +92,8 @@ def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) ->
     """
     groups, _, cg, kh, kw = kernels.shape
     n, c, hp, wp = padded_shape
+    if c * kh * kw * grad_mat.shape[2] <= SMALL_PRODUCT and grad_mat.dtype.kind == "f":
+        return col2im_small(kernels, grad_mat, padded_shape, stride, dilation, out_hw)
     padded = zeros((c, n, hp, wp), grad_mat.dtype)
     block = take_buffer((groups, cg, grad_mat.shape[2]), grad_mat.dtype)
     for i in range(kh):
@@ -98,6 +102,39 @@ def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) ->
             tap(padded, i, j, stride, dilation, out_hw)[...] += block.reshape(c, n, *out_hw)
     give_buffer(block)
     return padded.transpose(1, 0, 2, 3)
+
+
+# Up to this many entries in Wᵀ @ G, col2im_product's loop over taps is mostly Python (for a
+# 5×5 kernel, 25 small products and adds): col2im_small forms the whole product and adds it
+# onto the pixels in one bincount. Measured on LeNet-5's second convolution (f) (16 → 6
+# channels, 10×10 → 14×14, 15,000 entries per image): 194 µs → 41 µs at batch 1, but 229 µs
+# against 293 µs at batch 2 (bincount's float64 copy of the product, 240 KiB, then comes from
+# fresh memory at every call).
+SMALL_PRODUCT = 1 << 14
+
+
+@functools.lru_cache(maxsize=64)
+def column_pixels(padded_shape, kernel, stride, dilation, out_hw) -> np.ndarray:
+    """For each entry of the columns (C, kh, kw, N, Ho, Wo), flattened, the flat index of the
+    pixel it was read from in the channel-major padded array (C, N, Hp, Wp). Cached per
+    geometry (a training loop asks for the same one every step), so read-only."""
+    n, c, hp, wp = padded_shape
+    pixels = np.arange(c * n * hp * wp).reshape(c, n, hp, wp).transpose(1, 0, 2, 3)
+    index = windows_view(pixels, kernel, stride, dilation, out_hw).transpose(1, 2, 3, 0, 4, 5)
+    index = index.ravel()  # (a copy: the view's entries in the columns' order)
+    index.setflags(write=False)
+    return index
+
+
+def col2im_small(kernels, grad_mat, padded_shape, stride, dilation, out_hw) -> np.ndarray:
+    """``col2im(Wᵀ @ G)`` for a small product: all of it at once, each entry added onto its
+    pixel by one ``np.bincount`` (which sums in float64; the result is cast back)."""
+    groups, fg, cg, kh, kw = kernels.shape
+    n, c, hp, wp = padded_shape
+    full = kernels.reshape(groups, fg, cg * kh * kw).swapaxes(1, 2) @ grad_mat  # (C·kh·kw, N·Ho·Wo)
+    pixels = column_pixels(padded_shape, (kh, kw), stride, dilation, out_hw)
+    sums = np.bincount(pixels, weights=full.ravel(), minlength=c * n * hp * wp)
+    return sums.astype(grad_mat.dtype).reshape(c, n, hp, wp).transpose(1, 0, 2, 3)
 
 
 def input_grad_from_matrix(grad_mat, weight, input_shape, stride, padding, dilation, groups,
