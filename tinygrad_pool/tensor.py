@@ -725,8 +725,11 @@ class Tensor:
             raise NotAnOperand
         return tuple(E.promote(self, other))
 
-    # (The try costs nothing until something is raised: the chain of +, * stays as fast.)
+    # (The try costs nothing until something is raised: the chain of +, * stays as fast. The
+    # commonest case, another Tensor of our dtype, is decided before any call: ~7% of an op.)
     def __add__(self, other):
+        if type(other) is Tensor and other.data.dtype is self.data.dtype:
+            return E.Add.apply(self, other)
         try:
             return E.Add.apply(*self._pair(other))
         except NotAnOperand:
@@ -744,6 +747,8 @@ class Tensor:
         return E.Sub.apply(a, b)
 
     def __mul__(self, other):
+        if type(other) is Tensor and other.data.dtype is self.data.dtype:
+            return E.Mul.apply(self, other)
         try:
             return E.Mul.apply(*self._pair(other))
         except NotAnOperand:
