@@ -55,16 +55,21 @@ def markdown(results):
     memory = results.get("memory")
     if memory and "ours" in memory:
         ours, torch = memory["ours"], memory.get("torch")
+        live = memory.get("ours-live")
         out += ["### Memory of one (g) step", "",
                 "| | allocated during the step (peak over before) | kept between steps | "
                 "peak-RSS growth |", "|---|---:|---:|---:|",
                 f"| tinygrad_pool (tracemalloc) | {ours['peak_mib']:.1f} MiB | "
-                f"{ours['scratch_kept_mib']:.1f} MiB scratch | {ours['rss_growth_mib']:.1f} MiB |"]
+                f"{ours['scratch_kept_mib']:.1f} MiB (pool) | {ours['rss_growth_mib']:.1f} MiB |"]
+        if live:
+            out += [f"| tinygrad_pool, pool keeping nothing (live arrays) | "
+                    f"{live['peak_mib']:.1f} MiB | — | {live['rss_growth_mib']:.1f} MiB |"]
         if torch:
             out += [f"| PyTorch (profiler) | {torch['peak_mib']:.1f} MiB | — | "
                     f"{torch['rss_growth_mib']:.1f} MiB |", "",
-                    f"Ratio (peak + kept) / PyTorch's peak: **{memory['ratio']:.2f}×** "
-                    f"(without the kept scratch: {memory['ratio_without_scratch']:.2f}×)."]
+                    f"Ratio to PyTorch's peak: **{memory['ratio']:.2f}×** with the pool (peak + "
+                    f"kept)" + (f", **{memory['ratio_live']:.2f}×** for the step's live arrays."
+                                if "ratio_live" in memory else ".")]
         out.append("")
     scaling = results.get("scaling")
     for key in ("f", "e"):

@@ -294,12 +294,17 @@ def allocated_peak_torch(step):
 
 def memory_child(framework):
     """In a fresh process: build (g), one warm-up step, the RSS growth of a step, then the
-    allocation peak of a step (tracemalloc for ours, the profiler for torch)."""
-    lib, _ = load_framework(framework)
+    allocation peak of a step (tracemalloc for ours, the profiler for torch). "ours-live": ours
+    with the pool keeping nothing (every buffer is fresh memory, freed when done), so that
+    tracemalloc's peak is the most memory the step's arrays ever held at once."""
+    lib, _ = load_framework("ours" if framework == "ours-live" else framework)
+    if framework == "ours-live":
+        from tinygrad_pool.fast import memory
+        memory.MAX_KEPT_BYTES = 0
     step = W.vgg(lib)
     step()
     rss = rss_growth_mib(step)
-    if framework == "ours":
+    if framework.startswith("ours"):
         traced, scratch = traced_peak_ours(step)
         result = {"peak_mib": traced, "scratch_kept_mib": scratch, "rss_growth_mib": rss}
     else:
@@ -309,7 +314,7 @@ def memory_child(framework):
 
 def memory(threads, frameworks):
     result = {}
-    for framework in frameworks[:2]:
+    for framework in frameworks[:1] + ["ours-live"] + frameworks[1:2]:
         try:
             out = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child", framework],
                                  capture_output=True, text=True, timeout=300, check=True,
@@ -320,7 +325,8 @@ def memory(threads, frameworks):
     if "ours" in result and "torch" in result and result["torch"]["peak_mib"]:
         ours = result["ours"]
         result["ratio"] = (ours["peak_mib"] + ours["scratch_kept_mib"]) / result["torch"]["peak_mib"]
-        result["ratio_without_scratch"] = ours["peak_mib"] / result["torch"]["peak_mib"]
+        if "ours-live" in result:
+            result["ratio_live"] = result["ours-live"]["peak_mib"] / result["torch"]["peak_mib"]
     return result
 
 
@@ -420,7 +426,8 @@ def main(argv=None):
     parser.add_argument("--markdown", default=None, help="write the tables as Markdown to this file")
     parser.add_argument("--plot", default=os.path.join(HERE, "scaling.png"),
                         help="where the scaling section writes its plot ('' for none)")
-    parser.add_argument("--memory-child", choices=("ours", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--memory-child", choices=("ours", "ours-live", "torch"),
+                        help=argparse.SUPPRESS)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
@@ -468,8 +475,10 @@ def main(argv=None):
         m = results["memory"]
         print("memory of one (g) step: " + "; ".join(
             f"{name} peak {m[name]['peak_mib']:.1f} MiB + {m[name]['scratch_kept_mib']:.1f} MiB kept, "
-            f"RSS growth {m[name]['rss_growth_mib']:.1f} MiB" for name in ("ours", "torch") if name in m)
-            + (f"; ratio {m['ratio']:.2f}×" if "ratio" in m else ""), flush=True)
+            f"RSS growth {m[name]['rss_growth_mib']:.1f} MiB"
+            for name in ("ours", "ours-live", "torch") if name in m)
+            + (f"; ratio {m['ratio']:.2f}× (with the pool), {m['ratio_live']:.2f}× (live arrays)"
+               if "ratio_live" in m else ""), flush=True)
     if "scaling" in selected:
         results["scaling"] = scaling(frameworks, args.threads[0], args.repeat, unavailable)
         if args.plot:

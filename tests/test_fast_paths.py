@@ -395,6 +395,28 @@ def test_im2col_in_one_copy_equals_the_taps_one_at_a_time(rng, kernel, stride, d
                                           tap(x, i, j, stride, dilation, out_hw).transpose(1, 0, 2, 3))
 
 
+@pytest.mark.parametrize("groups,stride,padding", [(1, (1, 1), (1, 1, 1, 1)), (2, (2, 1), (0, 2, 1, 0))])
+def test_columns_made_a_chunk_of_images_at_a_time_give_the_same_convolution(rng, monkeypatch,
+                                                                           groups, stride,
+                                                                           padding):
+    """conv2d(keep_columns=False) makes the columns a few images at a time (here 2 per chunk,
+    7 images: an uneven last chunk); the output equals the one-piece product, which also hands
+    back its columns."""
+    x = rng.standard_normal((7, 4, 9, 8)).astype(np.float32)
+    weight = rng.standard_normal((6, 4 // groups, 3, 2)).astype(np.float32)
+    out_hw = tuple((s + p0 + p1 - k) // st + 1 for s, k, st, p0, p1 in
+                   zip((9, 8), (3, 2), stride, padding[::2], padding[1::2]))
+    per_image = 4 * 3 * 2 * out_hw[0] * out_hw[1] * 4
+    monkeypatch.setattr(conv, "COLUMN_CHUNK_BYTES", 2 * per_image)
+    assert conv.image_chunks(x, (3, 2), out_hw) == [(0, 2), (2, 4), (4, 6), (6, 7)]
+    whole, cols = conv.conv2d(x, weight, None, stride, padding, (1, 1), groups, out_hw)
+    chunked, none = conv.conv2d(x, weight, None, stride, padding, (1, 1), groups, out_hw,
+                                keep_columns=False)
+    assert none is None and cols.shape == (groups, 4 // groups * 6, 7 * out_hw[0] * out_hw[1])
+    np.testing.assert_allclose(chunked, whole, rtol=1e-5, atol=1e-5)
+    assert conv.image_chunks(x[:0], (3, 2), out_hw) == []
+
+
 @pytest.mark.parametrize("weight_shape, input_shape, out_hw, pads, pays", [
     ((32, 32, 3, 3), (32, 32, 32, 32), (32, 32), (1, 1, 1, 1), True),  # (g)'s middle conv
     ((64, 32, 3, 3), (32, 32, 16, 16), (16, 16), (1, 1, 1, 1), False),  # (g)'s last: F = 2C

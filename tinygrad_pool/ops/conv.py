@@ -22,7 +22,6 @@ from. Each one's derivative is the other.
 import numpy as np
 
 from ..fast import conv as fast
-from ..fast import memory
 from ..tensor import Function, Tensor
 from ..windows import (GeometryError, check_4d, check_batched, conv_output_size,
                        gather_windows, pair, scatter_windows)
@@ -36,12 +35,12 @@ class Conv2d(Function):
     scratch_saved = ("cols",)
 
     def forward(ctx, x, weight, bias=None, *, stride, padding, dilation, groups, out_hw):
-        out, cols = fast.conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw)
+        keep = ctx.needs_input_grad[1]  # (∂L/∂w needs the columns; else they are not kept)
+        out, cols = fast.conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw,
+                                keep_columns=keep)
         ctx.x, ctx.weight = x, weight  # what PyTorch saves: both, whichever needs a gradient
-        if ctx.needs_input_grad[1]:
+        if keep:
             ctx.cols = cols
-        else:
-            memory.give_buffer(cols.base)
         return out
 
     def backward(ctx, grad):
