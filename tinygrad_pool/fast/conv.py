@@ -29,12 +29,14 @@ def pad(x, top, bottom, left, right, value=0) -> np.ndarray:
     return padded
 
 
-def im2col(padded, kernel, stride, dilation, out_hw) -> np.ndarray:
+def im2col(padded, kernel, stride, dilation, out_hw, out=None) -> np.ndarray:
     """Columns laid out channel-major, (C, kh, kw, N, Ho, Wo), copied out of the windows in one
-    pass. (Channel-major because a convolution's output, and so the next one's input, is a
-    (C, N, H, W) array seen as (N, C, H, W): the copy then reads it in memory order.)"""
+    pass (into ``out``, else a scratch buffer). (Channel-major because a convolution's output,
+    and so the next one's input, is a (C, N, H, W) array seen as (N, C, H, W): the copy then
+    reads it in memory order.)"""
     n, c = padded.shape[:2]
-    cols = take_buffer((c,) + tuple(kernel) + (n,) + tuple(out_hw), padded.dtype)
+    cols = take_buffer((c,) + tuple(kernel) + (n,) + tuple(out_hw), padded.dtype) \
+        if out is None else out
     np.copyto(cols, windows_view(padded, kernel, stride, dilation, out_hw).transpose(1, 2, 3, 0, 4, 5))
     return cols
 
@@ -55,31 +57,35 @@ def image_chunks(x, kernel, out_hw) -> list:
     return [(start, min(n, start + per_chunk)) for start in range(0, n, per_chunk)]
 
 
-def columns(padded, kernel, stride, dilation, groups, out_hw) -> np.ndarray:
-    """im2col of (padded) images, as (groups, C/groups·kh·kw, N·Ho·Wo): a scratch buffer."""
+def columns(padded, kernel, stride, dilation, groups, out_hw, out=None) -> np.ndarray:
+    """im2col of (padded) images, as (groups, C/groups·kh·kw, N·Ho·Wo) (a view of ``out``, a
+    slice of images of a larger set of columns, else of a scratch buffer)."""
     n, c = padded.shape[:2]
-    cols = im2col(padded, kernel, stride, dilation, out_hw)
+    cols = im2col(padded, kernel, stride, dilation, out_hw, out)
     return cols.reshape(groups, c // groups * kernel[0] * kernel[1], n * out_hw[0] * out_hw[1])
 
 
 def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, keep_columns=True,
            scratch=False):
-    """(out, cols): the convolution, and with ``keep_columns`` its columns, made in one piece
-    for the weight gradient; else None, and they are made a chunk of images at a time.
+    """(out, cols): the convolution, and with ``keep_columns`` all its columns (for the weight
+    gradient), else None. Either way they are made and multiplied a chunk of images at a time:
+    kept, each chunk is a slice of the whole set.
 
     ``out`` is an op's output (``take_output``), or with ``scratch=True`` a scratch buffer,
     for a gradient that the engine gives back once used."""
-    n = x.shape[0]
+    n, c = x.shape[:2]
     f, cg, kh, kw = weight.shape
     per_image = out_hw[0] * out_hw[1]
     kernels = weight.reshape(groups, f // groups, cg * kh * kw)
-    product = (take_buffer if scratch else take_output)(
-        (groups, f // groups, n * per_image), np.result_type(x, weight))
+    dtype = np.result_type(x, weight)
+    product = (take_buffer if scratch else take_output)((groups, f // groups, n * per_image), dtype)
+    kept = take_buffer((c, kh, kw, n) + tuple(out_hw), x.dtype) if keep_columns else None
     padded = pad(x, *padding)
-    for start, stop in [(0, n)] if keep_columns else image_chunks(x, (kh, kw), out_hw):
-        cols = columns(padded[start:stop], (kh, kw), stride, dilation, groups, out_hw)
+    for start, stop in image_chunks(x, (kh, kw), out_hw):
+        cols = columns(padded[start:stop], (kh, kw), stride, dilation, groups, out_hw,
+                       None if kept is None else kept[:, :, :, start:stop])
         np.matmul(kernels, cols, out=product[:, :, start * per_image: stop * per_image])
-        if not keep_columns:
+        if kept is None:
             give_buffer(cols.base)
     if padded is not x:
         give_buffer(padded)  # im2col has copied what it needs
@@ -89,7 +95,9 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, keep_colu
         # output-sized array, and on this VM first touching it costs as much as the sum (page
         # faults, ~2.5 µs per 4 KiB): ~1 ms per conv of the VGG block (g).
         out += bias.reshape(1, f, 1, 1)
-    return out, (cols if keep_columns else None)
+    if kept is None:
+        return out, None
+    return out, kept.reshape(groups, cg * kh * kw, n * per_image)
 
 
 def grad_matrix(grad, groups) -> np.ndarray:
