@@ -4,8 +4,8 @@ An op in ``ops/`` states what it computes and what its derivative is; where a fa
 exists it makes one call into this package, on NumPy arrays, with a name that says what comes
 back. A reader who skips this package still understands every gradient.
 
-memory   the scratch buffers reused between steps, and the reference-count rule that keeps
-         every array a user can reach out of them (the invariant is written there, once)
-conv     im2col, the convolution's matrix products, col2im one tap at a time
+memory   the scratch and output buffers reused between steps, and the reference-count rule
+         that keeps every array a user can reach out of them (the invariant is written there)
+conv     im2col a chunk of images at a time, the convolution's matrix products, col2im
 pool     max with argmax (phase-split fast path), scatter/gather by argmax, window sums
 """

@@ -5,10 +5,12 @@ im2col copies every k×k window of the input into a column, so that
 
     out[n, f, ho, wo] = Σ_{c,i,j} w[f, c, i, j] · x[n, c, ho·s + i·d, wo·s + j·d]
 
-becomes ``W (F × C·k·k) @ cols (C·k·k × N·Ho·Wo)``. Backward is two more products:
-``∂L/∂W = G @ colsᵀ`` and ``∂L/∂cols = Wᵀ @ G``; the second is added back onto the pixels each
-column was copied from (pixels shared by overlapping windows collect several terms), one tap at
-a time (``col2im_product``). Large temporaries are scratch buffers (memory.py).
+becomes ``W (F × C·k·k) @ cols (C·k·k × N·Ho·Wo)``, made and multiplied a chunk of images at
+a time. Backward is two more products: ``∂L/∂W = G @ colsᵀ`` and ``∂L/∂cols = Wᵀ @ G``; the
+second is added back onto the pixels each column was copied from (pixels shared by overlapping
+windows collect several terms), one tap at a time (``col2im_product``), or at stride 1 where it
+pays computed as a convolution of G itself (``input_grad_by_correlation``). Large temporaries
+are scratch buffers, the output a kept output buffer (memory.py).
 """
 import functools
 
