@@ -88,11 +88,22 @@ class Worker:
         self.info = json.loads(self.process.stdout.readline())
 
     def run(self, key, size, warmup, count):
-        self.process.stdin.write(json.dumps([key, size, warmup, count]) + "\n")
-        return json.loads(self.process.stdout.readline())
+        """The worker's answer; an error if it died instead (tinygrad's 10,000-op graph
+        overflows the C stack: no Python exception reaches the worker's own handler)."""
+        try:
+            self.process.stdin.write(json.dumps([key, size, warmup, count]) + "\n")
+            line = self.process.stdout.readline()
+        except BrokenPipeError:
+            line = ""
+        if not line:
+            return {"error": f"the worker process exited (code {self.process.wait()})"}
+        return json.loads(line)
 
     def close(self):
-        self.process.stdin.close()
+        try:
+            self.process.stdin.close()
+        except BrokenPipeError:
+            pass
         self.process.wait()
 
 
