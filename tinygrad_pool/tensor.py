@@ -369,7 +369,7 @@ class Tensor:
     @staticmethod
     def _make(data: np.ndarray, grad_fn: Function | None) -> "Tensor":
         """Wrap an op's output without re-checking it (the hot path of every op: one store per
-        field, no tuple, no class binding; measured 340 → 210 ns)."""
+        field, no tuple, no class binding; measured 325 → 230 ns)."""
         t = _new_object(Tensor)
         t.data = data
         t.grad_fn = grad_fn

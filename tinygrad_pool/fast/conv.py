@@ -43,11 +43,11 @@ def im2col(padded, kernel, stride, dilation, out_hw, out=None) -> np.ndarray:
     return cols
 
 
-# Columns nobody keeps are made a few images at a time, at most this many bytes of them at
-# once: a chunk's columns are still in cache when the product reads them, and they never all
-# exist together. Measured on the VGG block's (g) middle convolution (37.7 MB of columns),
-# forward, one thread: 12.2 ms in one piece, 11.0 ms in chunks of 4 images; as the input
-# gradient by correlation, 36 MiB less at the step's peak.
+# Columns are made and multiplied a few images at a time, this many bytes of them per chunk:
+# a chunk's columns are still in cache when the product reads them, and columns nobody keeps
+# never all exist together. Measured on the VGG block's (g) middle convolution (37.7 MB of
+# columns), forward, one thread: 12.2 ms in one piece, 11.0 ms in chunks of 4 images; as the
+# input gradient by correlation (not kept), 36 MiB less at the step's peak.
 COLUMN_CHUNK_BYTES = 4 << 20
 
 
@@ -212,10 +212,9 @@ def input_grad_by_correlation(grad, weight, input_shape, padding, dilation, grou
 
     One product with K = F·k·k, where col2im_product makes k·k products with K = F — a shape
     BLAS runs at about half speed. Measured on the VGG block's (g) middle convolution (32 → 32
-    channels, batch 32 of 32×32, one thread): 15 ms instead of 22 ms. G's columns take a
-    scratch buffer the size of the forward's columns (which backward still holds), given back
-    at once — made a chunk of images at a time (``conv2d``'s ``keep_columns=False``), so only
-    a chunk's columns exist at once.
+    channels, batch 32 of 32×32, one thread): 15 ms instead of 22 ms. G's columns are made a
+    chunk of images at a time and not kept (``conv2d``'s ``keep_columns=False``): beside the
+    forward's columns, which backward still holds, only a chunk's exist at once.
     """
     f, cg, kh, kw = weight.shape
     (dh, dw), (top, bottom, left, right) = dilation, padding
