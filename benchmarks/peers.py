@@ -44,6 +44,27 @@ def _network_inputs(network, size):
     return images, labels, initial_weights(network)
 
 
+def _forward(network, params, x, relu, max_pool, conv, matmul):
+    """A network of workloads.NETWORKS on ``x``, written once for the array-library peers, in
+    their own ``relu(h)``, ``max_pool(h, k)`` (k×k windows at stride k), ``conv(h, weight,
+    padding)`` (stride 1) and ``matmul``; ``params`` alternate weight, bias per layer."""
+    h, i = x, 0
+    for layer in NETWORKS[network][1]:
+        if layer == "relu":
+            h = relu(h)
+        elif layer == "flatten":
+            h = h.reshape(h.shape[0], -1)
+        elif layer[0] == "pool":
+            h = max_pool(h, layer[1])
+        elif layer[0] == "conv":
+            h = conv(h, params[i], layer[4]) + params[i + 1].reshape(1, -1, 1, 1)
+            i += 2
+        else:
+            h = matmul(h, params[i].T) + params[i + 1]
+            i += 2
+    return h
+
+
 def _chain_inputs():
     rng = np.random.default_rng(CHAIN_RNG_SEED)
     return rng.standard_normal(16, dtype=F32), np.full(16, 0.9, F32), rng.standard_normal(16, dtype=F32) * 0.1
@@ -74,22 +95,10 @@ class MyGrad:
         self.version = mygrad.__version__
 
     def forward(self, network, params, x):
-        mg, h, i = self.mg, x, 0
-        for layer in NETWORKS[network][1]:
-            if layer == "relu":
-                h = self.relu(h)
-            elif layer == "flatten":
-                h = h.reshape(h.shape[0], -1)
-            elif layer[0] == "pool":
-                h = self.max_pool(h, (layer[1], layer[1]), layer[1])
-            elif layer[0] == "conv":
-                h = self.conv_nd(h, params[i], stride=1, padding=layer[4]) \
-                    + params[i + 1].reshape(1, -1, 1, 1)
-                i += 2
-            else:
-                h = mg.matmul(h, params[i].T) + params[i + 1]
-                i += 2
-        return h
+        return _forward(network, params, x, relu=self.relu,
+                        max_pool=lambda h, k: self.max_pool(h, (k, k), k),
+                        conv=lambda h, w, p: self.conv_nd(h, w, stride=1, padding=p),
+                        matmul=self.mg.matmul)
 
     def training(self, network, size):
         images, labels, weights = _network_inputs(network, size)
@@ -179,21 +188,10 @@ class Autograd:
         return self.np.max(self.np.stack(taps), axis=0)
 
     def forward(self, network, params, x):
-        anp, h, i = self.np, x, 0
-        for layer in NETWORKS[network][1]:
-            if layer == "relu":
-                h = anp.maximum(h, 0.0)
-            elif layer == "flatten":
-                h = h.reshape(h.shape[0], -1)
-            elif layer[0] == "pool":
-                h = self.max_pool(h, layer[1], layer[1])
-            elif layer[0] == "conv":
-                h = self.conv2d(h, params[i], layer[4]) + params[i + 1].reshape(1, -1, 1, 1)
-                i += 2
-            else:
-                h = anp.matmul(h, params[i].T) + params[i + 1]
-                i += 2
-        return h
+        anp = self.np
+        return _forward(network, params, x, relu=lambda h: anp.maximum(h, 0.0),
+                        max_pool=lambda h, k: self.max_pool(h, k, k), conv=self.conv2d,
+                        matmul=anp.matmul)
 
     def training(self, network, size):
         images, labels, params = _network_inputs(network, size)
