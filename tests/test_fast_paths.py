@@ -417,6 +417,32 @@ def test_columns_made_a_chunk_of_images_at_a_time_give_the_same_convolution(rng,
     assert conv.image_chunks(x[:0], (3, 2), out_hw) == []
 
 
+@pytest.mark.parametrize("stride,padding", [((1, 1), 1), ((2, 1), (0, 2))])
+def test_convolution_over_several_chunks_and_a_small_col2im_has_finite_difference_and_torch_gradients(
+        rng, monkeypatch, torch, stride, padding):
+    """float64: the columns made a few images at a time (7 images in 4 or 2 chunks, the last
+    one smaller), kept for the weight gradient as slices of one set; at stride 1 the input gradient by
+    correlation (chunked, not kept), at stride 2 by col2im in one bincount (col2im_small)."""
+    from helpers import check_grad, torch_parity
+    x, w, b = (rng.standard_normal((7, 2, 6, 5)), rng.standard_normal((3, 2, 3, 2)),
+               rng.standard_normal(3))
+    monkeypatch.setattr(conv, "COLUMN_CHUNK_BYTES", 2 * 2 * 3 * 2 * 8 * 6 * 6)  # 2 or 4 images
+    chunks, image_chunks = [], conv.image_chunks
+    monkeypatch.setattr(conv, "image_chunks", lambda *a: chunks.append(image_chunks(*a)) or chunks[-1])
+    taken = []
+    original = conv.col2im_small
+    monkeypatch.setattr(conv, "col2im_small", lambda *a: taken.append(1) or original(*a))
+
+    def fn(x, w, b):
+        return F.conv2d(x, w, b, stride=stride, padding=padding)
+
+    check_grad(fn, x, w, b)
+    torch_parity(torch, fn, x, w, b, torch_fn=lambda x, w, b: torch.nn.functional.conv2d(
+        x, w, b, stride=stride, padding=padding))
+    assert bool(taken) is (stride != (1, 1))
+    assert all(len(c) > 1 for c in chunks if c and c[-1][1] == 7)  # every full batch: chunked
+
+
 @pytest.mark.parametrize("weight_shape, input_shape, out_hw, pads, pays", [
     ((32, 32, 3, 3), (32, 32, 32, 32), (32, 32), (1, 1, 1, 1), True),  # (g)'s middle conv
     ((64, 32, 3, 3), (32, 32, 16, 16), (16, 16), (1, 1, 1, 1), False),  # (g)'s last: F = 2C
