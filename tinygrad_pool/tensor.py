@@ -65,6 +65,8 @@ class Function:
     tensor, as in PyTorch: the engine notes its version, and backward refuses to run if it was
     modified in place since. Everything forward stores is released after backward unless
     ``retain_graph=True``, so the graph keeps its shape (for pictures) but not its buffers.
+    Backward runs with NumPy's floating-point warnings off (switched once per pass, not per
+    op): a slope of inf at 0, inf · 0 = nan arrive silently, as in torch.
 
     A backward written with operators, methods and ``Function.call`` works on arrays (the
     fast path) and on Tensors alike: with ``create_graph=True`` the engine hands it Tensors —

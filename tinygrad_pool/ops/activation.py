@@ -157,8 +157,8 @@ class SiLU(Function):
     def backward(ctx, grad):
         x = ctx.x
         s = Sigmoid.call(x)
-        with np.errstate(invalid="ignore"):  # ±inf · 0 at x = ±inf: nan, as torch
-            return grad * (s * (1 + x * (1 - s)))
+        # ±inf · 0 at x = ±inf: nan, as torch
+        return grad * (s * (1 + x * (1 - s)))
 
 
 class Softplus(Function):

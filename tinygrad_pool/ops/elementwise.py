@@ -124,12 +124,11 @@ class Div(Broadcasting):
 
     def backward(ctx, grad):
         b = ctx.b
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            grad_a = unbroadcast(grad / b, ctx.a_shape) if ctx.needs_input_grad[0] else None
-            # torch's order, (a / b) / b: no b² to overflow, and at b = 0 an infinity, not the
-            # nan of inf · 0 (its derivative too)
-            grad_b = unbroadcast(-grad * ((ctx.a / b) / b), ctx.b_shape) \
-                if ctx.needs_input_grad[1] else None
+        grad_a = unbroadcast(grad / b, ctx.a_shape) if ctx.needs_input_grad[0] else None
+        # torch's order, (a / b) / b: no b² to overflow, and at b = 0 an infinity, not the
+        # nan of inf · 0 (its derivative too)
+        grad_b = unbroadcast(-grad * ((ctx.a / b) / b), ctx.b_shape) \
+            if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
 
@@ -156,10 +155,9 @@ class Pow(Function):
         p = ctx.attrs["exponent"]
         if p == 0:  # p x⁻¹ would make 0 · inf = nan at x = 0
             return Fill.call(grad, value=0)
-        with np.errstate(invalid="ignore", over="ignore"):  # inf · 0 = nan, as torch
-            if p == 2.0:  # the common case, without a second call to pow
-                return grad * (2 * ctx.x)
-            return grad * (p * Pow.call(ctx.x, exponent=p - 1))
+        if p == 2.0:  # the common case, without a second call to pow (inf · 0 = nan, as torch)
+            return grad * (2 * ctx.x)
+        return grad * (p * Pow.call(ctx.x, exponent=p - 1))
 
 
 def integer_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
@@ -194,19 +192,18 @@ class PowTensor(Function):
         zero = np.zeros((), grad.dtype)
         grad_base = grad_exponent = None
         # Infinities are part of the answer here (0⁻¹, log 0, log of a negative base is nan),
-        # as in torch: NumPy is told not to warn about them.
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if ctx.needs_input_grad[0]:
-                power = grad * (exponent * PowTensor.call(base, exponent - 1))
-                grad_base = unbroadcast(
-                    Where.call(zero, power, condition=np.asarray(exponent) == 0), base.shape)
-            if ctx.needs_input_grad[1]:
-                # torch's grad · where(...), the gradient outside: its own derivative through
-                # out · log 0 is 0 · -inf = nan there, as torch's
-                undefined = (np.asarray(base) == 0) & (np.asarray(exponent) >= 0)
-                grad_exponent = unbroadcast(
-                    grad * Where.call(zero, out * Log.call(base), condition=undefined),
-                    exponent.shape)
+        # as in torch.
+        if ctx.needs_input_grad[0]:
+            power = grad * (exponent * PowTensor.call(base, exponent - 1))
+            grad_base = unbroadcast(
+                Where.call(zero, power, condition=np.asarray(exponent) == 0), base.shape)
+        if ctx.needs_input_grad[1]:
+            # torch's grad · where(...), the gradient outside: its own derivative through
+            # out · log 0 is 0 · -inf = nan there, as torch's
+            undefined = (np.asarray(base) == 0) & (np.asarray(exponent) >= 0)
+            grad_exponent = unbroadcast(
+                grad * Where.call(zero, out * Log.call(base), condition=undefined),
+                exponent.shape)
         return grad_base, grad_exponent
 
 
@@ -241,8 +238,7 @@ class Log(Function):
             return np.log(x)
 
     def backward(ctx, grad):
-        with np.errstate(divide="ignore", invalid="ignore"):  # the slope at 0 is inf
-            return grad / ctx.x
+        return grad / ctx.x  # the slope at 0 is inf
 
 
 class Sqrt(Function):
@@ -254,8 +250,7 @@ class Sqrt(Function):
         return ctx.out
 
     def backward(ctx, grad):
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # slope inf at 0
-            return grad / (2 * ctx.out)
+        return grad / (2 * ctx.out)  # slope inf at 0
 
 
 class ReLU(Function):
@@ -306,8 +301,7 @@ class Arctan(Function):
         return np.arctan(x)
 
     def backward(ctx, grad):
-        with np.errstate(over="ignore", invalid="ignore"):  # x² = inf far out: slope 0
-            return grad / (1 + ctx.x * ctx.x)
+        return grad / (1 + ctx.x * ctx.x)  # x² = inf far out: slope 0
 
 
 class Abs(Function):
@@ -348,8 +342,7 @@ class Log1p(Function):
             return np.log1p(x)
 
     def backward(ctx, grad):
-        with np.errstate(divide="ignore", invalid="ignore"):  # the slope at -1 is inf
-            return grad / (ctx.x + 1)
+        return grad / (ctx.x + 1)  # the slope at -1 is inf
 
 
 class Rsqrt(Function):
@@ -362,8 +355,7 @@ class Rsqrt(Function):
 
     def backward(ctx, grad):
         out = ctx.out
-        with np.errstate(over="ignore", invalid="ignore"):  # out³ overflows near 0: inf
-            return grad * (-0.5 * out * out * out)
+        return grad * (-0.5 * out * out * out)  # out³ overflows near 0: inf
 
 
 class Sin(Function):

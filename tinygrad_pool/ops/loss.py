@@ -101,10 +101,10 @@ class SmoothL1Loss(Function):
         diff = ctx.input - ctx.target
         d = np.asarray(diff)
         inside = np.abs(d) < beta  # torch's mask: the only place with a second derivative
-        with np.errstate(invalid="ignore"):  # (β = inf: sign(0) · inf, in a branch not taken)
-            # elsewhere a constant, torch's slope: ±1 (±β) from |d| = β on; NaN for a NaN d
-            outside = np.where(np.abs(d) >= beta, np.sign(d) * (beta if huber else 1),
-                               d if huber else d / beta)
+        # elsewhere a constant, torch's slope: ±1 (±β) from |d| = β on; NaN for a NaN d
+        # (β = inf: sign(0) · inf, in a branch not taken)
+        outside = np.where(np.abs(d) >= beta, np.sign(d) * (beta if huber else 1),
+                           d if huber else d / beta)
         slope = Where.call(diff if huber else diff / beta, outside, condition=inside)
         grad_diff = slope * (grad * _mean_scale(ctx))
         return (unbroadcast(grad_diff, ctx.input.shape) if ctx.needs_input_grad[0] else None,
@@ -135,8 +135,8 @@ class BinaryCrossEntropy(Function):
         if ctx.needs_input_grad[0]:
             grad_x = grad * (x - t) / Clamp.call(x * (1 - x), low=EPSILON, high=None)
         if ctx.needs_input_grad[1]:
-            with np.errstate(divide="ignore"):  # x = 0 or 1: an infinite slope, as PyTorch's
-                grad_t = grad * (Log.call(1 - x) - Log.call(x))
+            # x = 0 or 1: an infinite slope, as PyTorch's
+            grad_t = grad * (Log.call(1 - x) - Log.call(x))
         return grad_x, grad_t
 
 
@@ -200,9 +200,8 @@ class NLLLoss(Function):
     def backward(ctx, grad):
         reduction, coefficients = ctx.attrs["reduction"], ctx.target_weights
         if reduction == "mean":
-            with np.errstate(invalid="ignore", divide="ignore"):
-                # ignored targets get exactly 0, even when the total is 0 (PyTorch skips them)
-                coefficients = np.where(ctx.kept, coefficients / ctx.total_weight, 0)
+            # ignored targets get exactly 0, even when the total is 0 (PyTorch skips them)
+            coefficients = np.where(ctx.kept, coefficients / ctx.total_weight, 0)
         picked = np.zeros(ctx.shape, dtype=grad.dtype)  # a constant: -wₙ where each target is
         if picked.ndim == 2:  # (N, C): as _pick, one fancy index (put_along_axis is ~10 µs)
             picked[np.arange(picked.shape[0]), ctx.classes[:, 0]] = -coefficients[:, 0]

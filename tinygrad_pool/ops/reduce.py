@@ -149,8 +149,8 @@ class Max(Function):
         is_max = x == out
         if ctx.nan_shares:
             is_max |= np.isnan(x) & np.isnan(out)
-        with np.errstate(invalid="ignore"):  # no element equals a NaN max: 0 / 0, as torch's amax
-            share = is_max / is_max.sum(axis=axis, keepdims=True, dtype=x.dtype)  # a constant
+        # no element equals a NaN max: 0 / 0, as torch's amax
+        share = is_max / is_max.sum(axis=axis, keepdims=True, dtype=x.dtype)  # a constant
         return expand_reduced(grad, x.shape, axis, keepdims) * share
 
 
@@ -339,10 +339,9 @@ class Var(Function):
     def backward(ctx, grad):
         axis, correction, keepdims = (ctx.attrs[k] for k in ("axis", "correction", "keepdims"))
         x = ctx.x
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scale = np.divide(2.0, degrees_of_freedom(x.shape, axis, correction))
-            return (expand_reduced(grad, x.shape, axis, keepdims) * scale) * \
-                (x - Mean.call(x, axis=axis, keepdims=True))  # (empty x: nan, no NumPy warning)
+        scale = np.divide(2.0, degrees_of_freedom(x.shape, axis, correction))
+        return (expand_reduced(grad, x.shape, axis, keepdims) * scale) * \
+            (x - Mean.call(x, axis=axis, keepdims=True))  # (empty x: nan, no NumPy warning)
 
 
 class Std(Function):
@@ -362,10 +361,9 @@ class Std(Function):
         out = expand_reduced(ctx.out, x.shape, axis, keepdims)
         grad = expand_reduced(grad, x.shape, axis, keepdims)
         is_zero = np.asarray(out) == 0  # a constant: where the gradient is defined as 0
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scale = np.divide(1.0, degrees_of_freedom(x.shape, axis, correction))
-            per_std = Where.call(np.zeros((), x.dtype), grad / (out + is_zero), condition=is_zero)
-            return (per_std * scale) * (x - Mean.call(x, axis=axis, keepdims=True))
+        scale = np.divide(1.0, degrees_of_freedom(x.shape, axis, correction))
+        per_std = Where.call(np.zeros((), x.dtype), grad / (out + is_zero), condition=is_zero)
+        return (per_std * scale) * (x - Mean.call(x, axis=axis, keepdims=True))
 
 
 def sum_of_squares_about_mean(x: np.ndarray, axis: tuple, keepdims: bool):
@@ -472,8 +470,8 @@ class LogSumExp(Function):
         axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
         x = ctx.x
         out = expand_reduced(ctx.out, x.shape, axis, keepdims)
-        with np.errstate(invalid="ignore"):  # x - out at x = out = ±inf: nan, as torch
-            return expand_reduced(grad, x.shape, axis, keepdims) * Exp.call(x - out)
+        # x - out at x = out = ±inf: nan, as torch
+        return expand_reduced(grad, x.shape, axis, keepdims) * Exp.call(x - out)
 
 
 class Cumsum(Function):
