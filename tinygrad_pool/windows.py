@@ -69,9 +69,15 @@ def windows_view(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tup
     ``padded`` whose [:, :, i, j] is ``tap(padded, i, j, ...)``. (Copying out of it in one call
     beats the loop over taps: 6× on the seed article's 6×6 image, ~8% on the VGG block's.)"""
     (sn, sc, sy, sx), (sh, sw), (dh, dw) = padded.strides, stride, dilation
-    return np.lib.stride_tricks.as_strided(
-        padded, padded.shape[:2] + tuple(kernel) + tuple(out_hw),
-        (sn, sc, sy * dh, sx * dw, sy * sh, sx * sw), writeable=False)
+    shape = padded.shape[:2] + tuple(kernel) + tuple(out_hw)
+    strides = (sn, sc, sy * dh, sx * dw, sy * sh, sx * sw)
+    if not padded.flags.c_contiguous:  # (no buffer to lay the view over: NumPy's slower way)
+        return np.lib.stride_tricks.as_strided(padded, shape, strides, writeable=False)
+    # The ndarray constructor over padded's memory is as_strided without its Python detour:
+    # 1 µs instead of 4.5, a tenth of the seed article's whole convolution.
+    view = np.ndarray(shape, padded.dtype, padded, 0, strides)
+    view.flags.writeable = False
+    return view
 
 
 def window_extent(kernel: int, dilation: int) -> int:

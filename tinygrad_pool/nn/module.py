@@ -24,6 +24,9 @@ from ..tensor import Tensor, _node_of, check_device, zero_grad
 
 def _input_nodes(args: tuple, kwargs: dict) -> tuple:
     """The graph nodes of a module call's Tensor arguments (also inside a tuple or list)."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):  # the common call
+        node = _node_of(args[0])
+        return () if node is None else (node,)
     nodes = []
     for value in (*args, *kwargs.values()):
         for t in (value if isinstance(value, (tuple, list)) else (value,)):

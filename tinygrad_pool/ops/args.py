@@ -157,6 +157,11 @@ def check_scalar(op: str, name: str, value):
 def product_operands(op: str, input, weight, bias=None) -> tuple:
     """conv2d's or linear's input, weight and optional bias: Tensors of one dtype, not bool
     (torch computes integer products exactly, but has no bool kernel for them)."""
+    if isinstance(input, Tensor) and isinstance(weight, Tensor):  # the common case, call-free
+        dtype = input.data.dtype
+        if weight.data.dtype is dtype and dtype.kind != "b" and (
+                bias is None or (isinstance(bias, Tensor) and bias.data.dtype is dtype)):
+            return input, weight, bias
     input, weight = tensor_arg(op, "input", input), tensor_arg(op, "weight", weight)
     if bias is not None:
         bias = tensor_arg(op, "bias", bias)

@@ -95,6 +95,8 @@ class Conv2dWeightGrad(Function):
 
 def _conv_padding(padding, kernel, dilation, stride) -> tuple:
     """(top, bottom, left, right) from an int, a pair, "valid" or "same"."""
+    if type(padding) is int and padding >= 0:  # the common case, on every call
+        return padding, padding, padding, padding
     if isinstance(padding, str):
         if padding == "valid":
             return 0, 0, 0, 0
@@ -122,8 +124,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     dilation = pair("conv2d", "dilation", dilation, single=True)
     if type(groups) is not int or groups < 1:  # (the common case skips the call)
         groups = check_dimension("conv2d", "groups", groups, minimum=1)
-    c, h, w = input.shape[-3:]
-    f, cg, kh, kw = weight.shape
+    c, h, w = input.data.shape[-3:]  # (the arrays' shapes: a Size is a Python object to build)
+    f, cg, kh, kw = weight.data.shape
     if f % groups:
         raise GeometryError(f"conv2d: weight has {f} filters, not divisible by groups={groups} "
                             f"(weight shape {weight.shape})")
@@ -131,7 +133,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
         raise GeometryError(f"conv2d: input has {c} channels but weight expects {cg * groups} "
                             f"(weight shape {weight.shape}, groups={groups}; input shape "
                             f"{input.shape})")
-    if bias is not None and bias.shape != (f,):
+    if bias is not None and bias.data.shape != (f,):
         raise GeometryError(f"conv2d: bias must have shape ({f},) for a weight of shape "
                             f"{weight.shape}, got {bias.shape}")
     pads = _conv_padding(padding, (kh, kw), dilation, stride)

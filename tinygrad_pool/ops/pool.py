@@ -143,12 +143,13 @@ def unbatched(result):
 
 def _pool_args(op, input, kernel_size, stride, padding, dilation, ceil_mode):
     """Checked pooling arguments: (the Function's attributes, dilation, the 4-D input)."""
-    if input.dtype.kind == "b":
+    shape = input.data.shape  # (the array's: a Size is a Python object to build and slice)
+    if input.data.dtype.kind == "b":
         raise NotImplementedError(f'"{op}" not implemented for \'Bool\' (convert the input '
                                   f"with .float() first)")
-    if 0 in input.shape[1:]:  # only a batch may be empty, as torch's
+    if 0 in shape[1:]:  # only a batch may be empty, as torch's
         raise GeometryError(f"{op}: input must have non-zero channels, height and width (only "
-                            f"the batch may be empty), got (C, H, W) = {input.shape[1:]}")
+                            f"the batch may be empty), got (C, H, W) = {shape[1:]}")
     ceil_mode = check_flag(op, "ceil_mode", ceil_mode)
     kernel = pair(op, "kernel_size", kernel_size, single=True)
     # (torch reads an empty stride as the default, the kernel)
@@ -161,9 +162,9 @@ def _pool_args(op, input, kernel_size, stride, padding, dilation, ceil_mode):
             raise GeometryError(f"{op}: padding {padding} must be at most half of "
                                 f"kernel_size={kernel}")
     out_hw = tuple(pool_output_size(op, size, k, s, p, d, ceil_mode, axis)
-                   for size, k, s, p, d, axis in zip(input.shape[2:], kernel, stride, padding,
+                   for size, k, s, p, d, axis in zip(shape[2:], kernel, stride, padding,
                                                      dilation, ("height", "width")))
-    for size, k, s, p, d, n, axis in zip(input.shape[2:], kernel, stride, padding, dilation,
+    for size, k, s, p, d, n, axis in zip(shape[2:], kernel, stride, padding, dilation,
                                          out_hw, ("height", "width")):
         check_windows_reach_input(op, size, k, s, p, d, n, axis)
     return dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode,
