@@ -640,10 +640,10 @@ class Tensor:
         if not self.data.flags.writeable:
             raise RuntimeError(f"in-place write: this tensor's memory is read-only (an expand()ed "
                                f"tensor or a broadcast view, shape {self.shape}); clone() it first")
-        if np.shape(values) != self.data.shape and \
-                np.broadcast_shapes(np.shape(values), self.data.shape) != self.data.shape:
+        shape = values.shape if type(values) is np.ndarray else np.shape(values)
+        if shape != self.data.shape and np.broadcast_shapes(shape, self.data.shape) != self.data.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
-                               f"broadcast shape {list(np.shape(values))}")
+                               f"broadcast shape {list(shape)}")
         try:
             np.copyto(self.data, values, casting="same_kind")
         except TypeError:
@@ -660,7 +660,7 @@ class Tensor:
         op's node, so later uses see the new value and backward goes through the op."""
         others = [self._const(o) for o in others]
         recording = _mode.grad_enabled and (self._requires_grad or
-                                            any(o._requires_grad for o in others))
+                                            any([o._requires_grad for o in others]))
         self._check_inplace()
         if not recording:
             self._write(fn.call(self.data, *[o.data for o in others], **attrs))
@@ -1007,6 +1007,10 @@ class Tensor:
     def _inplace_binary(self, op: str, fn: type, other, alpha=1) -> "Tensor":
         """``x.add_(y)``, ``x += y``... (``op`` is the name errors give): y a Tensor or a number
         (anything else raises ``NotAnOperand``, which ``+=`` turns into NotImplemented)."""
+        if isinstance(other, Tensor) and other.data.dtype is self.data.dtype \
+                and self.data.dtype.kind == "f" and other.data.shape == self.data.shape \
+                and type(alpha) is builtins.int and alpha == 1:  # p -= lr * p.grad: all fits
+            return self._inplace(fn, other)
         E.check_operand(op, "other", other)
         if fn is E.Sub:
             E.check_sub(op, self, other)
