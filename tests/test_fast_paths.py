@@ -1,12 +1,14 @@
 """The performance fast paths against the general paths they shortcut, and against PyTorch and
 finite differences: a fast path may change how fast, never what."""
+import gc
+
 import numpy as np
 import pytest
 
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import Tensor, gradcheck
 from tinygrad_pool.fast import memory
-from tinygrad_pool.tensor import Function, _topological_order
+from tinygrad_pool.tensor import _FLAGS_OF_TWO, Function, _topological_order
 from tinygrad_pool.fast import conv, pool
 from tinygrad_pool.windows import tap, windows_view
 
@@ -377,12 +379,30 @@ def test_input_gradient_by_correlation_equals_col2im_of_the_full_product(rng, gr
     assert not conv.correlates((2, 1), (1, 1, 1, 1), (1, 1), (3, 3))
 
 
+def _offset_slice(a):
+    """``a``'s values in C-contiguous memory that starts one plane past its buffer's start."""
+    buffer = np.zeros((a.shape[0] + 1,) + a.shape[1:])
+    buffer[1:] = a
+    assert buffer[1:].flags.c_contiguous
+    return buffer[1:]
+
+
+LAYOUTS = {  # windows_view lays its view over the memory (C-contiguous) or uses as_strided
+    "transposed": lambda a: a.transpose(1, 0, 2, 3),  # a convolution's output is such a view
+    "contiguous": lambda a: np.ascontiguousarray(a.transpose(1, 0, 2, 3)),
+    "slice with an offset": lambda a: _offset_slice(a.transpose(1, 0, 2, 3)),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("kernel,stride,dilation", [
     ((3, 3), (1, 1), (1, 1)), ((5, 2), (2, 3), (1, 2)), ((2, 3), (3, 1), (2, 1))])
-def test_im2col_in_one_copy_equals_the_taps_one_at_a_time(rng, kernel, stride, dilation):
-    """windows_view's [:, :, i, j] is tap (i, j); im2col copies it out channel-major, also from
-    a non-contiguous input (a convolution's output is a transposed view)."""
-    x = rng.standard_normal((4, 3, 13, 14)).transpose(1, 0, 2, 3)  # (3, 4, 13, 14) memory
+def test_im2col_in_one_copy_equals_the_taps_one_at_a_time(rng, kernel, stride, dilation, layout):
+    """windows_view's [:, :, i, j] is tap (i, j), read-only, from contiguous memory (and a
+    contiguous slice starting past its buffer's start) as from a non-contiguous view; im2col
+    copies it out channel-major."""
+    x = LAYOUTS[layout](rng.standard_normal((4, 3, 13, 14)))  # (3, 4, 13, 14)
+    assert x.shape == (3, 4, 13, 14) and x.flags.c_contiguous == (layout != "transposed")
     out_hw = tuple((s - d * (k - 1) - 1) // st + 1
                    for s, k, st, d in zip(x.shape[2:], kernel, stride, dilation))
     view = windows_view(x, kernel, stride, dilation, out_hw)
@@ -506,3 +526,30 @@ def test_leaf_gradient_is_adopted_only_when_nothing_else_holds_it():
     assert not np.shares_memory(d.grad.data, out.grad_fn.grad_to_return)
     out.backward(np.ones(3))
     np.testing.assert_array_equal(d.grad.data, 4.0)
+
+
+def test_a_recorded_elementwise_op_keeps_four_objects_for_the_garbage_collector():
+    """A long chain keeps every node until backward, and CPython's collector walks them all
+    again and again (in a 10,000-op chain it was a third of the forward). Each of mul, add and
+    tanh keeps its node, its inputs tuple, its edges tuple and its output Tensor: its flags are
+    shared constant tuples, and equal shapes keep no shape tuples (only a broadcast needs them,
+    to sum its gradient back)."""
+    x = Tensor(np.ones(16, np.float32), requires_grad=True)
+    scale, shift = Tensor(np.full(16, 0.9, np.float32)), Tensor(np.zeros(16, np.float32))
+    y = x * scale
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        before = len(gc.get_objects())
+        for i in range(300):
+            y = y * scale if i % 3 == 0 else (y + shift if i % 3 == 1 else y.tanh())
+        per_op = (len(gc.get_objects()) - before) / 300
+    finally:
+        if was_enabled:
+            gc.enable()
+    assert per_op <= 4
+    add = y.grad_fn.parents[0].grad_fn  # (the last op is tanh, the one before it the add)
+    assert add.needs_input_grad is _FLAGS_OF_TWO[True][False] and add.a_shape is None
+    broadcast = (y + Tensor(np.ones((3, 1), np.float32))).grad_fn
+    assert (broadcast.a_shape, broadcast.b_shape) == ((16,), (3, 1))
