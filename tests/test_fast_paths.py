@@ -9,7 +9,7 @@ import tinygrad_pool.nn.functional as F
 from tinygrad_pool import Tensor, gradcheck
 from tinygrad_pool.fast import memory
 from tinygrad_pool.tensor import _FLAGS_OF_TWO, Function, _topological_order
-from tinygrad_pool.fast import conv, pool
+from tinygrad_pool.fast import conv, pool, views
 from tinygrad_pool.windows import tap, windows_view
 
 
@@ -553,3 +553,25 @@ def test_a_recorded_elementwise_op_keeps_four_objects_for_the_garbage_collector(
     assert add.needs_input_grad is _FLAGS_OF_TWO[True][False] and add.a_shape is None
     broadcast = (y + Tensor(np.ones((3, 1), np.float32))).grad_fn
     assert (broadcast.a_shape, broadcast.b_shape) == ((16,), (3, 1))
+
+
+@pytest.mark.parametrize("shape,target", [
+    ((), (3, 2)), ((1,), (4,)), ((3, 1), (2, 3, 5)), ((1, 4), (3, 4)), ((2, 3), (2, 3)),
+    ((0, 1), (2, 0, 3)), ((1, 1), (1, 1))])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_broadcast_view_equals_numpys_broadcast_to(rng, shape, target, layout):
+    """views.broadcast_to is np.broadcast_to: the same values and strides, read-only, over the
+    same memory (a non-contiguous input goes to NumPy itself)."""
+    x = rng.standard_normal(shape[::-1]).T if layout == "transposed" else rng.standard_normal(shape)
+    ours, numpys = views.broadcast_to(x, target), np.broadcast_to(x, target)
+    np.testing.assert_array_equal(ours, numpys)
+    assert ours.shape == numpys.shape and ours.strides == numpys.strides
+    assert not ours.flags.writeable and np.shares_memory(ours, x) == (x.size > 0)
+
+
+@pytest.mark.parametrize("shape,target", [((3,), (4,)), ((2, 3), (3,)), ((1,), (-1,))])
+def test_broadcast_view_refuses_what_numpy_refuses(shape, target):
+    with pytest.raises(ValueError):
+        np.broadcast_to(np.ones(shape), target)
+    with pytest.raises(ValueError):
+        views.broadcast_to(np.ones(shape), target)
