@@ -8,5 +8,5 @@ memory   the scratch and output buffers reused between steps, and the reference-
          that keeps every array a user can reach out of them (the invariant is written there)
 conv     im2col a chunk of images at a time, the convolution's matrix products, col2im
 pool     max with argmax (phase-split fast path), scatter/gather by argmax, window sums
-views    read-only views (broadcast_to) made with the ndarray constructor, not NumPy's helpers
+views    broadcast_to as a read-only view by the ndarray constructor, not NumPy's helper
 """

@@ -1,12 +1,13 @@
-"""Views laid over an array's memory with the ndarray constructor.
+"""Views that NumPy makes through Python, made by the ndarray constructor instead.
 
-NumPy's own view helpers go through Python: ``np.broadcast_to`` builds an iterator and checks
-its arguments in several calls (~4 µs on any array; ~9 µs inside a training step, whose code
-runs from cold caches). For C-contiguous memory the constructor makes the same read-only view
-in ~1 µs. Anything else (memory without a buffer to lay a view over, a shape that does not
-broadcast) goes to NumPy, which also gives NumPy's errors.
+``np.broadcast_to`` builds an iterator and checks its arguments in several calls (~4 µs on any
+array; ~9 µs inside a training step, whose code runs from cold caches); the same read-only view
+from ``windows.read_only_view`` takes ~1 µs. A shape that does not broadcast goes to NumPy,
+which gives NumPy's error.
 """
 import numpy as np
+
+from ..windows import read_only_view
 
 
 def broadcast_to(x: np.ndarray, shape: tuple) -> np.ndarray:
@@ -14,10 +15,8 @@ def broadcast_to(x: np.ndarray, shape: tuple) -> np.ndarray:
     along its axes of length 1 (stride 0 there). Measured in the seed article's training step,
     where every step broadcasts the loss's gradient back: ~10 µs of its ~360."""
     lead = len(shape) - x.ndim
-    if lead < 0 or not x.flags.c_contiguous or (shape and min(shape) < 0) \
+    if lead < 0 or (shape and min(shape) < 0) \
             or any(n != 1 and n != m for n, m in zip(x.shape, shape[lead:])):
         return np.broadcast_to(x, shape)
     strides = (0,) * lead + tuple(0 if n == 1 else s for n, s in zip(x.shape, x.strides))
-    view = np.ndarray(shape, x.dtype, x, 0, strides)
-    view.flags.writeable = False
-    return view
+    return read_only_view(x, shape, strides)
