@@ -1008,10 +1008,6 @@ class Tensor:
     def _inplace_binary(self, op: str, fn: type, other, alpha=1) -> "Tensor":
         """``x.add_(y)``, ``x += y``... (``op`` is the name errors give): y a Tensor or a number
         (anything else raises ``NotAnOperand``, which ``+=`` turns into NotImplemented)."""
-        if isinstance(other, Tensor) and other.data.dtype is self.data.dtype \
-                and self.data.dtype.kind == "f" and other.data.shape == self.data.shape \
-                and type(alpha) is builtins.int and alpha == 1:  # p -= lr * p.grad: all fits
-            return self._inplace(fn, other)
         E.check_operand(op, "other", other)
         if fn is E.Sub:
             E.check_sub(op, self, other)
