@@ -272,12 +272,12 @@ def test_conv_scratch_buffers_are_never_shared_between_live_nodes(torch, rng):
         assert ours.dtype == np.float32
 
 
-def test_conv_release_recycles_columns_and_retain_graph_keeps_them(rng):
+def test_conv_gradients_repeat_exactly_from_recycled_buffers_and_after_retain_graph(rng):
     x = rng.standard_normal((2, 2, 5, 5))
     w = rng.standard_normal((4, 2, 3, 3))
     b = rng.standard_normal(4)
     first = _conv_grads(x, w, b, padding=1)
-    again = _conv_grads(x, w, b, padding=1)  # columns from the recycled buffer
+    again = _conv_grads(x, w, b, padding=1)  # columns and gradients in recycled buffers
     for u, v in zip(first, again):
         np.testing.assert_array_equal(u, v)
     wt = Tensor(w, requires_grad=True)
@@ -352,28 +352,55 @@ def test_col2im_product_equals_col2im_of_the_full_product(rng, monkeypatch, rout
     assert bool(small) is (route == "one bincount")
 
 
+def _weight_grad_by_definition(x, grad, kernel, padding, dilation, groups):
+    """∂L/∂W = G · colsᵀ at stride 1, all of x's columns made at once."""
+    top, bottom, left, right = padding
+    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    out_hw = grad.shape[2:]
+    cols = conv.im2col(padded, kernel, (1, 1), dilation, out_hw).copy()
+    f, c = grad.shape[1], x.shape[1]
+    grad_mat = grad.transpose(1, 0, 2, 3).reshape(groups, f // groups, -1)
+    return (grad_mat @ cols.reshape(groups, -1, grad_mat.shape[2]).swapaxes(1, 2)).reshape(
+        f, c // groups, *kernel)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "channel-major"])
 @pytest.mark.parametrize("groups,padding,dilation,kernel", [
     (1, (1, 1, 1, 1), (1, 1), (3, 3)), (2, (0, 2, 1, 0), (1, 1), (3, 3)),
     (3, (2, 4, 0, 1), (2, 1), (3, 2)), (1, (0, 0, 0, 0), (1, 2), (2, 3))])
-def test_input_gradient_by_correlation_equals_col2im_of_the_full_product(rng, groups, padding,
-                                                                          dilation, kernel):
-    """At stride 1, ∂L/∂x as a convolution of G equals the definition: col2im(Wᵀ G), cropped."""
-    n, c, f, (h, w), (kh, kw) = 2, 6, 6, (7, 8), kernel
+def test_both_gradients_by_correlation_equal_their_definitions(rng, monkeypatch, groups, padding,
+                                                               dilation, kernel, layout):
+    """At stride 1, ∂L/∂x as a convolution of G equals the definition, col2im(Wᵀ G) cropped;
+    and ∂L/∂W from the same columns of G equals G · colsᵀ of x's columns. Three images in
+    chunks of two (the last one smaller), x laid out as a user's array or as a convolution's
+    output (channels outermost in memory)."""
+    n, c, f, (h, w), (kh, kw) = 3, 6, 6, (7, 8), kernel
     top, bottom, left, right = padding
     padded_shape = (n, c, h + top + bottom, w + left + right)
     out_hw = tuple(s - d * (k - 1) for s, k, d in zip(padded_shape[2:], kernel, dilation))
     assert conv.correlates((1, 1), padding, dilation, kernel)
     for dtype in (np.float32, np.float64):
+        monkeypatch.setattr(conv, "COLUMN_CHUNK_BYTES", 2 * f * kh * kw * h * w * np.dtype(dtype).itemsize)
         weight = rng.standard_normal((f, c // groups, kh, kw)).astype(dtype)
         grad = rng.standard_normal((n, f) + out_hw).astype(dtype)
+        x = rng.standard_normal((n, c, h, w)).astype(dtype)
+        if layout == "channel-major":
+            x = np.ascontiguousarray(x.transpose(1, 0, 2, 3)).transpose(1, 0, 2, 3)
+        assert conv.image_chunks(grad, kernel, (h, w)) == [(0, 2), (2, 3)]
         grad_mat = grad.transpose(1, 0, 2, 3).reshape(groups, f // groups, -1)
         full = (weight.reshape(groups, f // groups, -1).swapaxes(1, 2) @ grad_mat)
         expected = col2im(full.reshape(c, kh, kw, n, *out_hw), padded_shape, kernel, (1, 1),
                           dilation, out_hw)[:, :, top: top + h, left: left + w]
-        got = conv.input_grad_by_correlation(grad, weight, (n, c, h, w), padding, dilation, groups)
-        np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
-                                   atol=1e-5 if dtype == np.float32 else 1e-12)
-        assert got.dtype == dtype and got.shape == (n, c, h, w)
+        tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+        alone, none = conv.by_correlation(grad, weight, (n, c, h, w), padding, dilation, groups)
+        got_x, got_w = conv.by_correlation(grad, weight, x, padding, dilation, groups)
+        assert none is None
+        for got in (alone, got_x):
+            np.testing.assert_allclose(got, expected, **tol)
+            assert got.dtype == dtype and got.shape == (n, c, h, w)
+        np.testing.assert_allclose(
+            got_w, _weight_grad_by_definition(x, grad, kernel, padding, dilation, groups), **tol)
+        assert got_w.dtype == dtype and got_w.shape == weight.shape
     # padding beyond the kernel's reach, or a stride, keeps the col2im route
     assert not conv.correlates((1, 1), (3, 0, 0, 0), (1, 1), (3, 3))
     assert not conv.correlates((2, 1), (1, 1, 1, 1), (1, 1), (3, 3))
@@ -419,21 +446,26 @@ def test_im2col_in_one_copy_equals_the_taps_one_at_a_time(rng, kernel, stride, d
 def test_columns_made_a_chunk_of_images_at_a_time_give_the_same_convolution(rng, monkeypatch,
                                                                            groups, stride,
                                                                            padding):
-    """conv2d(keep_columns=False) makes the columns a few images at a time (here 2 per chunk,
-    7 images: an uneven last chunk); the output equals the one-piece product, which also hands
-    back its columns."""
+    """conv2d and the weight gradient make the columns a few images at a time (here 2 per
+    chunk, 7 images: an uneven last chunk), each chunk padded on its own and its columns
+    written over the last chunk's; both equal the one-piece products (one chunk of 7)."""
     x = rng.standard_normal((7, 4, 9, 8)).astype(np.float32)
     weight = rng.standard_normal((6, 4 // groups, 3, 2)).astype(np.float32)
     out_hw = tuple((s + p0 + p1 - k) // st + 1 for s, k, st, p0, p1 in
                    zip((9, 8), (3, 2), stride, padding[::2], padding[1::2]))
+    grad_mat = rng.standard_normal((groups, 6 // groups, 7 * out_hw[0] * out_hw[1])).astype(np.float32)
     per_image = 4 * 3 * 2 * out_hw[0] * out_hw[1] * 4
-    monkeypatch.setattr(conv, "COLUMN_CHUNK_BYTES", 2 * per_image)
-    assert conv.image_chunks(x, (3, 2), out_hw) == [(0, 2), (2, 4), (4, 6), (6, 7)]
-    whole, cols = conv.conv2d(x, weight, None, stride, padding, (1, 1), groups, out_hw)
-    chunked, none = conv.conv2d(x, weight, None, stride, padding, (1, 1), groups, out_hw,
-                                keep_columns=False)
-    assert none is None and cols.shape == (groups, 4 // groups * 6, 7 * out_hw[0] * out_hw[1])
+    results = []
+    for chunk_bytes, chunks in ((2 * per_image, [(0, 2), (2, 4), (4, 6), (6, 7)]), (1 << 40, [(0, 7)])):
+        monkeypatch.setattr(conv, "COLUMN_CHUNK_BYTES", chunk_bytes)
+        assert conv.image_chunks(x, (3, 2), out_hw) == chunks
+        results.append((conv.conv2d(x, weight, None, stride, padding, (1, 1), groups, out_hw),
+                        conv.weight_grad_from_matrix(x, grad_mat, (3, 2), stride, padding, (1, 1),
+                                                     groups, out_hw)))
+    (chunked, chunked_w), (whole, whole_w) = results
     np.testing.assert_allclose(chunked, whole, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(chunked_w, whole_w, rtol=1e-5, atol=1e-4)
+    assert chunked_w.shape == weight.shape
     assert conv.image_chunks(x[:0], (3, 2), out_hw) == []
 
 
@@ -441,8 +473,9 @@ def test_columns_made_a_chunk_of_images_at_a_time_give_the_same_convolution(rng,
 def test_convolution_over_several_chunks_and_a_small_col2im_has_finite_difference_and_torch_gradients(
         rng, monkeypatch, torch, stride, padding):
     """float64: the columns made a few images at a time (7 images in 4 or 2 chunks, the last
-    one smaller), kept for the weight gradient as slices of one set; at stride 1 the input gradient by
-    correlation (chunked, not kept), at stride 2 by col2im in one bincount (col2im_small)."""
+    one smaller), forward and again for the weight gradient; at stride 1 both gradients from
+    the columns of G (``by_correlation``), at stride 2 the input's by col2im in one bincount
+    (col2im_small)."""
     from helpers import check_grad, torch_parity
     x, w, b = (rng.standard_normal((7, 2, 6, 5)), rng.standard_normal((3, 2, 3, 2)),
                rng.standard_normal(3))
@@ -473,23 +506,26 @@ def test_the_input_gradient_takes_the_correlation_only_where_it_pays(
         rng, monkeypatch, weight_shape, input_shape, out_hw, pads, pays):
     """correlation_pays: the correlation's columns (F·k·k per input pixel) at most 1.5× the
     products col2im_product forms (C·k·k per output pixel); conv2d_backward then takes that
-    route, and either route gives the same gradient."""
+    route for both gradients (or for the input's alone), and either route gives the same."""
     geometry = ((1, 1), pads, (1, 1))
     assert conv.correlation_pays(weight_shape, input_shape, out_hw, *geometry) is pays
     weight = rng.standard_normal(weight_shape).astype(np.float32)
     grad = rng.standard_normal((input_shape[0], weight_shape[0]) + out_hw).astype(np.float32)
+    x = rng.standard_normal(input_shape).astype(np.float32)
     taken = []
-    original = conv.input_grad_by_correlation
-    monkeypatch.setattr(conv, "input_grad_by_correlation",
-                        lambda *args: taken.append(1) or original(*args))
-    got = conv.conv2d_backward(grad, weight, None, input_shape, (True, False), *geometry, 1,
-                               out_hw)[0]
-    assert bool(taken) is pays
-    other = conv.input_grad_from_matrix(conv.grad_matrix(grad, 1), weight, input_shape,
-                                        *geometry, 1, out_hw)
-    reference = original(grad, weight, input_shape, pads, (1, 1), 1)
-    np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(other, reference, rtol=1e-4, atol=1e-4)
+    original = conv.by_correlation
+    monkeypatch.setattr(conv, "by_correlation", lambda *args: taken.append(1) or original(*args))
+    got_x, got_w, _ = conv.conv2d_backward(grad, weight, x, (True, True), *geometry, 1, out_hw)
+    alone = conv.conv2d_backward(grad, weight, x, (True, False), *geometry, 1, out_hw)
+    assert taken == ([1, 1] if pays else []) and alone[1] is None
+    grad_mat = conv.grad_matrix(grad, 1)
+    other_x = conv.input_grad_from_matrix(grad_mat, weight, input_shape, *geometry, 1, out_hw)
+    other_w = conv.weight_grad_from_matrix(x, grad_mat, weight_shape[2:], *geometry, 1, out_hw)
+    reference_x, reference_w = original(grad, weight, x, pads, (1, 1), 1)
+    for got in (got_x, alone[0], other_x):
+        np.testing.assert_allclose(got, reference_x, rtol=1e-4, atol=1e-4)
+    for got in (got_w, other_w):
+        np.testing.assert_allclose(got, reference_w, rtol=1e-4, atol=2e-3)
 
 
 def test_leaf_gradient_is_adopted_only_when_nothing_else_holds_it():

@@ -6,11 +6,13 @@ im2col copies every k×k window of the input into a column, so that
     out[n, f, ho, wo] = Σ_{c,i,j} w[f, c, i, j] · x[n, c, ho·s + i·d, wo·s + j·d]
 
 becomes ``W (F × C·k·k) @ cols (C·k·k × N·Ho·Wo)``, made and multiplied a chunk of images at
-a time. Backward is two more products: ``∂L/∂W = G @ colsᵀ`` and ``∂L/∂cols = Wᵀ @ G``; the
-second is added back onto the pixels each column was copied from (pixels shared by overlapping
-windows collect several terms), one tap at a time (``col2im_product``), or at stride 1 where it
-pays computed as a convolution of G itself (``input_grad_by_correlation``). Large temporaries
-are scratch buffers, the output a kept output buffer (memory.py).
+a time (``column_chunks``); no columns are kept (PyTorch keeps x and w, and so do we).
+Backward is two more products: ``∂L/∂W = G @ colsᵀ``, the columns made again a chunk at a
+time, and ``∂L/∂cols = Wᵀ @ G``, added back onto the pixels each column was copied from
+(pixels shared by overlapping windows collect several terms), one tap at a time
+(``col2im_product``); or, at stride 1 where it pays, both from the columns of G
+(``by_correlation``). Large temporaries are scratch buffers, the output a kept output buffer
+(memory.py).
 """
 import functools
 
@@ -44,10 +46,11 @@ def im2col(padded, kernel, stride, dilation, out_hw, out=None) -> np.ndarray:
 
 
 # Columns are made and multiplied a few images at a time, this many bytes of them per chunk:
-# a chunk's columns are still in cache when the product reads them, and columns nobody keeps
-# never all exist together. Measured on the VGG block's (g) middle convolution (37.7 MB of
-# columns), forward, one thread: 12.2 ms in one piece, 11.0 ms in chunks of 4 images; as the
-# input gradient by correlation (not kept), 36 MiB less at the step's peak.
+# a chunk's columns are still in cache when the product reads them, and the whole set never
+# exists. Measured on the VGG block's (g) middle convolution (37.7 MB of columns), forward,
+# one thread: 12.2 ms in one piece, 11.0 ms in chunks of 4 images. Making them again in
+# backward instead of keeping them from forward took the step's peak from 84 to 45 MiB (and
+# 3 ms, which taking ∂L/∂W from G's columns, ``by_correlation``, won back).
 COLUMN_CHUNK_BYTES = 4 << 20
 
 
@@ -60,46 +63,57 @@ def image_chunks(x, kernel, out_hw) -> list:
 
 
 def columns(padded, kernel, stride, dilation, groups, out_hw, out=None) -> np.ndarray:
-    """im2col of (padded) images, as (groups, C/groups·kh·kw, N·Ho·Wo) (a view of ``out``, a
-    slice of images of a larger set of columns, else of a scratch buffer)."""
+    """im2col of (padded) images, as (groups, C/groups·kh·kw, N·Ho·Wo) (a view of ``out``,
+    else of a scratch buffer)."""
     n, c = padded.shape[:2]
     cols = im2col(padded, kernel, stride, dilation, out_hw, out)
     return cols.reshape(groups, c // groups * kernel[0] * kernel[1], n * out_hw[0] * out_hw[1])
 
 
-def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, keep_columns=True,
-           scratch=False):
-    """(out, cols): the convolution, and with ``keep_columns`` all its columns (for the weight
-    gradient), else None. Either way they are made and multiplied a chunk of images at a time:
-    kept, each chunk is a slice of the whole set.
-
-    ``out`` is an op's output (``take_output``), or with ``scratch=True`` a scratch buffer,
-    for a gradient that the engine gives back once used."""
+def column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
+    """Yield (lo, hi, cols) for each chunk of images: their columns (as ``columns``), which
+    are the columns lo:hi of the whole set. Each chunk is padded on its own and its columns
+    written over the previous chunk's, in one buffer: the whole set, or a padded copy of the
+    whole input, never exists."""
     n, c = x.shape[:2]
-    f, cg, kh, kw = weight.shape
     per_image = out_hw[0] * out_hw[1]
+    chunks = image_chunks(x, kernel, out_hw)
+    if not chunks:
+        return
+    most = max(stop - start for start, stop in chunks)
+    buffer = take_buffer((c * kernel[0] * kernel[1] * most * per_image,), x.dtype)
+    for start, stop in chunks:
+        images = x[start:stop]
+        padded = pad(images, *padding)
+        shape = (c,) + tuple(kernel) + (stop - start,) + tuple(out_hw)
+        cols = columns(padded, kernel, stride, dilation, groups, out_hw,
+                       buffer[:c * kernel[0] * kernel[1] * (stop - start) * per_image].reshape(shape))
+        if padded is not images:
+            give_buffer(padded)  # im2col has copied what it needs
+        yield start * per_image, stop * per_image, cols
+    give_buffer(buffer)
+
+
+def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, scratch=False):
+    """The convolution, its columns made and multiplied a chunk of images at a time (none are
+    kept, as PyTorch keeps only x and w: backward makes them again).
+
+    The result is an op's output (``take_output``), or with ``scratch=True`` a scratch buffer,
+    for a gradient that the engine gives back once used."""
+    n = x.shape[0]
+    f, cg, kh, kw = weight.shape
     kernels = weight.reshape(groups, f // groups, cg * kh * kw)
     dtype = np.result_type(x, weight)
-    product = (take_buffer if scratch else take_output)((groups, f // groups, n * per_image), dtype)
-    kept = take_buffer((c, kh, kw, n) + tuple(out_hw), x.dtype) if keep_columns else None
-    padded = pad(x, *padding)
-    for start, stop in image_chunks(x, (kh, kw), out_hw):
-        cols = columns(padded[start:stop], (kh, kw), stride, dilation, groups, out_hw,
-                       None if kept is None else kept[:, :, :, start:stop])
-        np.matmul(kernels, cols, out=product[:, :, start * per_image: stop * per_image])
-        if kept is None:
-            give_buffer(cols.base)
-    if padded is not x:
-        give_buffer(padded)  # im2col has copied what it needs
+    product = (take_buffer if scratch else take_output)((groups, f // groups, n * out_hw[0] * out_hw[1]), dtype)
+    for lo, hi, cols in column_chunks(x, (kh, kw), stride, padding, dilation, groups, out_hw):
+        np.matmul(kernels, cols, out=product[:, :, lo:hi])
     out = product.reshape(f, n, *out_hw).transpose(1, 0, 2, 3)
     if bias is not None:
         # In place: the product is fresh memory of ours. ``out + bias`` would allocate another
         # output-sized array, and on this VM first touching it costs as much as the sum (page
         # faults, ~2.5 µs per 4 KiB): ~1 ms per conv of the VGG block (g).
         out += bias.reshape(1, f, 1, 1)
-    if kept is None:
-        return out, None
-    return out, kept.reshape(groups, cg * kh * kw, n * per_image)
+    return out
 
 
 def grad_matrix(grad, groups) -> np.ndarray:
@@ -184,7 +198,7 @@ def input_grad_from_matrix(grad_mat, weight, input_shape, stride, padding, dilat
 
 
 def correlates(stride, padding, dilation, kernel) -> bool:
-    """Whether ∂L/∂x can be computed as a convolution of G (``input_grad_by_correlation``):
+    """Whether ∂L/∂x can be computed as a convolution of G (``by_correlation``):
     stride 1, and no side padded beyond the kernel's reach."""
     reach = [d * (k - 1) for d, k in zip(dilation, kernel)]
     top, bottom, left, right = padding
@@ -192,7 +206,7 @@ def correlates(stride, padding, dilation, kernel) -> bool:
 
 
 def correlation_pays(weight_shape, input_shape, out_hw, stride, padding, dilation) -> bool:
-    """Whether to take ``input_grad_by_correlation``: where it can (``correlates``) and where
+    """Whether to take ``by_correlation``: where it can (``correlates``) and where
     its columns, F·k·k per input pixel, are at most 1.5 times the products col2im_product
     forms, C·k·k per output pixel — else writing the columns costs more than the better GEMM
     shape saves. Measured at one thread: the VGG block's (g) middle convolution (32 → 32
@@ -206,29 +220,45 @@ def correlation_pays(weight_shape, input_shape, out_hw, stride, padding, dilatio
         and f * h * w <= 1.5 * c * out_hw[0] * out_hw[1]
 
 
-def input_grad_by_correlation(grad, weight, input_shape, padding, dilation, groups):
-    """∂L/∂x at stride 1, as a convolution itself: G, padded by d·(k-1) - p on each side,
-    correlated with w rotated by 180° and its two channel axes swapped (within each group).
+def by_correlation(grad, weight, x_or_shape, padding, dilation, groups):
+    """(∂L/∂x, ∂L/∂W) at stride 1 from one set of columns, those of G: ∂L/∂x is a convolution
+    of G, padded by d·(k-1) - p on each side, with w rotated by 180° and its two channel axes
+    swapped (within each group); and given the input x itself (not just its shape), ∂L/∂W
+    comes from the same columns, x @ colsᵀ, tap (i, j) of filter f being column row
+    (f, k-1-i, k-1-j) — the rotation again.
 
-    One product with K = F·k·k, where col2im_product makes k·k products with K = F — a shape
-    BLAS runs at about half speed. Measured on the VGG block's (g) middle convolution (32 → 32
-    channels, batch 32 of 32×32, one thread): 15 ms instead of 22 ms. G's columns are made a
-    chunk of images at a time and not kept (``conv2d``'s ``keep_columns=False``): beside the
-    forward's columns, which backward still holds, only a chunk's exist at once.
+    One product with K = F·k·k for ∂L/∂x, where col2im_product makes k·k products with K = F —
+    a shape BLAS runs at about half speed. Measured on the VGG block's (g) middle convolution
+    (32 → 32 channels, batch 32 of 32×32, one thread): 15 ms instead of 22 ms; and taking ∂L/∂W
+    from G's columns instead of making x's again saves another ~2 ms there. G's columns are
+    made a chunk of images at a time (``column_chunks``).
     """
     f, cg, kh, kw = weight.shape
+    x = None if type(x_or_shape) is tuple else x_or_shape
+    n, c, h, w = x_or_shape if x is None else x.shape
     (dh, dw), (top, bottom, left, right) = dilation, padding
     pads = (dh * (kh - 1) - top, dh * (kh - 1) - bottom, dw * (kw - 1) - left, dw * (kw - 1) - right)
     rotated = weight.reshape(groups, f // groups, cg, kh, kw)[..., ::-1, ::-1]
-    rotated = rotated.swapaxes(1, 2).reshape(groups * cg, f // groups, kh, kw)
-    return conv2d(grad, rotated, None, (1, 1), pads, dilation, groups, input_shape[2:],
-                  keep_columns=False, scratch=True)[0]
+    kernels = rotated.swapaxes(1, 2).reshape(groups, cg, f // groups * kh * kw)
+    grad_x = take_buffer((groups, cg, n * h * w), np.result_type(grad, weight))
+    # ∂L/∂W as (groups, C/groups, F/groups·k·k), in the columns' row order
+    sums = None if x is None else np.zeros(kernels.shape, np.result_type(grad, x))
+    for lo, hi, cols in column_chunks(grad, (kh, kw), (1, 1), pads, dilation, groups, (h, w)):
+        np.matmul(kernels, cols, out=grad_x[:, :, lo:hi])
+        if sums is not None:  # this chunk's images of x as (groups, C/groups, pixels)
+            rows = x[lo // (h * w): hi // (h * w)].transpose(1, 0, 2, 3).reshape(groups, cg, -1)
+            sums += rows @ cols.swapaxes(1, 2)
+    grad_x = grad_x.reshape(c, n, h, w).transpose(1, 0, 2, 3)
+    if sums is None:
+        return grad_x, None
+    rotated_back = sums.reshape(groups, cg, f // groups, kh, kw)[..., ::-1, ::-1]
+    return grad_x, rotated_back.swapaxes(1, 2).reshape(f, cg, kh, kw)
 
 
 def input_grad(grad, weight, input_shape, stride, padding, dilation, groups, out_hw):
     """∂L/∂x of a convolution (a transposed convolution of ``grad`` with ``weight``)."""
     if correlation_pays(weight.shape, input_shape, out_hw, stride, padding, dilation):
-        return input_grad_by_correlation(grad, weight, input_shape, padding, dilation, groups)
+        return by_correlation(grad, weight, tuple(input_shape), padding, dilation, groups)[0]
     grad_mat = grad_matrix(grad, groups)
     grad_x = input_grad_from_matrix(grad_mat, weight, input_shape, stride, padding, dilation,
                                     groups, out_hw)
@@ -236,32 +266,44 @@ def input_grad(grad, weight, input_shape, stride, padding, dilation, groups, out
     return grad_x
 
 
+def weight_grad_from_matrix(x, grad_mat, kernel, stride, padding, dilation, groups, out_hw):
+    """∂L/∂W = G · colsᵀ, summed a chunk of images at a time, each chunk's columns made again
+    from ``x`` (forward keeps none, as PyTorch keeps only x and w: on the VGG block (g) they
+    were 48 MiB, most of a step's memory)."""
+    f = grad_mat.shape[0] * grad_mat.shape[1]
+    grad_w = np.zeros((groups, f // groups, x.shape[1] // groups * kernel[0] * kernel[1]),
+                      np.result_type(grad_mat, x))
+    for lo, hi, cols in column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
+        grad_w += grad_mat[:, :, lo:hi] @ cols.swapaxes(1, 2)
+    return grad_w.reshape(f, -1, *kernel)
+
+
 def weight_grad(x, grad, kernel, stride, padding, dilation, groups, out_hw) -> np.ndarray:
     """∂L/∂W = G · colsᵀ, the columns taken from ``x``."""
-    padded = pad(x, *padding)
-    cols = columns(padded, kernel, stride, dilation, groups, out_hw)
-    if padded is not x:
-        give_buffer(padded)
     grad_mat = grad_matrix(grad, groups)
-    grad_w = (grad_mat @ cols.swapaxes(1, 2)).reshape(grad.shape[1], -1, *kernel)
+    grad_w = weight_grad_from_matrix(x, grad_mat, kernel, stride, padding, dilation, groups,
+                                     out_hw)
     give_buffer(grad_mat.base)
-    give_buffer(cols.base)
     return grad_w
 
 
-def conv2d_backward(grad, weight, cols, input_shape, needs, stride, padding, dilation, groups,
-                    out_hw):
-    """All three gradients of ``conv2d`` sharing one copy of G and the forward's columns."""
-    grad_mat = grad_matrix(grad, groups)
+def conv2d_backward(grad, weight, x, needs, stride, padding, dilation, groups, out_hw):
+    """All three gradients of ``conv2d``: both of x and w from G's columns where the
+    correlation pays (``by_correlation``), else sharing one copy of G."""
     grad_x = grad_w = grad_b = None
-    if needs[0] and correlation_pays(weight.shape, input_shape, out_hw, stride, padding, dilation):
-        grad_x = input_grad_by_correlation(grad, weight, input_shape, padding, dilation, groups)
-    elif needs[0]:
-        grad_x = input_grad_from_matrix(grad_mat, weight, input_shape, stride, padding,
+    if needs[0] and correlation_pays(weight.shape, x.shape, out_hw, stride, padding, dilation):
+        grad_x, grad_w = by_correlation(grad, weight, x if needs[1] else x.shape, padding,
+                                        dilation, groups)
+    if len(needs) > 2 and needs[2]:
+        grad_b = grad.sum(axis=(0, 2, 3))
+    if grad_x is not None and (grad_w is not None or not needs[1]):
+        return grad_x, grad_w, grad_b
+    grad_mat = grad_matrix(grad, groups)
+    if needs[0] and grad_x is None:
+        grad_x = input_grad_from_matrix(grad_mat, weight, x.shape, stride, padding,
                                         dilation, groups, out_hw)
     if needs[1]:
-        grad_w = (grad_mat @ cols.swapaxes(1, 2)).reshape(weight.shape)
-    if len(needs) > 2 and needs[2]:
-        grad_b = grad_mat.sum(axis=2).reshape(-1)  # contiguous rows: faster than grad's axes
+        grad_w = weight_grad_from_matrix(x, grad_mat, weight.shape[2:], stride, padding,
+                                         dilation, groups, out_hw)
     give_buffer(grad_mat.base)
     return grad_x, grad_w, grad_b

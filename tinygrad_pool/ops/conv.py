@@ -31,24 +31,15 @@ from .args import DimensionError, check_dimension, product_operands, tensor_arg
 class Conv2d(Function):
     """out = w ⋆ x + b;  ∂L/∂x = conv_transpose(G, w),  ∂L/∂w = correlate(x, G),  ∂L/∂b = Σ G"""
 
-    # The im2col columns of x, kept so that ∂L/∂w is one product; handed back after backward.
-    scratch_saved = ("cols",)
-
     def forward(ctx, x, weight, bias=None, *, stride, padding, dilation, groups, out_hw):
-        keep = ctx.needs_input_grad[1]  # (∂L/∂w needs the columns; else they are not kept)
-        out, cols = fast.conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw,
-                                keep_columns=keep)
         ctx.x, ctx.weight = x, weight  # what PyTorch saves: both, whichever needs a gradient
-        if keep:
-            ctx.cols = cols
-        return out
+        return fast.conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw)
 
     def backward(ctx, grad):
         geometry = ctx.attrs  # stride, padding, dilation, groups, out_hw: nothing else
         needs = ctx.needs_input_grad
         if type(grad) is np.ndarray:  # the fast path: the same three, sharing one copy of G
-            grads = fast.conv2d_backward(grad, ctx.weight, getattr(ctx, "cols", None),
-                                         ctx.x.shape, needs, **geometry)
+            grads = fast.conv2d_backward(grad, ctx.weight, ctx.x, needs, **geometry)
             return grads[:len(needs)]
         grad_x = Conv2dInputGrad.call(grad, ctx.weight, input_hw=ctx.x.shape[2:], **geometry) \
             if needs[0] else None
