@@ -496,28 +496,32 @@ def test_convolution_over_several_chunks_and_a_small_col2im_has_finite_differenc
     assert all(len(c) > 1 for c in chunks if c and c[-1][1] == 7)  # every full batch: chunked
 
 
-@pytest.mark.parametrize("weight_shape, input_shape, out_hw, pads, pays", [
-    ((32, 32, 3, 3), (32, 32, 32, 32), (32, 32), (1, 1, 1, 1), True),  # (g)'s middle conv
-    ((64, 32, 3, 3), (32, 32, 16, 16), (16, 16), (1, 1, 1, 1), False),  # (g)'s last: F = 2C
-    ((16, 6, 5, 5), (64, 6, 14, 14), (10, 10), (0, 0, 0, 0), False),  # LeNet-5's second
-    ((8, 16, 3, 3), (4, 16, 12, 12), (10, 10), (0, 0, 0, 0), True),  # fewer filters: pays
+@pytest.mark.parametrize("weight_shape, input_shape, out_hw, pads, pays, pays_with_weight", [
+    ((32, 32, 3, 3), (32, 32, 32, 32), (32, 32), (1, 1, 1, 1), True, True),  # (g)'s middle conv
+    ((64, 32, 3, 3), (32, 32, 16, 16), (16, 16), (1, 1, 1, 1), False, True),  # (g)'s last: F = 2C
+    ((16, 6, 5, 5), (64, 6, 14, 14), (10, 10), (0, 0, 0, 0), False, False),  # LeNet-5's second
+    ((8, 16, 3, 3), (4, 16, 12, 12), (10, 10), (0, 0, 0, 0), True, True),  # fewer filters: pays
 ])
-def test_the_input_gradient_takes_the_correlation_only_where_it_pays(
-        rng, monkeypatch, weight_shape, input_shape, out_hw, pads, pays):
+def test_the_gradients_take_the_correlation_only_where_it_pays(
+        rng, monkeypatch, weight_shape, input_shape, out_hw, pads, pays, pays_with_weight):
     """correlation_pays: the correlation's columns (F·k·k per input pixel) at most 1.5× the
-    products col2im_product forms (C·k·k per output pixel); conv2d_backward then takes that
-    route for both gradients (or for the input's alone), and either route gives the same."""
+    products col2im_product forms (C·k·k per output pixel), 3× when the weight gradient comes
+    from them too; conv2d_backward then takes that route for both gradients (or for the
+    input's alone), and either route gives the same."""
     geometry = ((1, 1), pads, (1, 1))
     assert conv.correlation_pays(weight_shape, input_shape, out_hw, *geometry) is pays
+    assert conv.correlation_pays(weight_shape, input_shape, out_hw, *geometry,
+                                 weight_too=True) is pays_with_weight
     weight = rng.standard_normal(weight_shape).astype(np.float32)
     grad = rng.standard_normal((input_shape[0], weight_shape[0]) + out_hw).astype(np.float32)
     x = rng.standard_normal(input_shape).astype(np.float32)
     taken = []
     original = conv.by_correlation
-    monkeypatch.setattr(conv, "by_correlation", lambda *args: taken.append(1) or original(*args))
+    monkeypatch.setattr(conv, "by_correlation",
+                        lambda *args: taken.append(type(args[2]) is np.ndarray) or original(*args))
     got_x, got_w, _ = conv.conv2d_backward(grad, weight, x, (True, True), *geometry, 1, out_hw)
     alone = conv.conv2d_backward(grad, weight, x, (True, False), *geometry, 1, out_hw)
-    assert taken == ([1, 1] if pays else []) and alone[1] is None
+    assert taken == [True] * pays_with_weight + [False] * pays and alone[1] is None
     grad_mat = conv.grad_matrix(grad, 1)
     other_x = conv.input_grad_from_matrix(grad_mat, weight, input_shape, *geometry, 1, out_hw)
     other_w = conv.weight_grad_from_matrix(x, grad_mat, weight_shape[2:], *geometry, 1, out_hw)

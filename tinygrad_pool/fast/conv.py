@@ -218,19 +218,23 @@ def correlates(stride, padding, dilation, kernel) -> bool:
     return stride == (1, 1) and max(top, bottom) <= reach[0] and max(left, right) <= reach[1]
 
 
-def correlation_pays(weight_shape, input_shape, out_hw, stride, padding, dilation) -> bool:
-    """Whether to take ``by_correlation``: where it can (``correlates``) and where
-    its columns, F·k·k per input pixel, are at most 1.5 times the products col2im_product
-    forms, C·k·k per output pixel — else writing the columns costs more than the better GEMM
-    shape saves. Measured at one thread: the VGG block's (g) middle convolution (32 → 32
-    channels, ratio 1) 12.9 ms by correlation against 16.5 ms; its last (32 → 64 channels,
-    ratio 2) 7.1 against 6.7 ms; LeNet-5's second (f) (6 → 16 channels, 14×14 → 10×10, ratio
-    5.2) 5.0 against 2.5 ms at batch 64.
+def correlation_pays(weight_shape, input_shape, out_hw, stride, padding, dilation,
+                     weight_too=False) -> bool:
+    """Whether to take ``by_correlation``: where it can (``correlates``) and where its columns,
+    F·k·k per input pixel, are at most 1.5 times the products col2im_product forms, C·k·k per
+    output pixel — else writing the columns costs more than the better GEMM shape saves — or
+    3 times when ∂L/∂W comes from the same columns too (``weight_too``), which saves making
+    x's columns again. Measured at one thread, ∂L/∂x alone: the VGG block's (g) middle
+    convolution (32 → 32 channels, ratio 1) 12.9 ms by correlation against 16.5 ms; its last
+    (32 → 64 channels, ratio 2) 7.1 against 6.7 ms; LeNet-5's second (f) (6 → 16 channels,
+    14×14 → 10×10, ratio 5.2) 5.0 against 2.5 ms at batch 64. Both gradients: ratio 2 (g's
+    last) 10.6 against 12.3 ms, ratio 3 (16 → 48 channels) 5.2 against 5.7, ratio 4 (16 → 64)
+    7.0 against 6.6, LeNet-5's second 6.1 against 3.7.
     """
     f, cg, kh, kw = weight_shape
     n, c, h, w = input_shape
     return correlates(stride, padding, dilation, (kh, kw)) \
-        and f * h * w <= 1.5 * c * out_hw[0] * out_hw[1]
+        and f * h * w <= (3 if weight_too else 1.5) * c * out_hw[0] * out_hw[1]
 
 
 def by_correlation(grad, weight, x_or_shape, padding, dilation, groups):
@@ -304,7 +308,8 @@ def conv2d_backward(grad, weight, x, needs, stride, padding, dilation, groups, o
     """All three gradients of ``conv2d``: both of x and w from G's columns where the
     correlation pays (``by_correlation``), else sharing one copy of G."""
     grad_x = grad_w = grad_b = None
-    if needs[0] and correlation_pays(weight.shape, x.shape, out_hw, stride, padding, dilation):
+    if needs[0] and correlation_pays(weight.shape, x.shape, out_hw, stride, padding, dilation,
+                                     weight_too=needs[1]):
         grad_x, grad_w = by_correlation(grad, weight, x if needs[1] else x.shape, padding,
                                         dilation, groups)
     if len(needs) > 2 and needs[2]:
