@@ -421,13 +421,17 @@ LAYOUTS = {  # windows_view lays its view over the memory (C-contiguous) or uses
 }
 
 
+@pytest.mark.parametrize("passes", [1, 2])
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("kernel,stride,dilation", [
     ((3, 3), (1, 1), (1, 1)), ((5, 2), (2, 3), (1, 2)), ((2, 3), (3, 1), (2, 1))])
-def test_im2col_equals_the_taps_one_at_a_time(rng, kernel, stride, dilation, layout):
+def test_im2col_equals_the_taps_one_at_a_time(rng, monkeypatch, kernel, stride, dilation,
+                                              layout, passes):
     """windows_view's [:, :, i, j] is tap (i, j), read-only, from contiguous memory (and a
     contiguous slice starting past its buffer's start) as from a non-contiguous view; im2col
-    (shifted rows first, then blocks of them) copies it out channel-major."""
+    copies it out channel-major, in one pass or in two (shifted rows first, then blocks of
+    them)."""
+    monkeypatch.setattr(conv, "TWO_PASS_ROWS", 1 << 40 if passes == 1 else 0)
     x = LAYOUTS[layout](rng.standard_normal((4, 3, 13, 14)))  # (3, 4, 13, 14)
     assert x.shape == (3, 4, 13, 14) and x.flags.c_contiguous == (layout != "transposed")
     out_hw = tuple((s - d * (k - 1) - 1) // st + 1

@@ -33,22 +33,31 @@ def pad(x, top, bottom, left, right, value=0) -> np.ndarray:
     return padded
 
 
+# im2col copies in two passes from this many output rows (C·kh·kw·N·Ho) up; below, in one.
+TWO_PASS_ROWS = 4096
+
+
 def im2col(padded, kernel, stride, dilation, out_hw, out=None) -> np.ndarray:
     """Columns laid out channel-major, (C, kh, kw, N, Ho, Wo) (into ``out``, else a scratch
     buffer). (Channel-major because a convolution's output, and so the next one's input, is a
     (C, N, H, W) array seen as (N, C, H, W): the copy then reads it in memory order.)
 
-    Copied in two passes: first each row shifted by each column tap j, ``rows[c, j, n, hp, :]``
-    (kh times fewer rows than the columns have), then for each row tap i the block of rows
-    it starts at, Ho·Wo numbers in a row on both sides. One copy straight out of the windows
-    moves each output row, Wo numbers, on its own, and NumPy's per-row cost dominated where Wo
-    is small. Measured at one thread: LeNet-5's second convolution (f) at batch 256 (6
-    channels, 5×5, Wo = 10) 2.9 → 1.6 ms, the VGG block's (g) last (Wo = 16) 1.07 → 0.82 ms,
-    its first two (Wo = 32) unchanged.
+    One copy straight out of the windows moves each output row, Wo numbers, on its own, and
+    NumPy's per-row cost dominates where there are many short rows: from TWO_PASS_ROWS of them
+    up the copy takes two passes, first each row shifted by each column tap j, ``rows[c, j,
+    n, hp, :]`` (kh times fewer rows), then for each row tap i the block of rows it starts at,
+    Ho·Wo numbers in a row on both sides. Measured at one thread (chunks of columns ≤ 4 MiB,
+    as conv2d makes them): LeNet-5's second convolution (f) (6 channels, 5×5, Wo = 10) 689 →
+    373 µs at batch 64 (6,400 rows), 24 → 22 µs at batch 2 (3,000 rows), 13 → 17 µs at batch 1;
+    the VGG block's (g) last (Wo = 16) 2.2 → 1.7 ms; its middle one (Wo = 32) 81 → 80 µs per
+    image, 338 → 277 µs per 4.
     """
     n, c, hp, _ = padded.shape
     (kh, kw), (ho, wo), (sh, _), (dh, _) = kernel, out_hw, stride, dilation
     cols = take_buffer((c, kh, kw, n, ho, wo), padded.dtype) if out is None else out
+    if c * kh * kw * n * ho < TWO_PASS_ROWS:
+        np.copyto(cols, windows_view(padded, kernel, stride, dilation, out_hw).transpose(1, 2, 3, 0, 4, 5))
+        return cols
     rows = take_buffer((c, kw, n, hp, wo), padded.dtype)
     shifted = windows_view(padded, (1, kw), (1, stride[1]), (1, dilation[1]), (hp, wo))
     np.copyto(rows, shifted[:, :, 0].transpose(1, 2, 0, 3, 4))
@@ -93,14 +102,14 @@ def column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
     chunks = image_chunks(x, kernel, out_hw)
     if not chunks:
         return
-    most = max(stop - start for start, stop in chunks)
-    buffer = take_buffer((c * kernel[0] * kernel[1] * most * per_image,), x.dtype)
+    rows = c * kernel[0] * kernel[1]
+    buffer = take_buffer((rows * (chunks[0][1] - chunks[0][0]) * per_image,), x.dtype)  # the largest
     for start, stop in chunks:
         images = x[start:stop]
         padded = pad(images, *padding)
-        shape = (c,) + tuple(kernel) + (stop - start,) + tuple(out_hw)
         cols = columns(padded, kernel, stride, dilation, groups, out_hw,
-                       buffer[:c * kernel[0] * kernel[1] * (stop - start) * per_image].reshape(shape))
+                       buffer[:rows * (stop - start) * per_image].reshape(
+                           (c, *kernel, stop - start, *out_hw)))
         if padded is not images:
             give_buffer(padded)  # im2col has copied what it needs
         yield start * per_image, stop * per_image, cols
@@ -288,10 +297,15 @@ def weight_grad_from_matrix(x, grad_mat, kernel, stride, padding, dilation, grou
     from ``x`` (forward keeps none, as PyTorch keeps only x and w: on the VGG block (g) they
     were 48 MiB, most of a step's memory)."""
     f = grad_mat.shape[0] * grad_mat.shape[1]
-    grad_w = np.zeros((groups, f // groups, x.shape[1] // groups * kernel[0] * kernel[1]),
-                      np.result_type(grad_mat, x))
+    grad_w = None
     for lo, hi, cols in column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
-        grad_w += grad_mat[:, :, lo:hi] @ cols.swapaxes(1, 2)
+        part = grad_mat[:, :, lo:hi] @ cols.swapaxes(1, 2)
+        if grad_w is None:
+            grad_w = part
+        else:
+            grad_w += part
+    if grad_w is None:  # no images
+        return np.zeros((f, x.shape[1] // groups) + tuple(kernel), np.result_type(grad_mat, x))
     return grad_w.reshape(f, -1, *kernel)
 
 
