@@ -463,7 +463,7 @@ def test_columns_made_a_chunk_of_images_at_a_time_give_the_same_convolution(rng,
     for chunk_bytes, chunks in ((2 * per_image, [(0, 2), (2, 4), (4, 6), (6, 7)]), (1 << 40, [(0, 7)])):
         monkeypatch.setattr(conv, "COLUMN_CHUNK_BYTES", chunk_bytes)
         assert conv.image_chunks(x, (3, 2), out_hw) == chunks
-        results.append((conv.conv2d(x, weight, None, stride, padding, (1, 1), groups, out_hw),
+        results.append((conv.conv2d(x, weight, None, stride, padding, (1, 1), groups, out_hw)[0],
                         conv.weight_grad_from_matrix(x, grad_mat, (3, 2), stride, padding, (1, 1),
                                                      groups, out_hw)))
     (chunked, chunked_w), (whole, whole_w) = results
@@ -471,6 +471,30 @@ def test_columns_made_a_chunk_of_images_at_a_time_give_the_same_convolution(rng,
     np.testing.assert_allclose(chunked_w, whole_w, rtol=1e-5, atol=1e-4)
     assert chunked_w.shape == weight.shape
     assert conv.image_chunks(x[:0], (3, 2), out_hw) == []
+
+
+def test_only_small_columns_are_kept_and_the_gradients_are_the_same_either_way(rng, monkeypatch):
+    """Columns up to KEEP_COLUMNS_BYTES are saved on the node (cols) for the weight gradient;
+    larger ones are not, and backward makes them again. Same gradients both ways; no columns
+    kept when the weight needs no gradient."""
+    x = rng.standard_normal((3, 2, 6, 5))
+    w = rng.standard_normal((4, 2, 3, 3))
+    size = 2 * 3 * 3 * 3 * 6 * 5 * 8  # the columns' bytes, padding 1: (C·k·k) × (N·Ho·Wo) float64
+    grads = {}
+    for limit in (size, size - 1):
+        monkeypatch.setattr(conv, "KEEP_COLUMNS_BYTES", limit)
+        xt, wt = Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)
+        out = F.conv2d(xt, wt, padding=1)
+        saved = out.grad_fn.saved_for_backward()
+        assert ("cols" in saved) is (limit == size)
+        if limit == size:
+            assert saved["cols"].nbytes == size
+        (out * out).sum().backward()
+        grads[limit] = (xt.grad.data, wt.grad.data)
+    for kept, remade in zip(grads[size], grads[size - 1]):
+        np.testing.assert_allclose(kept, remade, rtol=1e-12, atol=1e-12)
+    out = F.conv2d(Tensor(x, requires_grad=True), Tensor(w), padding=1)
+    assert "cols" not in out.grad_fn.saved_for_backward()
 
 
 @pytest.mark.parametrize("stride,padding", [((1, 1), 1), ((2, 1), (0, 2))])
@@ -523,8 +547,9 @@ def test_the_gradients_take_the_correlation_only_where_it_pays(
     original = conv.by_correlation
     monkeypatch.setattr(conv, "by_correlation",
                         lambda *args: taken.append(type(args[2]) is np.ndarray) or original(*args))
-    got_x, got_w, _ = conv.conv2d_backward(grad, weight, x, (True, True), *geometry, 1, out_hw)
-    alone = conv.conv2d_backward(grad, weight, x, (True, False), *geometry, 1, out_hw)
+    got_x, got_w, _ = conv.conv2d_backward(grad, weight, x, None, (True, True), *geometry, 1,
+                                           out_hw)
+    alone = conv.conv2d_backward(grad, weight, x, None, (True, False), *geometry, 1, out_hw)
     assert taken == [True] * pays_with_weight + [False] * pays and alone[1] is None
     grad_mat = conv.grad_matrix(grad, 1)
     other_x = conv.input_grad_from_matrix(grad_mat, weight, input_shape, *geometry, 1, out_hw)

@@ -201,8 +201,7 @@ def test_training_steps_on_recycled_buffers_match_steps_on_fresh_memory(rng):
 # changed exactly as torch's does; and no
 # held array may ever go into or come out of the scratch pool, or share memory with anything the
 # later steps made. Most held arrays are above SCRATCH_MIN_BYTES, so candidates for reuse: the
-# input (32·1·28·28·4 = 100 KiB), conv and ReLU outputs (800 KiB) (the conv's columns are
-# made in chunks and never saved: what its node saves is its input and weight), pooled
+# input (32·1·28·28·4 = 100 KiB), conv and ReLU outputs (800 KiB), conv columns (900 KiB), pooled
 # output and argmax (200 KiB), indices (400 KiB), the Linear weight and its gradient (100 KiB),
 # the input's and the ReLU output's gradients (biases, the conv weight and logits are small).
 
@@ -376,7 +375,7 @@ def _train(monkeypatch, data=None, steps=STEPS):
         g_logits = (logits.data - targets[step]) / np.float32(BATCH)  # small (2 KiB)
         held.note_clashes(f"step {step} forward", {
             "conv output": c.data, "relu output": r.data, "pooled output": p.data,
-            "indices": idx.data, "logits": logits.data,
+            "indices": idx.data, "logits": logits.data, "conv columns": conv_fn.cols,
             "max-pool argmax": pool_fn.argmax}, earlier_only=True)
         if grab:
             held.keep("user's input array", xs[step])
@@ -408,7 +407,7 @@ def _train(monkeypatch, data=None, steps=STEPS):
             for name in ("conv.weight", "conv.bias"):
                 held.keep(f"{name} .grad after 1st backward", params[name].grad, "doubled")
             held.keep("input .grad after 1st backward", x.grad, "doubled")
-            r.backward(gradient=gradient)  # releases the conv node
+            r.backward(gradient=gradient)  # releases the conv node: its columns may go back
             for name, param in params.items():
                 held.keep(f"{name} .grad", param.grad)
             held.keep("input .grad", x.grad)
@@ -503,7 +502,8 @@ def _take_output_whoever_holds_it(shape, dtype):
 @pytest.mark.parametrize("target, name, broken, victims", [
     # release() hands back what a node saved although the user holds it (or a view of it)
     (memory, "give_back_if_unreferenced", _give_back_always,
-     ["max-pool node saved 'argmax' from",
+     ["conv node saved 'cols' from saved_for_backward()", "conv node saved 'cols' as",
+      "conv node saved 'cols' (a view only)", "max-pool node saved 'argmax' from",
       "max-pool node saved 'argmax' as", "max-pool node saved 'argmax' (a view only)"]),
     # backward hands back each node's used-up gradient although the user holds it: here the
     # array the user passed as gradient= (as an array, a Tensor, or held through a view)

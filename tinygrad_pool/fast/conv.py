@@ -6,9 +6,9 @@ im2col copies every k×k window of the input into a column, so that
     out[n, f, ho, wo] = Σ_{c,i,j} w[f, c, i, j] · x[n, c, ho·s + i·d, wo·s + j·d]
 
 becomes ``W (F × C·k·k) @ cols (C·k·k × N·Ho·Wo)``, made and multiplied a chunk of images at
-a time (``column_chunks``); no columns are kept (PyTorch keeps x and w, and so do we).
-Backward is two more products: ``∂L/∂W = G @ colsᵀ``, the columns made again a chunk at a
-time, and ``∂L/∂cols = Wᵀ @ G``, added back onto the pixels each column was copied from
+a time (``column_chunks``); only small columns are kept for backward (PyTorch keeps x and
+w, and so do we; KEEP_COLUMNS_BYTES). Backward is two more products: ``∂L/∂W = G @ colsᵀ``,
+larger columns made again a chunk at a time, and ``∂L/∂cols = Wᵀ @ G``, added back onto the pixels each column was copied from
 (pixels shared by overlapping windows collect several terms), one tap at a time
 (``col2im_product``); or, at stride 1 where it pays, both from the columns of G
 (``by_correlation``). Large temporaries are scratch buffers, the output a kept output buffer
@@ -116,26 +116,46 @@ def column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
     give_buffer(buffer)
 
 
-def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, scratch=False):
-    """The convolution, its columns made and multiplied a chunk of images at a time (none are
-    kept, as PyTorch keeps only x and w: backward makes them again).
+# Columns up to this many bytes in all are kept from forward for the weight gradient, if it
+# is wanted; larger ones are made again in backward, a chunk at a time. Making them again costs
+# a fixed ~30 µs of calls and copying per convolution, which a small one feels and a large one
+# does not, while keeping them costs their memory, which only a large one feels: the article
+# network's (d) 1,200-step training took 7% longer with its 144-number columns made again;
+# the VGG block's (g), 48 MiB of columns, made again: its step's live peak 84 → 35 MiB.
+KEEP_COLUMNS_BYTES = 1 << 20
 
-    The result is an op's output (``take_output``), or with ``scratch=True`` a scratch buffer,
+
+def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, keep_columns=False,
+           scratch=False):
+    """(out, cols): the convolution, and with ``keep_columns`` its columns if they are small
+    (KEEP_COLUMNS_BYTES), for the weight gradient; else None. Large columns are made and
+    multiplied a chunk of images at a time and not kept (PyTorch keeps only x and w): backward
+    makes them again.
+
+    ``out`` is an op's output (``take_output``), or with ``scratch=True`` a scratch buffer,
     for a gradient that the engine gives back once used."""
-    n = x.shape[0]
+    n, c = x.shape[:2]
     f, cg, kh, kw = weight.shape
     kernels = weight.reshape(groups, f // groups, cg * kh * kw)
     dtype = np.result_type(x, weight)
     product = (take_buffer if scratch else take_output)((groups, f // groups, n * out_hw[0] * out_hw[1]), dtype)
-    for lo, hi, cols in column_chunks(x, (kh, kw), stride, padding, dilation, groups, out_hw):
-        np.matmul(kernels, cols, out=product[:, :, lo:hi])
+    kept = None
+    if keep_columns and c * kh * kw * n * out_hw[0] * out_hw[1] * x.dtype.itemsize <= KEEP_COLUMNS_BYTES:
+        padded = pad(x, *padding)
+        kept = columns(padded, (kh, kw), stride, dilation, groups, out_hw)
+        if padded is not x:
+            give_buffer(padded)
+        np.matmul(kernels, kept, out=product)
+    else:
+        for lo, hi, cols in column_chunks(x, (kh, kw), stride, padding, dilation, groups, out_hw):
+            np.matmul(kernels, cols, out=product[:, :, lo:hi])
     out = product.reshape(f, n, *out_hw).transpose(1, 0, 2, 3)
     if bias is not None:
         # In place: the product is fresh memory of ours. ``out + bias`` would allocate another
         # output-sized array, and on this VM first touching it costs as much as the sum (page
         # faults, ~2.5 µs per 4 KiB): ~1 ms per conv of the VGG block (g).
         out += bias.reshape(1, f, 1, 1)
-    return out
+    return out, kept
 
 
 def grad_matrix(grad, groups) -> np.ndarray:
@@ -318,23 +338,27 @@ def weight_grad(x, grad, kernel, stride, padding, dilation, groups, out_hw) -> n
     return grad_w
 
 
-def conv2d_backward(grad, weight, x, needs, stride, padding, dilation, groups, out_hw):
-    """All three gradients of ``conv2d``: both of x and w from G's columns where the
-    correlation pays (``by_correlation``), else sharing one copy of G."""
+def conv2d_backward(grad, weight, x, cols, needs, stride, padding, dilation, groups, out_hw):
+    """All three gradients of ``conv2d``: ∂L/∂W from the columns forward kept (``cols``), else
+    with ∂L/∂x from G's columns where the correlation pays (``by_correlation``), else from
+    x's columns made again; the rest sharing one copy of G."""
     grad_x = grad_w = grad_b = None
+    weight_too = needs[1] and cols is None
     if needs[0] and correlation_pays(weight.shape, x.shape, out_hw, stride, padding, dilation,
-                                     weight_too=needs[1]):
-        grad_x, grad_w = by_correlation(grad, weight, x if needs[1] else x.shape, padding,
+                                     weight_too=weight_too):
+        grad_x, grad_w = by_correlation(grad, weight, x if weight_too else x.shape, padding,
                                         dilation, groups)
     if len(needs) > 2 and needs[2]:
         grad_b = grad.sum(axis=(0, 2, 3))
-    if grad_x is not None and (grad_w is not None or not needs[1]):
+    if (grad_x is not None or not needs[0]) and (grad_w is not None or not needs[1]):
         return grad_x, grad_w, grad_b
     grad_mat = grad_matrix(grad, groups)
     if needs[0] and grad_x is None:
         grad_x = input_grad_from_matrix(grad_mat, weight, x.shape, stride, padding,
                                         dilation, groups, out_hw)
-    if needs[1]:
+    if needs[1] and cols is not None:
+        grad_w = (grad_mat @ cols.swapaxes(1, 2)).reshape(weight.shape)
+    elif needs[1]:
         grad_w = weight_grad_from_matrix(x, grad_mat, weight.shape[2:], stride, padding,
                                          dilation, groups, out_hw)
     give_buffer(grad_mat.base)

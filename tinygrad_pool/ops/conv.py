@@ -31,15 +31,24 @@ from .args import DimensionError, check_dimension, product_operands, tensor_arg
 class Conv2d(Function):
     """out = w ⋆ x + b;  ∂L/∂x = conv_transpose(G, w),  ∂L/∂w = correlate(x, G),  ∂L/∂b = Σ G"""
 
+    # The im2col columns of x, if small enough to keep (fast/conv.py: larger ones are made
+    # again in backward), so that ∂L/∂w is one product; handed back after backward.
+    scratch_saved = ("cols",)
+
     def forward(ctx, x, weight, bias=None, *, stride, padding, dilation, groups, out_hw):
         ctx.x, ctx.weight = x, weight  # what PyTorch saves: both, whichever needs a gradient
-        return fast.conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw)
+        out, cols = fast.conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw,
+                                keep_columns=ctx.needs_input_grad[1])
+        if cols is not None:
+            ctx.cols = cols
+        return out
 
     def backward(ctx, grad):
         geometry = ctx.attrs  # stride, padding, dilation, groups, out_hw: nothing else
         needs = ctx.needs_input_grad
         if type(grad) is np.ndarray:  # the fast path: the same three, sharing one copy of G
-            grads = fast.conv2d_backward(grad, ctx.weight, ctx.x, needs, **geometry)
+            grads = fast.conv2d_backward(grad, ctx.weight, ctx.x, getattr(ctx, "cols", None),
+                                         needs, **geometry)
             return grads[:len(needs)]
         grad_x = Conv2dInputGrad.call(grad, ctx.weight, input_hw=ctx.x.shape[2:], **geometry) \
             if needs[0] else None
