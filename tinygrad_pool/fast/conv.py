@@ -6,13 +6,13 @@ im2col copies every k×k window of the input into a column, so that
     out[n, f, ho, wo] = Σ_{c,i,j} w[f, c, i, j] · x[n, c, ho·s + i·d, wo·s + j·d]
 
 becomes ``W (F × C·k·k) @ cols (C·k·k × N·Ho·Wo)``, made and multiplied a chunk of images at
-a time (``column_chunks``); only small columns are kept for backward (PyTorch keeps x and
-w, and so do we; KEEP_COLUMNS_BYTES). Backward is two more products: ``∂L/∂W = G @ colsᵀ``,
-larger columns made again a chunk at a time, and ``∂L/∂cols = Wᵀ @ G``, added back onto the pixels each column was copied from
-(pixels shared by overlapping windows collect several terms), one tap at a time
-(``col2im_product``); or, at stride 1 where it pays, both from the columns of G
-(``by_correlation``). Large temporaries are scratch buffers, the output a kept output buffer
-(memory.py).
+a time (``column_chunks``); only small columns are kept for backward (KEEP_COLUMNS_BYTES:
+PyTorch keeps x and w, and so do we). Backward is two more products: ``∂L/∂W = G @ colsᵀ``,
+larger columns made again a chunk at a time, and ``∂L/∂cols = Wᵀ @ G``, added back onto the
+pixels each column was copied from (pixels shared by overlapping windows collect several
+terms), one tap at a time (``col2im_product``); or, at stride 1 where it pays, both from the
+columns of G (``by_correlation``). Large temporaries are scratch buffers, the output a kept
+output buffer (memory.py).
 """
 import functools
 
@@ -70,9 +70,7 @@ def im2col(padded, kernel, stride, dilation, out_hw, out=None) -> np.ndarray:
 # Columns are made and multiplied a few images at a time, this many bytes of them per chunk:
 # a chunk's columns are still in cache when the product reads them, and the whole set never
 # exists. Measured on the VGG block's (g) middle convolution (37.7 MB of columns), forward,
-# one thread: 12.2 ms in one piece, 11.0 ms in chunks of 4 images. Making them again in
-# backward instead of keeping them from forward took the step's peak from 84 to 45 MiB (and
-# 3 ms, which taking ∂L/∂W from G's columns, ``by_correlation``, won back).
+# one thread: 12.2 ms in one piece, 11.0 ms in chunks of 4 images.
 COLUMN_CHUNK_BYTES = 4 << 20
 
 
@@ -138,9 +136,10 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, keep_colu
     f, cg, kh, kw = weight.shape
     kernels = weight.reshape(groups, f // groups, cg * kh * kw)
     dtype = np.result_type(x, weight)
-    product = (take_buffer if scratch else take_output)((groups, f // groups, n * out_hw[0] * out_hw[1]), dtype)
+    pixels = n * out_hw[0] * out_hw[1]
+    product = (take_buffer if scratch else take_output)((groups, f // groups, pixels), dtype)
     kept = None
-    if keep_columns and c * kh * kw * n * out_hw[0] * out_hw[1] * x.dtype.itemsize <= KEEP_COLUMNS_BYTES:
+    if keep_columns and c * kh * kw * pixels * x.dtype.itemsize <= KEEP_COLUMNS_BYTES:
         padded = pad(x, *padding)
         kept = columns(padded, (kh, kw), stride, dilation, groups, out_hw)
         if padded is not x:
@@ -314,7 +313,7 @@ def input_grad(grad, weight, input_shape, stride, padding, dilation, groups, out
 
 def weight_grad_from_matrix(x, grad_mat, kernel, stride, padding, dilation, groups, out_hw):
     """∂L/∂W = G · colsᵀ, summed a chunk of images at a time, each chunk's columns made again
-    from ``x`` (forward keeps none, as PyTorch keeps only x and w: on the VGG block (g) they
+    from ``x`` (forward keeps only small ones, KEEP_COLUMNS_BYTES: on the VGG block (g) they
     were 48 MiB, most of a step's memory)."""
     f = grad_mat.shape[0] * grad_mat.shape[1]
     grad_w = None
