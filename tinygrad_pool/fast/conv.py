@@ -82,11 +82,14 @@ def image_chunks(x, kernel, out_hw) -> list:
     return [(start, min(n, start + per_chunk)) for start in range(0, n, per_chunk)]
 
 
-def columns(padded, kernel, stride, dilation, groups, out_hw, out=None) -> np.ndarray:
-    """im2col of (padded) images, as (groups, C/groups·kh·kw, N·Ho·Wo) (a view of ``out``,
-    else of a scratch buffer)."""
-    n, c = padded.shape[:2]
+def columns(x, kernel, stride, padding, dilation, groups, out_hw, out=None) -> np.ndarray:
+    """im2col of images ``x``, padded first (the padded copy given back once copied out), as
+    (groups, C/groups·kh·kw, N·Ho·Wo) (a view of ``out``, else of a scratch buffer)."""
+    n, c = x.shape[:2]
+    padded = pad(x, *padding)
     cols = im2col(padded, kernel, stride, dilation, out_hw, out)
+    if padded is not x:
+        give_buffer(padded)  # im2col has copied what it needs
     return cols.reshape(groups, c // groups * kernel[0] * kernel[1], n * out_hw[0] * out_hw[1])
 
 
@@ -103,13 +106,9 @@ def column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
     rows = c * kernel[0] * kernel[1]
     buffer = take_buffer((rows * (chunks[0][1] - chunks[0][0]) * per_image,), x.dtype)  # the largest
     for start, stop in chunks:
-        images = x[start:stop]
-        padded = pad(images, *padding)
-        cols = columns(padded, kernel, stride, dilation, groups, out_hw,
+        cols = columns(x[start:stop], kernel, stride, padding, dilation, groups, out_hw,
                        buffer[:rows * (stop - start) * per_image].reshape(
                            (c, *kernel, stop - start, *out_hw)))
-        if padded is not images:
-            give_buffer(padded)  # im2col has copied what it needs
         yield start * per_image, stop * per_image, cols
     give_buffer(buffer)
 
@@ -140,10 +139,7 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, keep_colu
     product = (take_buffer if scratch else take_output)((groups, f // groups, pixels), dtype)
     kept = None
     if keep_columns and c * kh * kw * pixels * x.dtype.itemsize <= KEEP_COLUMNS_BYTES:
-        padded = pad(x, *padding)
-        kept = columns(padded, (kh, kw), stride, dilation, groups, out_hw)
-        if padded is not x:
-            give_buffer(padded)
+        kept = columns(x, (kh, kw), stride, padding, dilation, groups, out_hw)
         np.matmul(kernels, kept, out=product)
     else:
         for lo, hi, cols in column_chunks(x, (kh, kw), stride, padding, dilation, groups, out_hw):
@@ -265,11 +261,11 @@ def correlation_pays(weight_shape, input_shape, out_hw, stride, padding, dilatio
         and f * h * w <= (3 if weight_too else 1.5) * c * out_hw[0] * out_hw[1]
 
 
-def by_correlation(grad, weight, x_or_shape, padding, dilation, groups):
+def by_correlation(grad, weight, input_shape, padding, dilation, groups, x=None):
     """(∂L/∂x, ∂L/∂W) at stride 1 from one set of columns, those of G: ∂L/∂x is a convolution
     of G, padded by d·(k-1) - p on each side, with w rotated by 180° and its two channel axes
-    swapped (within each group); and given the input x itself (not just its shape), ∂L/∂W
-    comes from the same columns, x @ colsᵀ, tap (i, j) of filter f being column row
+    swapped (within each group); and given the input ``x`` itself, ∂L/∂W (else None) comes
+    from the same columns, x @ colsᵀ, tap (i, j) of filter f being column row
     (f, k-1-i, k-1-j) — the rotation again.
 
     One product with K = F·k·k for ∂L/∂x, where col2im_product makes k·k products with K = F —
@@ -279,8 +275,7 @@ def by_correlation(grad, weight, x_or_shape, padding, dilation, groups):
     made a chunk of images at a time (``column_chunks``).
     """
     f, cg, kh, kw = weight.shape
-    x = None if type(x_or_shape) is tuple else x_or_shape
-    n, c, h, w = x_or_shape if x is None else x.shape
+    n, c, h, w = input_shape
     (dh, dw), (top, bottom, left, right) = dilation, padding
     pads = (dh * (kh - 1) - top, dh * (kh - 1) - bottom, dw * (kw - 1) - left, dw * (kw - 1) - right)
     rotated = weight.reshape(groups, f // groups, cg, kh, kw)[..., ::-1, ::-1]
@@ -303,7 +298,7 @@ def by_correlation(grad, weight, x_or_shape, padding, dilation, groups):
 def input_grad(grad, weight, input_shape, stride, padding, dilation, groups, out_hw):
     """∂L/∂x of a convolution (a transposed convolution of ``grad`` with ``weight``)."""
     if correlation_pays(weight.shape, input_shape, out_hw, stride, padding, dilation):
-        return by_correlation(grad, weight, tuple(input_shape), padding, dilation, groups)[0]
+        return by_correlation(grad, weight, input_shape, padding, dilation, groups)[0]
     grad_mat = grad_matrix(grad, groups)
     grad_x = input_grad_from_matrix(grad_mat, weight, input_shape, stride, padding, dilation,
                                     groups, out_hw)
@@ -345,8 +340,8 @@ def conv2d_backward(grad, weight, x, cols, needs, stride, padding, dilation, gro
     weight_too = needs[1] and cols is None
     if needs[0] and correlation_pays(weight.shape, x.shape, out_hw, stride, padding, dilation,
                                      weight_too=weight_too):
-        grad_x, grad_w = by_correlation(grad, weight, x if weight_too else x.shape, padding,
-                                        dilation, groups)
+        grad_x, grad_w = by_correlation(grad, weight, x.shape, padding, dilation, groups,
+                                        x=x if weight_too else None)
     if len(needs) > 2 and needs[2]:
         grad_b = grad.sum(axis=(0, 2, 3))
     if (grad_x is not None or not needs[0]) and (grad_w is not None or not needs[1]):
