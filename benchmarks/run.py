@@ -489,8 +489,8 @@ def main(argv=None):
             f"{name} peak {m[name]['peak_mib']:.1f} MiB + {m[name]['scratch_kept_mib']:.1f} MiB kept, "
             f"RSS growth {m[name]['rss_growth_mib']:.1f} MiB"
             for name in ("ours", "ours-live", "torch") if name in m)
-            + (f"; ratio {m['ratio']:.2f}× (with the pool), {m['ratio_live']:.2f}× (live arrays)"
-               if "ratio_live" in m else ""), flush=True)
+            + (f"; ratio {m['ratio']:.2f}× (with the pool)" if "ratio" in m else "")
+            + (f", {m['ratio_live']:.2f}× (live arrays)" if "ratio_live" in m else ""), flush=True)
     if "scaling" in selected:
         results["scaling"] = scaling(frameworks, args.threads[0], args.repeat, unavailable)
         if args.plot:
