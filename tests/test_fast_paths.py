@@ -501,13 +501,19 @@ def test_only_small_columns_are_kept_and_the_gradients_are_the_same_either_way(r
 def test_convolution_over_several_chunks_and_a_small_col2im_has_finite_difference_and_torch_gradients(
         rng, monkeypatch, torch, stride, padding):
     """float64: the columns made a few images at a time (7 images in 4 or 2 chunks, the last
-    one smaller), forward and again for the weight gradient; at stride 1 both gradients from
-    the columns of G (``by_correlation``), at stride 2 the input's by col2im in one bincount
-    (col2im_small)."""
+    one smaller), forward and again for the weight gradient (none kept: KEEP_COLUMNS_BYTES
+    0); at stride 1 both gradients from the columns of G (``by_correlation``), at stride 2 the
+    input's by col2im in one bincount (col2im_small) and the weight's from x's columns made
+    again."""
     from helpers import check_grad, torch_parity
     x, w, b = (rng.standard_normal((7, 2, 6, 5)), rng.standard_normal((3, 2, 3, 2)),
                rng.standard_normal(3))
     monkeypatch.setattr(conv, "COLUMN_CHUNK_BYTES", 2 * 2 * 3 * 2 * 8 * 6 * 6)  # 2 or 4 images
+    monkeypatch.setattr(conv, "KEEP_COLUMNS_BYTES", 0)
+    remade = []
+    weight_grad_from_matrix = conv.weight_grad_from_matrix
+    monkeypatch.setattr(conv, "weight_grad_from_matrix",
+                        lambda *a: remade.append(1) or weight_grad_from_matrix(*a))
     chunks, image_chunks = [], conv.image_chunks
     monkeypatch.setattr(conv, "image_chunks", lambda *a: chunks.append(image_chunks(*a)) or chunks[-1])
     taken = []
@@ -520,7 +526,8 @@ def test_convolution_over_several_chunks_and_a_small_col2im_has_finite_differenc
     check_grad(fn, x, w, b)
     torch_parity(torch, fn, x, w, b, torch_fn=lambda x, w, b: torch.nn.functional.conv2d(
         x, w, b, stride=stride, padding=padding))
-    assert bool(taken) is (stride != (1, 1))
+    assert bool(taken) is (stride != (1, 1)) and bool(remade) is (stride != (1, 1))
+    assert "cols" not in fn(Tensor(x), Tensor(w, requires_grad=True), Tensor(b)).grad_fn.saved_for_backward()
     assert all(len(c) > 1 for c in chunks if c and c[-1][1] == 7)  # every full batch: chunked
 
 
