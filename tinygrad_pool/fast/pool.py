@@ -158,6 +158,11 @@ def flat_index(best, origin, kernel, dilation, width):
     return argmax
 
 
+# The largest flat index each argmax dtype holds (np.iinfo builds an object per call: ~1 µs, a
+# tenth of the seed article's max-pool backward).
+_LARGEST_INDEX = {np.dtype(t): np.iinfo(t).max for t in (np.int32, np.int64)}
+
+
 def route_to_argmax(argmax, grad, input_shape):
     """Send each output's gradient to the pixel its window chose."""
     n, c, h, w = input_shape
@@ -165,7 +170,7 @@ def route_to_argmax(argmax, grad, input_shape):
     # (overlapping windows), in the gradient's own dtype (bincount would go through float64).
     # Summed in argmax's own dtype (int32) when every flat index fits it, widened on output:
     # faster than widening argmax first.
-    index = argmax.dtype if n * c * h * w <= np.iinfo(argmax.dtype).max else np.intp
+    index = argmax.dtype if n * c * h * w <= _LARGEST_INDEX.get(argmax.dtype, -1) else np.intp
     plane_start = (np.arange(n * c, dtype=index) * (h * w)).reshape(n, c, 1, 1)
     flat = take_buffer(argmax.shape, np.dtype(np.intp))  # a temporary: reused, no page faults
     np.add(argmax, plane_start, out=flat)
