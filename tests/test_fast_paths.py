@@ -9,7 +9,7 @@ import tinygrad_pool.nn.functional as F
 from tinygrad_pool import Tensor, gradcheck
 from tinygrad_pool.fast import memory
 from tinygrad_pool.tensor import _FLAGS_OF_TWO, Function, _topological_order
-from tinygrad_pool.fast import conv, pool, views
+from tinygrad_pool.fast import conv, pool, quiet, views
 from tinygrad_pool.windows import tap, windows_view
 
 
@@ -651,3 +651,55 @@ def test_broadcast_view_refuses_what_numpy_refuses(shape, target):
         np.broadcast_to(np.ones(shape), target)
     with pytest.raises(ValueError):
         views.broadcast_to(np.ones(shape), target)
+
+
+# ---- quiet: np.errstate(all="ignore") by NumPy's context variable ------------------------------
+def _divide_by_zero():
+    return np.array([1.0]) / np.array([0.0])
+
+
+def test_quiet_silences_what_np_errstate_would_and_restores_the_settings_after():
+    with np.errstate(all="raise"):
+        before = np.geterr()
+        with quiet.quiet():
+            assert np.geterr() == {"divide": "ignore", "over": "ignore", "under": "ignore",
+                                   "invalid": "ignore"}
+            assert _divide_by_zero()[0] == np.inf  # raised outside
+            assert np.isnan(np.array([np.inf]) - np.array([np.inf]))[0]
+        assert np.geterr() == before
+        with pytest.raises(FloatingPointError):
+            _divide_by_zero()
+
+
+def test_quiet_nests_and_restores_on_an_exception():
+    before = np.geterr()
+    with pytest.raises(KeyError):
+        with quiet.quiet():
+            with np.errstate(divide="raise"):
+                with quiet.quiet():
+                    _divide_by_zero()
+                with pytest.raises(FloatingPointError):
+                    _divide_by_zero()
+            raise KeyError("out")
+    assert np.geterr() == before
+
+
+def test_quiet_keeps_the_users_buffer_size_and_leaves_other_threads_alone():
+    import threading
+    size, entered, seen = np.getbufsize(), threading.Event(), {}
+
+    def other_thread():  # already running when the main thread goes quiet
+        entered.wait()
+        seen["thread"] = np.geterr()["divide"]
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    try:
+        np.setbufsize(16384)
+        with quiet.quiet():
+            seen["bufsize"] = np.getbufsize()
+            entered.set()
+            thread.join()
+    finally:
+        np.setbufsize(size)
+    assert seen == {"bufsize": 16384, "thread": "warn"}

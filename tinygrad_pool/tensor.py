@@ -20,6 +20,7 @@ import numpy as np
 
 from . import dtypes, unsupported
 from .fast import memory
+from .fast.quiet import quiet
 from .grad_mode import _mode, enable_grad, no_grad  # noqa: F401  (no_grad: re-exported)
 
 
@@ -1398,7 +1399,7 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
     try:
         # inf·0 and inf - inf in a gradient are nan, silently, as torch's: NumPy's warnings
         # are switched off once per backward here rather than once per op
-        with np.errstate(all="ignore"):
+        with quiet():
             for node in reversed(order):  # outputs before the inputs they were computed from
                 key = id(node)
                 grad = pop(key, None)

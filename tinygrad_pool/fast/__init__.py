@@ -9,4 +9,6 @@ memory   the scratch and output buffers reused between steps, and the reference-
 conv     im2col a chunk of images at a time, the convolution's matrix products, col2im
 pool     max with argmax (phase-split fast path), scatter/gather by argmax, window sums
 views    broadcast_to as a read-only view by the ndarray constructor, not NumPy's helper
+quiet    np.errstate(all="ignore") by NumPy's context variable: backward and the ops that
+         may overflow or divide by zero, silent as torch at half the cost
 """

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..fast.quiet import quiet
 from ..tensor import Function, Tensor
 from .args import check_choice, check_flag, check_floating, check_number, tensor_arg
 from .elementwise import Exp, Sigmoid, Where
@@ -151,7 +152,7 @@ class SiLU(Function):
 
     def forward(ctx, x):
         ctx.x = x
-        with np.errstate(invalid="ignore"):  # silu(-inf) = -inf · 0 = nan, as torch
+        with quiet():  # silu(-inf) = -inf · 0 = nan, as torch
             return x * _sigmoid_values(x)
 
     def backward(ctx, grad):
@@ -171,7 +172,7 @@ class Softplus(Function):
         scaled = x * x.dtype.type(beta)
         # exp overflows only where βx > threshold > 88 (a threshold of the caller's): there
         # the result is x anyway. β = 0 gives log 2 / 0 = inf, as torch.
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        with quiet():
             curve = np.log1p(np.exp(scaled)) / x.dtype.type(beta)
         return np.where(scaled > threshold, x, curve)
 

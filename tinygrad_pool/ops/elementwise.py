@@ -7,8 +7,9 @@ gradient), so the same in-place edits are refused. Masks and signs are computed 
 arrays' values (``np.asarray``): they are constants, with no derivative of their own.
 
 Infinities and NaNs are values like any other, as in torch: exp(100) is inf in float32, the slope
-of log or sqrt at 0 is inf, 0⁻½ is inf — silently. Where NumPy would warn about them the op says
-``np.errstate`` (about 1 µs), except in +, * and tanh, which run on every step of every model.
+of log or sqrt at 0 is inf, 0⁻½ is inf — silently. Where NumPy would warn about them the op runs
+in ``quiet()`` (``np.errstate(all="ignore")``, cheaper: fast/quiet.py), except in +, * and tanh,
+which run on every step of every model.
 
 The functions at the end (``sin(x)``, ``maximum(a, b)``, ``where(c, a, b)``, ``pow``, ``clamp``
 ...) are torch's entry points: they check their arguments, apply torch's type promotion
@@ -18,6 +19,7 @@ import numpy as np
 
 from .. import dtypes
 from ..fast import memory
+from ..fast.quiet import quiet
 from ..tensor import Function, NotAnOperand, Tensor, unbroadcast
 from .args import check_scalar
 from .movement import Cast, Fill
@@ -119,7 +121,7 @@ class Div(Broadcasting):
         ctx.b = b
         if ctx.needs_input_grad[1]:
             ctx.a = a
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # 1/0 = inf, 0/0 = nan
+        with quiet():  # 1/0 = inf, 0/0 = nan
             return a / b
 
     def backward(ctx, grad):
@@ -139,7 +141,7 @@ class Pow(Function):
         ctx.x = x
         if x.dtype.kind == "f":
             # 0⁻¹ = inf, (-1)^½ = nan, (1e30)² = inf in float32: values, as in torch
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            with quiet():
                 # torch takes x^½ as √x and x^-½ as 1/√x, and their edges with them:
                 # (-0)^-½ = -inf and (-inf)^½'s slope nan, where C's pow says inf and 0
                 if exponent == 0.5:
@@ -183,7 +185,7 @@ class PowTensor(Function):
         if base.dtype.kind != "f":
             ctx.out = integer_power(base, exponent)
         else:
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            with quiet():
                 ctx.out = base ** exponent
         return ctx.out
 
@@ -221,7 +223,7 @@ class Exp(Function):
     """d(eˣ) = eˣ dx — the output is its own derivative, so it is what we save"""
 
     def forward(ctx, x):
-        with np.errstate(over="ignore"):  # exp(89) is inf in float32, as in torch
+        with quiet():  # exp(89) is inf in float32, as in torch
             ctx.out = np.exp(x)
         return ctx.out
 
@@ -234,7 +236,7 @@ class Log(Function):
 
     def forward(ctx, x):
         ctx.x = x
-        with np.errstate(divide="ignore", invalid="ignore"):  # log 0 = -inf, log -1 = nan
+        with quiet():  # log 0 = -inf, log -1 = nan
             return np.log(x)
 
     def backward(ctx, grad):
@@ -245,7 +247,7 @@ class Sqrt(Function):
     """d(√x) = dx / (2√x)"""
 
     def forward(ctx, x):
-        with np.errstate(invalid="ignore"):  # √-1 = nan
+        with quiet():  # √-1 = nan
             ctx.out = np.sqrt(x)
         return ctx.out
 
@@ -338,7 +340,7 @@ class Log1p(Function):
 
     def forward(ctx, x):
         ctx.x = x
-        with np.errstate(divide="ignore", invalid="ignore"):  # log1p(-1) = -inf, as torch
+        with quiet():  # log1p(-1) = -inf, as torch
             return np.log1p(x)
 
     def backward(ctx, grad):
@@ -349,7 +351,7 @@ class Rsqrt(Function):
     """d x^(-½) = -½ x^(-3/2) dx = -½ out³ dx — written with the output, which is what torch saves"""
 
     def forward(ctx, x):
-        with np.errstate(divide="ignore", invalid="ignore"):  # rsqrt(0) = inf, rsqrt(-1) = nan
+        with quiet():  # rsqrt(0) = inf, rsqrt(-1) = nan
             ctx.out = 1 / np.sqrt(x)
         return ctx.out
 
@@ -363,7 +365,7 @@ class Sin(Function):
 
     def forward(ctx, x):
         ctx.x = x
-        with np.errstate(invalid="ignore"):  # sin(inf) = nan
+        with quiet():  # sin(inf) = nan
             return np.sin(x)
 
     def backward(ctx, grad):
@@ -375,7 +377,7 @@ class Cos(Function):
 
     def forward(ctx, x):
         ctx.x = x
-        with np.errstate(invalid="ignore"):  # cos(inf) = nan
+        with quiet():  # cos(inf) = nan
             return np.cos(x)
 
     def backward(ctx, grad):
@@ -428,7 +430,7 @@ class Round(StepFunction):
         # torch's order of operations (so float32 results agree bit for bit): multiply by
         # 10^d for d > 0, divide by 10^-d for d < 0
         scale = x.dtype.type(10.0 ** abs(decimals))
-        with np.errstate(over="ignore", invalid="ignore"):
+        with quiet():
             return np.rint(x * scale) / scale if decimals > 0 else np.rint(x / scale) * scale
 
 

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..fast.quiet import quiet
 from ..grad_mode import is_grad_enabled
 from ..tensor import Function, Tensor, unbroadcast
 from .activation import LogSigmoid
@@ -48,7 +49,7 @@ def _reduced(losses: np.ndarray, reduction: str):
         return losses
     if reduction == "sum":
         return losses.sum()
-    with np.errstate(invalid="ignore"):
+    with quiet():
         return losses.sum() / losses.dtype.type(losses.size)
 
 
@@ -90,7 +91,7 @@ class SmoothL1Loss(Function):
         ctx.input, ctx.target = input, target
         diff = input - target
         size = np.abs(diff)
-        with np.errstate(invalid="ignore"):  # (β = inf: the branch not taken is inf · -inf)
+        with quiet():  # (β = inf: the branch not taken is inf · -inf)
             losses = (np.where(size < beta, 0.5 * diff * diff, beta * (size - 0.5 * beta)) if huber
                       else np.where(size < beta, 0.5 * diff * diff / beta, size - 0.5 * beta))
         ctx.count = losses.size
@@ -117,7 +118,7 @@ class BinaryCrossEntropy(Function):
 
     def forward(ctx, input, target, weight, reduction):
         ctx.input, ctx.target = input, target
-        with np.errstate(divide="ignore"):  # log 0 = -inf, clamped to -100 just below
+        with quiet():  # log 0 = -inf, clamped to -100 just below
             log_x = np.maximum(np.log(input), LOG_FLOOR)
             log_1m_x = np.maximum(np.log1p(-input), LOG_FLOOR)
         losses = (target - 1) * log_1m_x - target * log_x
@@ -149,7 +150,7 @@ class LogSoftmax(Function):
     def forward(ctx, x, dim):
         # (an empty x sums to 0: log 0 of nothing, unused; an inf in x gives inf - inf = nan,
         # as torch)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with quiet():
             shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)  # (initial: empty x)
             ctx.out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         return ctx.out
@@ -203,7 +204,7 @@ class NLLLoss(Function):
         if reduction == "sum":
             return losses.sum()
         ctx.total_weight = ctx.target_weights.sum()
-        with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: 0/0 = nan (PyTorch)
+        with quiet():  # all ignored: 0/0 = nan (PyTorch)
             return losses.sum() / ctx.total_weight
 
     def backward(ctx, grad):

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..fast.quiet import quiet
 from ..grad_mode import no_grad
 from ..tensor import Function, Tensor
 from .args import check_flag, check_number, tensor_arg
@@ -142,7 +143,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         # One scale and one shift per channel, as PyTorch's CPU kernel computes it:
         # (x - mean) / σ · w + b = x · (w / σ) + (b - mean · w / σ).
         # (1 / √, as torch's kernel: a variance of -inf gives NaN there, where ** -0.5 gives 0)
-        with np.errstate(invalid="ignore", divide="ignore"):  # a negative or zero variance
+        with quiet():  # a negative or zero variance
             inv_std = 1 / np.sqrt(running_var.data + input.dtype.type(eps))
         scale = Tensor._make(inv_std, None) if weight is None else weight * inv_std
         shift = -running_mean.data * scale

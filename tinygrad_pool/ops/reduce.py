@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..fast.quiet import quiet
 from ..tensor import OMITTED, Function, Tensor
 from .args import DimensionError, check_flag, check_scalar, warn
 from .elementwise import Abs, Exp, Pow, Sign, Where, check_tensor, floating
@@ -69,7 +70,7 @@ LONG_SUM = 256
 def sum_accurately(x: np.ndarray, axis: tuple, keepdims: bool = False):
     """``x.sum(axis)``, with a float64 accumulator where NumPy would add a long run naively;
     inf + -inf is nan and an overflow inf, silently, as in torch."""
-    with np.errstate(invalid="ignore", over="ignore"):
+    with quiet():
         if x.dtype.kind == "f" and x.dtype.itemsize < 8 and not _sums_pairwise(x, axis) \
                 and math.prod(x.shape[a] for a in axis) >= LONG_SUM:
             return x.sum(axis=axis, keepdims=keepdims, dtype=np.float64).astype(x.dtype)
@@ -119,7 +120,7 @@ class Mean(Function):
 def mean_accurately(x: np.ndarray, axis: tuple, keepdims: bool = False):
     """``x.mean(axis)`` from ``sum_accurately``; the mean of nothing is nan, without NumPy's
     warning (as torch)."""
-    with np.errstate(invalid="ignore"):  # 0 / 0
+    with quiet():  # 0 / 0
         return sum_accurately(x, axis, keepdims) / x.dtype.type(math.prod(x.shape[a] for a in axis))
 
 
@@ -332,7 +333,7 @@ class Var(Function):
 
     def forward(ctx, x, axis, correction, keepdims):
         ctx.x = x
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (inf - inf = nan)
+        with quiet():  # (inf - inf = nan)
             return (sum_of_squares_about_mean(x, axis, keepdims) / degrees_of_freedom(
                 x.shape, axis, correction)).astype(x.dtype)
 
@@ -350,7 +351,7 @@ class Std(Function):
 
     def forward(ctx, x, axis, correction, keepdims):
         ctx.x = x
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (inf - inf = nan)
+        with quiet():  # (inf - inf = nan)
             ctx.out = np.sqrt(sum_of_squares_about_mean(x, axis, keepdims)
                               / degrees_of_freedom(x.shape, axis, correction)).astype(x.dtype)
         return ctx.out
@@ -369,7 +370,7 @@ class Std(Function):
 def sum_of_squares_about_mean(x: np.ndarray, axis: tuple, keepdims: bool):
     """Σ (x - x̄)² over the axes in float64, as torch's var accumulates (a float32 sum of 100
     squares along a strided axis was 10× torch's error); the caller rounds it to x's dtype."""
-    with np.errstate(invalid="ignore"):  # the mean of nothing, 0 / 0 (np.mean would warn)
+    with quiet():  # the mean of nothing, 0 / 0 (np.mean would warn)
         mean = x.sum(axis=axis, keepdims=True, dtype=np.float64) / math.prod(x.shape[a]
                                                                             for a in axis)
     centered = x - mean
@@ -416,7 +417,7 @@ class VectorNorm(Function):
         elif ord == 2:
             out = np.sqrt((x * x).sum(axis=axis, keepdims=keepdims))
         else:
-            with np.errstate(divide="ignore", over="ignore"):
+            with quiet():
                 out = (magnitude ** x.dtype.type(ord)).sum(axis=axis, keepdims=keepdims) \
                     ** x.dtype.type(1 / ord)
         ctx.out = out
@@ -461,7 +462,7 @@ class LogSumExp(Function):
         shift = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
         shift = np.where(np.isinf(shift), 0, shift)
         # log 0 = -inf: an empty or all -inf slice; inf - inf = nan: an inf in x, as torch
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with quiet():
             out = np.log(sum_accurately(np.exp(x - shift), axis, keepdims=True)) + shift
         ctx.out = out if keepdims else out.squeeze(axis)
         return ctx.out
