@@ -568,6 +568,25 @@ def test_bad_gradients_raise_torch_errors(gradients, message):
     assert message in str(info.value) and "ReturnsBackward" in str(info.value)
 
 
+def test_a_gradient_for_an_input_that_needs_none_is_not_checked_as_in_torch(torch):
+    # torch's engine validates only the gradients it passes on: a constant input's is dropped
+    class Theirs(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, torch.ones(7)
+    tx = torch.ones(2, requires_grad=True)
+    Theirs.apply(tx, torch.ones(2)).sum().backward()
+    x = leaf([1.0, 2.0])
+    _returning(lambda g: (g, Tensor(np.ones(7)))).apply(x, Tensor(np.ones(2))).sum().backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy())
+    with pytest.raises(RuntimeError, match="invalid gradient at index 1 - got \\[7\\]"):
+        _returning(lambda g: (g, Tensor(np.ones(7)))).apply(x, leaf([1.0, 1.0])).sum().backward()
+
+
 def test_a_broadcast_gradient_is_summed_down_and_cast_as_in_torch():
     x = Tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
     _returning(lambda g: (Tensor(np.ones((3, 2))), None)).apply(x, 2.0).sum().backward()

@@ -1379,7 +1379,8 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
     if _anomaly is not None:
         observe = _anomaly.backward if observe is None else _anomaly.chain(observe)
     seeds = [_seed(root, g, create_graph) for root, g in zip(roots, gradients)]
-    order = _topological_order([_node_of(root) for root in roots])
+    nodes = list(map(_node_of, roots))
+    order = _topological_order(nodes)
     # backward(inputs=...): only these tensors' .grad is filled (a non-leaf's too, as torch does)
     accumulate_into = None if inputs is None else {id(_node_of(t)): t for t in inputs}
     last_write = _last_write[0]
@@ -1389,8 +1390,8 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
             _check_node(node)
 
     grads = {}  # keyed by identity: equal values are still different nodes
-    for root, seed in zip(roots, seeds):
-        key = id(_node_of(root))
+    for node, seed in zip(nodes, seeds):
+        key = id(node)
         grads[key] = grads[key] + seed if key in grads else seed
     pop = grads.pop
     plain = capture is None and accumulate_into is None  # .backward(): the common case
@@ -1422,32 +1423,28 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                         capture[key] = grad
                 elif key in accumulate_into:
                     accumulate_into[key]._accumulate(grad, adopt=False)
-                if create_graph:
-                    input_grads = _backward_on_graph(fn, grad)
-                else:
-                    input_grads = fn.backward(grad)
-                if type(input_grads) is np.ndarray:  # one input's gradient, bare
+                input_grads = _backward_on_graph(fn, grad) if create_graph else fn.backward(grad)
+                edges = fn.edges
+                if type(input_grads) is np.ndarray and len(edges) == 1:  # one gradient, bare
                     input_grads = (input_grads,)
-                if type(input_grads) is not tuple or len(input_grads) != len(fn.edges):
+                elif type(input_grads) is not tuple or len(input_grads) != len(edges):
                     input_grads = _as_gradient_tuple(fn, input_grads)
                 if observe is not None:  # shown as sent: checked, summed to each input's shape
                     input_grads = tuple([
                         g if g is None else _checked_gradient(fn, k, p.data, g, create_graph)
                         for k, (p, g) in enumerate(zip(fn.parents, input_grads))])
                     observe(fn, grad, input_grads)
-                for edge, parent, parent_grad in zip(fn.edges, fn.parents, input_grads):
-                    if parent_grad is None:
+                for index, parent_grad in enumerate(input_grads):
+                    # (an input that needs no gradient is skipped unchecked, as torch does)
+                    if parent_grad is None or edges[index] is None:
                         continue
-                    data = parent.data
+                    data = fn.parents[index].data
                     # (dtypes by identity: NumPy's built-in ones are singletons, and comparing
                     # them with != costs more than the rest of this check together)
-                    if create_graph or type(parent_grad) is not np.ndarray \
-                            or parent_grad.dtype is not data.dtype or parent_grad.shape != data.shape:
-                        index = [g is parent_grad for g in input_grads].index(True)
+                    if type(parent_grad) is not np.ndarray or parent_grad.dtype is not data.dtype \
+                            or parent_grad.shape != data.shape or create_graph:
                         parent_grad = _checked_gradient(fn, index, data, parent_grad, create_graph)
-                    if edge is None:
-                        continue
-                    key = id(edge)
+                    key = id(edges[index])
                     if key in grads:
                         grads[key] = grads[key] + parent_grad
                     else:
@@ -1457,7 +1454,7 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                 elif not fn.ran:
                     fn.ran = True
                 input_grads = parent_grad = None  # no stale references (see memory.unreferenced)
-                if type(grad) is np.ndarray and grad.nbytes >= memory.SCRATCH_MIN_BYTES \
+                if not create_graph and grad.nbytes >= memory.SCRATCH_MIN_BYTES \
                         and memory.unreferenced(grad):
                     memory.give_buffer(grad)  # used up: the next step's ops can write into it
     finally:

@@ -190,6 +190,8 @@ class BackwardNode(_EngineFunction):
                 raise RuntimeError(f"function {self.name} returned a {type(g).__name__} as the "
                                    f"gradient of input {k}: expected Variable or None (got "
                                    f"{type(g).__name__})")
+            if not self.needs_input_grad[k]:
+                continue  # torch's engine checks only the gradients it passes on
             shape = self.parents[positions.index(k)].data.shape
             if g.data.shape != shape and not _sums_down_to(g.data.shape, shape):
                 raise RuntimeError(f"Function {self.name} returned an invalid gradient at "
