@@ -1341,7 +1341,8 @@ def _seed(root: Tensor, gradient, create_graph: bool):
             raise RuntimeError(
                 f"backward: the output has shape {root.shape}; gradients can be created "
                 f"implicitly only for scalar outputs, so pass gradient= with that shape")
-        seed = np.ones(root.data.shape, root.data.dtype)  # (ones_like: 3x the time)
+        # (every axis is 1: ndmin gives the shape, at a quarter of np.ones's time)
+        seed = np.array(1, root.data.dtype, ndmin=root.data.ndim)
     elif create_graph and isinstance(gradient, Tensor):
         # kept a Tensor (its own graph is differentiated too), in the output's dtype as torch's
         seed = gradient if gradient.data.dtype == root.data.dtype else gradient.to(root.data.dtype)
