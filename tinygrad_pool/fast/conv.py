@@ -117,9 +117,10 @@ def column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
 # is wanted; larger ones are made again in backward, a chunk at a time. Making them again costs
 # a fixed ~30 µs of calls and copying per convolution, which a small one feels and a large one
 # does not, while keeping them costs their memory, which only a large one feels: the article
-# network's (d) 1,200-step training took 7% longer with its 144-number columns made again;
-# the VGG block's (g), 48 MiB of columns, made again: its step's live peak 84 → 35 MiB.
-KEEP_COLUMNS_BYTES = 1 << 20
+# network's (d) 1,200-step training took 7% longer with its 144-number columns made again,
+# the LeNet-style step (a) 4% with its 1.6 MB; the VGG block's (g), 48 MiB of columns (the
+# smallest 3.5 MB), made again: its step's live peak 84 → 35 MiB.
+KEEP_COLUMNS_BYTES = 2 << 20
 
 
 def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, keep_columns=False,
