@@ -1436,8 +1436,9 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                         for k, (p, g) in enumerate(zip(fn.parents, input_grads))])
                     observe(fn, grad, input_grads)
                 for index, parent_grad in enumerate(input_grads):
+                    edge = edges[index]
                     # (an input that needs no gradient is skipped unchecked, as torch does)
-                    if parent_grad is None or edges[index] is None:
+                    if parent_grad is None or edge is None:
                         continue
                     data = fn.parents[index].data
                     # (dtypes by identity: NumPy's built-in ones are singletons, and comparing
@@ -1445,7 +1446,7 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                     if type(parent_grad) is not np.ndarray or parent_grad.dtype is not data.dtype \
                             or parent_grad.shape != data.shape or create_graph:
                         parent_grad = _checked_gradient(fn, index, data, parent_grad, create_graph)
-                    key = id(edges[index])
+                    key = id(edge)
                     if key in grads:
                         grads[key] = grads[key] + parent_grad
                     else:

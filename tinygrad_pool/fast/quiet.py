@@ -33,9 +33,4 @@ class _Quiet:
 
 def quiet():
     """A context in which NumPy neither warns nor raises on floating-point errors."""
-    return _Quiet()
-
-
-if _extobj_contextvar is None:  # pragma: no cover - NumPy 1.x
-    def quiet():  # noqa: F811
-        return np.errstate(all="ignore")
+    return _Quiet() if _extobj_contextvar is not None else np.errstate(all="ignore")
