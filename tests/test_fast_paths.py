@@ -148,6 +148,36 @@ def test_max_pool_fast_path_matches_torch_values_indices_and_grads(torch, rng, k
         assert out.dtype == dtype and xt.grad.dtype == dtype
 
 
+@pytest.mark.parametrize("kernel,padding,dilation,hw", [
+    ((3, 3), (1, 1), (1, 1), (4, 1)), ((3, 3), (1, 1), (1, 1), (3, 2)),
+    ((4, 2), (2, 1), (1, 1), (5, 1)), ((3, 3), (1, 1), (1, 2), (6, 3))])
+def test_max_pool_windows_wider_than_the_plane_match_torch(torch, rng, kernel, padding, dilation, hw):
+    """Padding can make a window wider than the plane: then the taps' offsets do not all grow
+    with the tap, but those of its real pixels do, and padding never wins (tap_offsets)."""
+    offsets = pool.tap_offsets(kernel, dilation, hw[1]).astype(int)
+    assert (np.diff(offsets) <= 0).any()
+    x = rng.integers(-2, 3, (2, 3) + hw).astype(np.float32)  # ties
+    x[0, 0, 0, 0] = np.nan
+    xt = Tensor(x, requires_grad=True)
+    out, idx = F.max_pool2d(xt, kernel, 1, padding, dilation, return_indices=True)
+    grad = rng.standard_normal(out.shape).astype(np.float32)
+    out.backward(grad)
+    tx = torch.tensor(x, requires_grad=True)
+    t_out, t_idx = torch.nn.functional.max_pool2d(tx, kernel, 1, padding, dilation, return_indices=True)
+    t_out.backward(torch.from_numpy(grad))
+    np.testing.assert_array_equal(out.data, t_out.detach().numpy())
+    np.testing.assert_array_equal(idx.data, t_idx.numpy())
+    np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=1e-6)
+
+
+def test_tap_offsets_are_each_taps_place_in_the_plane():
+    offsets = pool.tap_offsets((3, 3), (1, 1), 32)
+    assert offsets.tolist() == [0, 1, 2, 32, 33, 34, 64, 65, 66]
+    assert offsets.dtype == np.uint8 and not offsets.flags.writeable
+    offsets = pool.tap_offsets((2, 2), (2, 3), 300)  # dilated: i·dh·W + j·dw
+    assert offsets.tolist() == [0, 3, 600, 603] and offsets.dtype == np.uint16
+
+
 def test_max_pool_random_geometries_match_torch(torch, rng):
     """Padding, dilation, ceil_mode, ties and NaN, through whichever path each geometry takes."""
     checked = 0
@@ -703,3 +733,49 @@ def test_quiet_keeps_the_users_buffer_size_and_leaves_other_threads_alone():
     finally:
         np.setbufsize(size)
     assert seen == {"bufsize": 16384, "thread": "warn"}
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("zero_side", ["a", "b"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_masked_where_equals_np_where_bit_for_bit(rng, dtype, zero_side, layout):
+    """memory.where's bits path (a large float array and a +0) against np.where itself: the
+    same bits everywhere, inf, nan, -0 and negative numbers included."""
+    values = rng.standard_normal((8, 16, 32, 32)).astype(dtype)
+    if layout == "transposed":
+        values = values.transpose(1, 0, 2, 3)  # a conv's memory order
+    flat = values.reshape(-1)  # (a copy when transposed: values is set below)
+    flat[:6] = [np.inf, -np.inf, np.nan, -0.0, -2.0, 3.0]
+    values[...] = flat.reshape(values.shape)
+    condition = rng.random(values.shape) < 0.5
+    condition.reshape(-1)[:6] = [False, False, False, True, False, True]
+    zero = np.zeros((), dtype)
+    a, b = (zero, values) if zero_side == "a" else (values, zero)
+    assert values.nbytes >= memory.SCRATCH_MIN_BYTES  # the bits path, not np.where
+    got = memory.where(condition, a, b)
+    want = np.where(condition, a, b)
+    bits = np.dtype(f"u{values.dtype.itemsize}")
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.view(bits), np.ascontiguousarray(want).view(bits))
+
+
+@pytest.mark.parametrize("case", ["small", "minus zero", "wider zero", "integers", "broadcast"])
+def test_masked_where_leaves_other_cases_to_np_where(rng, case):
+    values = rng.standard_normal((64, 64)).astype(np.float32)
+    condition = rng.random(values.shape) < 0.5
+    zero = np.zeros((), np.float32)
+    if case == "small":
+        values, condition = values[:2], condition[:2]
+    elif case == "minus zero":
+        zero = np.array(-0.0, np.float32)  # np.where gives -0 where masked: the bits path cannot
+    elif case == "wider zero":
+        zero = np.zeros((), np.float64)  # the result is float64
+    elif case == "integers":
+        values = (values * 10).astype(np.int32)
+    else:
+        condition = condition[:1]  # broadcast over the rows
+    got = memory.where(condition, values, zero)
+    want = np.where(condition, values, zero)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
