@@ -241,3 +241,37 @@ def test_int_input_errors_are_torchs_type_too(torch):
         torch.nn.functional.elu(torch.arange(3))
     with pytest.raises(RuntimeError):
         torch.nn.functional.gelu(torch.zeros(3), approximate="exact")
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (16, 16, 8, 8)], ids=["small", "conv-sized"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_relu_gradient_is_torchs_threshold_backward_whatever_arrives(torch, shape, dtype):
+    """0 where the output is <= 0 even for an inf or nan gradient (not inf·0 = nan), +0 there
+    (not -0 from a negative gradient), the gradient untouched where the output is positive or
+    nan; the same for the second derivative. (A small gradient goes through np.where, a large
+    one through the bits path of fast/memory.where.)"""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape).astype(dtype)
+    grad = rng.standard_normal(shape).astype(dtype)
+    flat_x, flat_g = x.reshape(-1), grad.reshape(-1)
+    flat_x[:8] = [-1.0, -1.0, -1.0, 0.0, -0.0, np.nan, 2.0, 2.0]
+    flat_g[:8] = [np.inf, -np.inf, np.nan, -2.0, -3.0, -4.0, np.nan, -np.inf]
+
+    def same(ours, theirs):
+        theirs = theirs.detach().numpy()
+        np.testing.assert_array_equal(ours, theirs)  # (equal nan)
+        np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
+
+    ours_x = Tensor(x, requires_grad=True)
+    ours_g = Tensor(grad, requires_grad=True)
+    (ours_dx,) = autograd.grad(ours_x.relu(), ours_x, ours_g, create_graph=True)
+    (ours_dg,) = autograd.grad((ours_dx * 1.5).sum(), ours_g)
+    torch_x = torch.tensor(x, requires_grad=True)
+    torch_g = torch.tensor(grad, requires_grad=True)
+    (torch_dx,) = torch.autograd.grad(torch_x.relu(), torch_x, torch_g, create_graph=True)
+    (torch_dg,) = torch.autograd.grad((torch_dx * 1.5).sum(), torch_g)
+    same(ours_dx.data, torch_dx)
+    same(ours_dg.data, torch_dg)
+    plain = Tensor(x, requires_grad=True)  # and the plain backward (arrays, the fast path)
+    plain.relu().backward(grad)
+    same(plain.grad.data, torch_dx)

@@ -323,7 +323,7 @@ class _Held:
 def _spy_on_the_pool(monkeypatch, held):
     """Every buffer going into or out of the scratch pool is checked against all held arrays,
     wherever the engine calls take_buffer/give_buffer (fast/conv.py and fast/pool.py import
-    them by name; memory.zeros, memory.product, give_back_if_unreferenced and tensor.py look
+    them by name; memory.zeros, memory.where, give_back_if_unreferenced and tensor.py look
     them up in memory)."""
     take, give = memory.take_buffer, memory.give_buffer
 

@@ -138,13 +138,49 @@ def give_back_if_unreferenced(array) -> None:
         give_buffer(base)
 
 
-def product(a, b):
-    """``a * b``; for two arrays, into a reused buffer (ReLU's gradient is conv-sized). Any
-    other operands (Tensors, under create_graph) multiply as usual."""
-    if type(a) is np.ndarray and a.nbytes >= SCRATCH_MIN_BYTES and type(b) is np.ndarray \
-            and a.shape == b.shape:
-        return np.multiply(a, b, out=take_buffer(a.shape, a.dtype))
-    return a * b
+# The unsigned integer type of each float width, to read a float array's bits through.
+_BITS = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+
+
+def where(condition, a, b):
+    """``np.where(condition, a, b)``. Where one side is +0 and the other a large float array of
+    the condition's shape — a gradient masked, as ReLU's and clamp's are — the same numbers,
+    bit for bit, come from multiplying that array's *bits* by the condition: its own bits
+    where it is kept (an inf or a nan too), 0, the bits of +0, where not; as np.where gives
+    and torch's threshold_backward. (Multiplying the floats would give inf·0 = nan and -0.)
+    Into a scratch buffer, which the engine gives back once it has used the gradient (as
+    anyone's array, it is never taken back while held). Measured on a conv-sized gradient of
+    the VGG block (g), 4 MiB: np.where 4.4 ms (a branch per element, and fresh memory that
+    faults), this 0.3 ms. Anything else goes to np.where.
+    """
+    # (the size first: on a few numbers, np.where is as fast, and the checks would cost more)
+    if type(condition) is np.ndarray and condition.size >= _MASKED_MIN_SIZE \
+            and condition.dtype == bool:
+        if _is_plus_zero(b) and _maskable(a, condition, b):
+            return _bits_times(a, condition)
+        if _is_plus_zero(a) and _maskable(b, condition, a):
+            return _bits_times(b, ~condition)
+    return np.where(condition, a, b)
+
+
+_MASKED_MIN_SIZE = SCRATCH_MIN_BYTES // 8  # numbers: the smallest float64 array the pool takes
+
+
+def _is_plus_zero(value) -> bool:
+    return type(value) is np.ndarray and value.ndim == 0 and value == 0 and not np.signbit(value)
+
+
+def _maskable(values, condition, zero) -> bool:
+    return (type(values) is np.ndarray and values.dtype.kind == "f" and values.shape == condition.shape
+            and values.nbytes >= SCRATCH_MIN_BYTES and values.dtype.itemsize in _BITS
+            and np.result_type(values, zero) == values.dtype)
+
+
+def _bits_times(values, keep):
+    bits = _BITS[values.dtype.itemsize]
+    out = take_buffer(values.shape, values.dtype)  # a gradient: the engine gives it back
+    np.multiply(values.view(bits), keep, out=out.view(bits))
+    return out
 
 
 # ---- outputs: handed to users, reused once nothing is left of them ---------------------------

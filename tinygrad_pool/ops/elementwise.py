@@ -256,8 +256,9 @@ class Sqrt(Function):
 
 
 class ReLU(Function):
-    """d relu(x) = [x > 0] dx — 0 at exactly x = 0, as in PyTorch (where out > 0 iff x > 0);
-    a NaN passes its gradient on, as in PyTorch (whose mask is "not out <= 0")"""
+    """d relu(x) = [x > 0] dx — 0 at exactly x = 0, as in PyTorch (where out > 0 iff x > 0),
+    and 0 whatever arrives there (an inf, a nan); a NaN passes its gradient on: PyTorch's
+    threshold_backward, out <= 0 ? 0 : grad"""
 
     def forward(ctx, x):
         # (in this order relu(-0) is -0, as torch's; a conv-sized output from kept memory)
@@ -265,9 +266,8 @@ class ReLU(Function):
         return ctx.out
 
     def backward(ctx, grad):
-        # The product goes into a reused buffer (fast/memory.py): on a conv-sized activation,
-        # fresh memory costs more than the product itself.
-        return memory.product(grad, ~(np.asarray(ctx.out) <= 0))
+        # torch's threshold_backward: 0 where out <= 0, whatever arrives there (an inf, a nan)
+        return Where.call(grad, np.zeros((), grad.dtype), condition=~(np.asarray(ctx.out) <= 0))
 
 
 class Sigmoid(Function):
@@ -480,7 +480,7 @@ class Where(Function):
     (the condition is a constant, an attribute: it has no gradient)"""
 
     def forward(ctx, a, b, condition):
-        return np.where(condition, a, b)
+        return memory.where(condition, a, b)  # np.where (a masked gradient: fast, fast/memory.py)
 
     def backward(ctx, grad):
         condition = ctx.attrs["condition"]
