@@ -170,6 +170,20 @@ def test_max_pool_windows_wider_than_the_plane_match_torch(torch, rng, kernel, p
     np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32])
+def test_windows_of_only_the_least_value_point_at_a_real_pixel_as_torch(torch, rng, dtype):
+    """Padding is the dtype's least value (-inf for floats): a window whose real pixels all
+    hold it ties with the padding, and the index is its first real pixel, as torch's."""
+    least = -np.inf if dtype == np.float32 else np.iinfo(dtype).min
+    x = rng.integers(-3, 3, (2, 2, 5, 4)).astype(dtype)
+    x[0, 0] = least
+    x[1, 1, :2, :2] = least
+    out, idx = F.max_pool2d(Tensor(x), 3, 1, 1, return_indices=True)
+    t_out, t_idx = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 1, 1, return_indices=True)
+    np.testing.assert_array_equal(out.data, t_out.numpy())
+    np.testing.assert_array_equal(idx.data, t_idx.numpy())
+
+
 def test_tap_offsets_are_each_taps_place_in_the_plane():
     offsets = pool.tap_offsets((3, 3), (1, 1), 32)
     assert offsets.tolist() == [0, 1, 2, 32, 33, 34, 64, 65, 66]

@@ -91,10 +91,13 @@ def max_pool2d(x, kernel, stride, padding, dilation, out_hw):
     np.add(best, origin, out=argmax, dtype=argmax.dtype)  # (best read straight off the grid)
     best = None
     give_buffer(grid_best)
-    if fill == -np.inf and any(padding) and np.isneginf(out).any():
-        # A window whose real pixels are all -inf ties with its padding: point at its first
-        # real pixel, as PyTorch (which never looks at padding) does.
-        np.copyto(argmax, _first_real_pixel(rows, columns, dilation, w), where=out == -np.inf)
+    if any(padding):
+        # A window whose real pixels all equal the fill (-inf, or an integer type's least
+        # value) ties with its padding: point at its first real pixel, as PyTorch (which
+        # never looks at padding) does.
+        tied = out == fill
+        if tied.any():
+            np.copyto(argmax, _first_real_pixel(rows, columns, dilation, w), where=tied)
     return out, argmax
 
 
