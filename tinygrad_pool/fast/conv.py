@@ -311,17 +311,12 @@ def weight_grad_from_matrix(x, grad_mat, kernel, stride, padding, dilation, grou
     """∂L/∂W = G · colsᵀ, summed a chunk of images at a time, each chunk's columns made again
     from ``x`` (forward keeps only small ones, KEEP_COLUMNS_BYTES: on the VGG block (g) they
     were 48 MiB, most of a step's memory)."""
-    f = grad_mat.shape[0] * grad_mat.shape[1]
-    grad_w = None
+    fg = grad_mat.shape[1]  # filters per group
+    grad_w = np.zeros((groups, fg, x.shape[1] // groups * kernel[0] * kernel[1]),
+                      np.result_type(grad_mat, x))  # (stays 0 for an empty batch)
     for lo, hi, cols in column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
-        part = grad_mat[:, :, lo:hi] @ cols.swapaxes(1, 2)
-        if grad_w is None:
-            grad_w = part
-        else:
-            grad_w += part
-    if grad_w is None:  # no images
-        return np.zeros((f, x.shape[1] // groups) + tuple(kernel), np.result_type(grad_mat, x))
-    return grad_w.reshape(f, -1, *kernel)
+        grad_w += grad_mat[:, :, lo:hi] @ cols.swapaxes(1, 2)
+    return grad_w.reshape(groups * fg, -1, *kernel)
 
 
 def weight_grad(x, grad, kernel, stride, padding, dilation, groups, out_hw) -> np.ndarray:

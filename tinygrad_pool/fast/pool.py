@@ -116,9 +116,8 @@ def max_pool_tiles(x, kernel, out_hw):
     tiles = x[:, :, :ho * kh, :wo * kw].reshape(n, c, ho, kh, wo, kw)
     tiles = tiles.transpose(0, 1, 2, 4, 3, 5).reshape(n, c, ho, wo, kh * kw)
     out, chosen = max_along_last(tiles)
-    tap_row, tap_column = np.divmod(chosen, kw)
     origin = window_origins(kernel, (0, 0), out_hw, (h, w))[0]
-    argmax = (origin + tap_row * w + tap_column).astype(origin.dtype)
+    argmax = (origin + tap_offsets(kernel, (1, 1), w)[chosen]).astype(origin.dtype)
     return out, argmax
 
 
