@@ -368,32 +368,42 @@ def test_engine_walk_orders_a_diamond_and_a_long_chain():
     np.testing.assert_allclose(x.grad.data, 4 * x.data ** 3 - 2 * x.data + 1)
 
 
-@pytest.mark.parametrize("route", ["loop over taps", "one bincount"])
+@pytest.mark.parametrize("route", ["taps or two passes", "one bincount"])
 @pytest.mark.parametrize("groups,stride,dilation",
-                         [(1, (1, 1), (1, 1)), (2, (2, 1), (1, 2)), (3, (1, 2), (2, 1))])
+                         [(1, (1, 1), (1, 1)), (2, (1, 1), (2, 1)), (3, (1, 1), (1, 2)),
+                          (2, (2, 1), (1, 2)), (3, (1, 2), (2, 1))])
 def test_col2im_product_equals_col2im_of_the_full_product(rng, monkeypatch, route, groups,
                                                           stride, dilation):
-    """Both of col2im_product's routes (col2im_small below SMALL_PRODUCT entries) equal col2im."""
-    monkeypatch.setattr(conv, "SMALL_PRODUCT", 0 if route == "loop over taps" else 1 << 20)
-    small = []
-    original = conv.col2im_small
-    monkeypatch.setattr(conv, "col2im_small", lambda *args: small.append(1) or original(*args))
-    n, c, f, kh, kw = 2, 6, 6, 3, 2
+    """Every route of col2im_product equals col2im: col2im_small below SMALL_PRODUCT entries,
+    else two passes at stride 1 (in chunks of one image and in one chunk), else a loop over
+    the taps."""
+    monkeypatch.setattr(conv, "SMALL_PRODUCT", 0 if route == "taps or two passes" else 1 << 20)
+    taken = []
+    for name in ("col2im_small", "col2im_in_two_passes"):
+        original = getattr(conv, name)
+        monkeypatch.setattr(conv, name, lambda *args, _name=name, _original=original:
+                            taken.append(_name) or _original(*args))
+    n, c, f, kh, kw = 3, 6, 6, 3, 2
     padded_shape = (n, c, 11, 10)
     out_hw = tuple((s - d * (k - 1) - 1) // st + 1
                    for s, k, st, d in zip(padded_shape[2:], (kh, kw), stride, dilation))
-    for dtype in (np.float32, np.float64):
+    for dtype, chunk_bytes in ((np.float32, 1), (np.float64, 1), (np.float64, 1 << 20)):
+        monkeypatch.setattr(conv, "COLUMN_CHUNK_BYTES", chunk_bytes)
         weight = rng.standard_normal((f, c // groups, kh, kw)).astype(dtype)
         grad_mat = rng.standard_normal((groups, f // groups, n * out_hw[0] * out_hw[1])).astype(dtype)
         kernels = weight.reshape(groups, f // groups, -1)
         full = (kernels.swapaxes(1, 2) @ grad_mat).reshape(c, kh, kw, n, *out_hw)
         expected = col2im(full, padded_shape, (kh, kw), stride, dilation, out_hw)
-        fused = conv.col2im_product(kernels.reshape(groups, f // groups, -1, kh, kw), grad_mat,
-                                    padded_shape, stride, dilation, out_hw)
-        np.testing.assert_allclose(fused, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
-                                   atol=1e-5 if dtype == np.float32 else 1e-12)
-        assert fused.dtype == dtype and fused.shape == padded_shape
-    assert bool(small) is (route == "one bincount")
+        for _ in range(2):  # the second time in reused buffers, holding the first's sums
+            fused = conv.col2im_product(kernels.reshape(groups, f // groups, -1, kh, kw),
+                                        grad_mat, padded_shape, stride, dilation, out_hw)
+            np.testing.assert_allclose(fused, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                                       atol=1e-5 if dtype == np.float32 else 1e-12)
+            assert fused.dtype == dtype and fused.shape == padded_shape
+            memory.give_buffer(fused.base)
+    expected_route = ("col2im_small" if route == "one bincount" else
+                      "col2im_in_two_passes" if stride == (1, 1) else None)
+    assert set(taken) == ({expected_route} if expected_route else set())
 
 
 def _weight_grad_by_definition(x, grad, kernel, padding, dilation, groups):
@@ -578,13 +588,14 @@ def test_convolution_over_several_chunks_and_a_small_col2im_has_finite_differenc
 @pytest.mark.parametrize("weight_shape, input_shape, out_hw, pads, pays, pays_with_weight", [
     ((32, 32, 3, 3), (32, 32, 32, 32), (32, 32), (1, 1, 1, 1), True, True),  # (g)'s middle conv
     ((64, 32, 3, 3), (32, 32, 16, 16), (16, 16), (1, 1, 1, 1), False, True),  # (g)'s last: F = 2C
+    ((40, 16, 3, 3), (8, 16, 16, 16), (16, 16), (1, 1, 1, 1), False, False),  # F = 2.5 C
     ((16, 6, 5, 5), (64, 6, 14, 14), (10, 10), (0, 0, 0, 0), False, False),  # LeNet-5's second
     ((8, 16, 3, 3), (4, 16, 12, 12), (10, 10), (0, 0, 0, 0), True, True),  # fewer filters: pays
 ])
 def test_the_gradients_take_the_correlation_only_where_it_pays(
         rng, monkeypatch, weight_shape, input_shape, out_hw, pads, pays, pays_with_weight):
     """correlation_pays: the correlation's columns (F·k·k per input pixel) at most 1.5× the
-    products col2im_product forms (C·k·k per output pixel), 3× when the weight gradient comes
+    products col2im_product forms (C·k·k per output pixel), 2× when the weight gradient comes
     from them too; conv2d_backward then takes that route for both gradients (or for the
     input's alone), and either route gives the same."""
     geometry = ((1, 1), pads, (1, 1))

@@ -171,12 +171,16 @@ def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) ->
     buffer. Measured as fast as the single product plus col2im, with a ninth of the memory.
     The sums run in the columns' own channel-major order, (C, N, H, W), so that each tap adds a
     contiguous block (adding a transposed view was about twice as slow); the result is handed
-    back as an (N, C, H, W) view of that array. Tests compare it with a plain col2im.
+    back as an (N, C, H, W) view of that array. At stride 1 the sums go faster in two passes
+    (``col2im_in_two_passes``), and small products in one bincount (``col2im_small``). Tests
+    compare every route with a plain col2im.
     """
     groups, _, cg, kh, kw = kernels.shape
     n, c, hp, wp = padded_shape
     if c * kh * kw * grad_mat.shape[2] <= SMALL_PRODUCT and grad_mat.dtype.kind == "f":
         return col2im_small(kernels, grad_mat, padded_shape, stride, dilation, out_hw)
+    if stride == (1, 1):
+        return col2im_in_two_passes(kernels, grad_mat, padded_shape, dilation, out_hw)
     padded = zeros((c, n, hp, wp), grad_mat.dtype)
     block = take_buffer((groups, cg, grad_mat.shape[2]), grad_mat.dtype)
     for i in range(kh):
@@ -184,6 +188,47 @@ def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) ->
             np.matmul(kernels[:, :, :, i, j].swapaxes(1, 2), grad_mat, out=block)
             tap(padded, i, j, stride, dilation, out_hw)[...] += block.reshape(c, n, *out_hw)
     give_buffer(block)
+    return padded.transpose(1, 0, 2, 3)
+
+
+def col2im_in_two_passes(kernels, grad_mat, padded_shape, dilation, out_hw) -> np.ndarray:
+    """``col2im(Wᵀ @ G)`` at stride 1, a chunk of images at a time: the chunk's Wᵀ @ G in one
+    product, then added on in two passes, the mirror of im2col's (which see): first each row
+    tap i onto a buffer of rows, ``rows[c, j, n, i·dh:, :] += (Wᵀ G)[c, i, j, n]`` — at stride
+    1 a block of Ho·Wo numbers in a row on both sides — then each column tap j onto the
+    pixels, kh times fewer short rows than a tap at a time. The first tap of each pass is
+    copied, not added, so only the rows no first tap reaches are zeroed.
+
+    Measured at one thread against the loop over taps: LeNet-5's second convolution (f)
+    (16 → 6 channels, 8×8 → 12×12) 1.93 → 1.22 ms at batch 64, 6.9 → 4.1 ms at batch 256;
+    a 16 → 32 channel 3×3 on 32×32, batch 32, 8.6 → 7.5 ms (5×5: 24 → 20 ms). Not at
+    stride 2, where the first pass's blocks are strided too (5.1 against 7.0 ms).
+    """
+    groups, fg, cg, kh, kw = kernels.shape
+    n, c, hp, wp = padded_shape
+    (ho, wo), (dh, dw) = out_hw, dilation
+    per_image = c * kh * kw * ho * wo * grad_mat.dtype.itemsize
+    step = max(1, COLUMN_CHUNK_BYTES // per_image)
+    padded = take_buffer((c, n, hp, wp), grad_mat.dtype)
+    product = take_buffer((groups, cg * kh * kw, min(n, step) * ho * wo), grad_mat.dtype)
+    rows = take_buffer((c, kw, min(n, step), hp, wo), grad_mat.dtype)
+    weights = kernels.reshape(groups, fg, cg * kh * kw).swapaxes(1, 2)  # Wᵀ
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        block = product[:, :, :(hi - lo) * ho * wo]
+        np.matmul(weights, grad_mat[:, :, lo * ho * wo: hi * ho * wo], out=block)
+        block = block.reshape(c, kh, kw, hi - lo, ho, wo)
+        chunk_rows, chunk = rows[:, :, :hi - lo], padded[:, lo:hi]
+        chunk_rows[..., ho:, :] = 0
+        np.copyto(chunk_rows[..., :ho, :], block[:, 0])
+        for i in range(1, kh):
+            chunk_rows[..., i * dh: i * dh + ho, :] += block[:, i]
+        chunk[..., wo:] = 0
+        np.copyto(chunk[..., :wo], chunk_rows[:, 0])
+        for j in range(1, kw):
+            chunk[..., j * dw: j * dw + wo] += chunk_rows[:, j]
+    give_buffer(product)
+    give_buffer(rows)
     return padded.transpose(1, 0, 2, 3)
 
 
@@ -248,18 +293,19 @@ def correlation_pays(weight_shape, input_shape, out_hw, stride, padding, dilatio
     """Whether to take ``by_correlation``: where it can (``correlates``) and where its columns,
     F·k·k per input pixel, are at most 1.5 times the products col2im_product forms, C·k·k per
     output pixel — else writing the columns costs more than the better GEMM shape saves — or
-    3 times when ∂L/∂W comes from the same columns too (``weight_too``), which saves making
+    2 times when ∂L/∂W comes from the same columns too (``weight_too``), which saves making
     x's columns again. Measured at one thread, ∂L/∂x alone: the VGG block's (g) middle
-    convolution (32 → 32 channels, ratio 1) 12.9 ms by correlation against 16.5 ms; its last
-    (32 → 64 channels, ratio 2) 7.1 against 6.7 ms; LeNet-5's second (f) (6 → 16 channels,
-    14×14 → 10×10, ratio 5.2) 5.0 against 2.5 ms at batch 64. Both gradients: ratio 2 (g's
-    last) 10.6 against 12.3 ms, ratio 3 (16 → 48 channels) 5.2 against 5.7, ratio 4 (16 → 64)
-    7.0 against 6.6, LeNet-5's second 6.1 against 3.7.
+    convolution (32 → 32 channels, ratio 1) 11.2 ms by correlation against 15.2 ms; ratio 1.5
+    (32 → 48 channels, 16×16) 4.4 against 4.9 ms; (g)'s last (32 → 64 channels, ratio 2) 7.1
+    against 6.7 ms; LeNet-5's second (f) (6 → 16 channels, 14×14 → 10×10, ratio 5.2) 5.0
+    against 2.5 ms at batch 64. Both gradients: ratio 2 (g's last) 10.4 against 11.0 ms,
+    ratio 2.5 (16 → 40 channels) 4.4 against 4.3, ratio 3 (16 → 48) 5.5 against 4.7. (The
+    other route's figures with col2im at stride 1 in two passes, ``col2im_in_two_passes``.)
     """
     f, cg, kh, kw = weight_shape
     n, c, h, w = input_shape
     return correlates(stride, padding, dilation, (kh, kw)) \
-        and f * h * w <= (3 if weight_too else 1.5) * c * out_hw[0] * out_hw[1]
+        and f * h * w <= (2 if weight_too else 1.5) * c * out_hw[0] * out_hw[1]
 
 
 def by_correlation(grad, weight, input_shape, padding, dilation, groups, x=None):
