@@ -475,29 +475,43 @@ LAYOUTS = {  # windows_view lays its view over the memory (C-contiguous) or uses
 }
 
 
-@pytest.mark.parametrize("passes", [1, 2])
+@pytest.mark.parametrize("passes", ["one", "two, from a padded copy", "two, padding in the rows"])
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("kernel,stride,dilation", [
-    ((3, 3), (1, 1), (1, 1)), ((5, 2), (2, 3), (1, 2)), ((2, 3), (3, 1), (2, 1))])
+@pytest.mark.parametrize("kernel,stride,dilation,padding", [
+    ((3, 3), (1, 1), (1, 1), (0, 0, 0, 0)), ((5, 2), (2, 3), (1, 2), (0, 0, 0, 0)),
+    ((2, 3), (3, 1), (2, 1), (0, 0, 0, 0)), ((3, 3), (1, 1), (1, 1), (1, 1, 1, 1)),
+    ((5, 2), (2, 3), (1, 2), (2, 0, 1, 3)), ((2, 3), (3, 2), (2, 3), (0, 1, 5, 2))])
 def test_im2col_equals_the_taps_one_at_a_time(rng, monkeypatch, kernel, stride, dilation,
-                                              layout, passes):
+                                              padding, layout, passes):
     """windows_view's [:, :, i, j] is tap (i, j), read-only, from contiguous memory (and a
     contiguous slice starting past its buffer's start) as from a non-contiguous view; im2col
-    copies it out channel-major, in one pass or in two (shifted rows first, then blocks of
-    them)."""
-    monkeypatch.setattr(conv, "TWO_PASS_ROWS", 1 << 40 if passes == 1 else 0)
+    copies it out channel-major, of x with zeros around it, in one pass (from a padded copy)
+    or in two (shifted rows first, from a padded copy or with the padding written in them,
+    then blocks of them), into buffers holding an earlier call's numbers. (The last padding: column taps that land
+    only in the padding.)"""
+    monkeypatch.setattr(conv, "TWO_PASS_ROWS", 1 << 40 if passes == "one" else 0)
+    monkeypatch.setattr(conv, "FOLD_PADDING_MIN_BYTES",
+                        0 if passes == "two, padding in the rows" else 1 << 40)
+    # every buffer comes back full of an old call's numbers (7s), as a reused one would
+    monkeypatch.setattr(conv, "take_buffer", lambda shape, dtype: np.full(shape, 7, dtype))
+    folded = []
+    original = conv.shifted_rows
+    monkeypatch.setattr(conv, "shifted_rows", lambda *a: folded.append(1) or original(*a))
     x = LAYOUTS[layout](rng.standard_normal((4, 3, 13, 14)))  # (3, 4, 13, 14)
     assert x.shape == (3, 4, 13, 14) and x.flags.c_contiguous == (layout != "transposed")
+    top, bottom, left, right = padding
+    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
     out_hw = tuple((s - d * (k - 1) - 1) // st + 1
-                   for s, k, st, d in zip(x.shape[2:], kernel, stride, dilation))
-    view = windows_view(x, kernel, stride, dilation, out_hw)
+                   for s, k, st, d in zip(padded.shape[2:], kernel, stride, dilation))
+    view = windows_view(padded, kernel, stride, dilation, out_hw)
     assert view.shape == x.shape[:2] + kernel + out_hw and not view.flags.writeable
-    cols = conv.im2col(x, kernel, stride, dilation, out_hw)
+    cols = conv.im2col(x, kernel, stride, dilation, out_hw, padding=padding)
     for i in range(kernel[0]):
         for j in range(kernel[1]):
-            np.testing.assert_array_equal(view[:, :, i, j], tap(x, i, j, stride, dilation, out_hw))
-            np.testing.assert_array_equal(cols[:, i, j],
-                                          tap(x, i, j, stride, dilation, out_hw).transpose(1, 0, 2, 3))
+            taps = tap(padded, i, j, stride, dilation, out_hw)
+            np.testing.assert_array_equal(view[:, :, i, j], taps)
+            np.testing.assert_array_equal(cols[:, i, j], taps.transpose(1, 0, 2, 3))
+    assert bool(folded) == (passes == "two, padding in the rows" and any(padding))
 
 
 @pytest.mark.parametrize("groups,stride,padding", [(1, (1, 1), (1, 1, 1, 1)), (2, (2, 1), (0, 2, 1, 0))])

@@ -37,34 +37,77 @@ def pad(x, top, bottom, left, right, value=0) -> np.ndarray:
 TWO_PASS_ROWS = 4096
 
 
-def im2col(padded, kernel, stride, dilation, out_hw, out=None) -> np.ndarray:
-    """Columns laid out channel-major, (C, kh, kw, N, Ho, Wo) (into ``out``, else a scratch
-    buffer). (Channel-major because a convolution's output, and so the next one's input, is a
-    (C, N, H, W) array seen as (N, C, H, W): the copy then reads it in memory order.)
+def im2col(x, kernel, stride, dilation, out_hw, out=None, padding=(0, 0, 0, 0)) -> np.ndarray:
+    """Columns of ``x`` with ``padding`` (top, bottom, left, right) of zeros around it, laid
+    out channel-major, (C, kh, kw, N, Ho, Wo) (into ``out``, else a scratch buffer).
+    (Channel-major because a convolution's output, and so the next one's input, is a (C, N,
+    H, W) array seen as (N, C, H, W): the copy then reads it in memory order.)
 
-    One copy straight out of the windows moves each output row, Wo numbers, on its own, and
-    NumPy's per-row cost dominates where there are many short rows: from TWO_PASS_ROWS of them
-    up the copy takes two passes, first each row shifted by each column tap j, ``rows[c, j,
-    n, hp, :]`` (kh times fewer rows), then for each row tap i the block of rows it starts at,
-    Ho·Wo numbers in a row on both sides. Measured at one thread (chunks of columns ≤ 4 MiB,
-    as conv2d makes them): LeNet-5's second convolution (f) (6 channels, 5×5, Wo = 10) 689 →
-    373 µs at batch 64 (6,400 rows), 24 → 22 µs at batch 2 (3,000 rows), 13 → 17 µs at batch 1;
-    the VGG block's (g) last (Wo = 16) 2.2 → 1.7 ms; its middle one (Wo = 32) 81 → 80 µs per
-    image, 338 → 277 µs per 4.
+    One copy straight out of the windows of a padded copy moves each output row, Wo numbers,
+    on its own, and NumPy's per-row cost dominates where there are many short rows: from
+    TWO_PASS_ROWS of them up the copy takes two passes, first each row shifted by each column
+    tap j, ``rows[c, j, n, hp, :]`` (kh times fewer rows; ``shifted_rows``, which writes the
+    padding itself), then for each row tap i the block of rows it starts at, Ho·Wo numbers in
+    a row on both sides. Measured at one thread (chunks of columns ≤ 4 MiB, as conv2d makes
+    them): LeNet-5's second convolution (f) (6 channels, 5×5, Wo = 10) 689 → 373 µs at batch
+    64 (6,400 rows), 24 → 22 µs at batch 2 (3,000 rows), 13 → 17 µs at batch 1; the VGG
+    block's (g) last (Wo = 16) 2.2 → 1.7 ms; its middle one (Wo = 32) 81 → 80 µs per image,
+    338 → 277 µs per 4.
     """
-    n, c, hp, _ = padded.shape
+    n, c, h, _ = x.shape
     (kh, kw), (ho, wo), (sh, _), (dh, _) = kernel, out_hw, stride, dilation
-    cols = take_buffer((c, kh, kw, n, ho, wo), padded.dtype) if out is None else out
+    cols = take_buffer((c, kh, kw, n, ho, wo), x.dtype) if out is None else out
     if c * kh * kw * n * ho < TWO_PASS_ROWS:
+        padded = pad(x, *padding)
         np.copyto(cols, windows_view(padded, kernel, stride, dilation, out_hw).transpose(1, 2, 3, 0, 4, 5))
+        if padded is not x:
+            give_buffer(padded)  # copied out
         return cols
-    rows = take_buffer((c, kw, n, hp, wo), padded.dtype)
-    shifted = windows_view(padded, (1, kw), (1, stride[1]), (1, dilation[1]), (hp, wo))
-    np.copyto(rows, shifted[:, :, 0].transpose(1, 2, 0, 3, 4))
+    if any(padding) and x.nbytes >= kw * FOLD_PADDING_MIN_BYTES:
+        rows = shifted_rows(x, kw, stride[1], dilation[1], padding, wo)
+    else:
+        padded = pad(x, *padding)
+        hp = padded.shape[2]
+        rows = take_buffer((c, kw, n, hp, wo), x.dtype)
+        shifted = windows_view(padded, (1, kw), (1, stride[1]), (1, dilation[1]), (hp, wo))
+        np.copyto(rows, shifted[:, :, 0].transpose(1, 2, 0, 3, 4))
+        if padded is not x:
+            give_buffer(padded)
     for i in range(kh):
         np.copyto(cols[:, i], rows[:, :, :, i * dh: i * dh + (ho - 1) * sh + 1: sh])
     give_buffer(rows)
     return cols
+
+
+# shifted_rows writes the padding into im2col's first pass from this many bytes of x per
+# column tap up; below, a padded copy is made first (see shifted_rows).
+FOLD_PADDING_MIN_BYTES = 64 << 10
+
+
+def shifted_rows(x, kw, sw, dw, padding, wo) -> np.ndarray:
+    """im2col's first pass: ``rows[c, j, n, y, q]`` = the padded input at row y, column
+    q·sw + j·dw (a scratch buffer), read straight from ``x``: each column tap's copy lands
+    inside the padding's rows and columns, which are zeroed, so no padded copy of x is made.
+    Measured at one thread against padding first: the VGG block's (g) middle convolution 185 →
+    139 µs per 4 images, its last 584 → 385 µs (LeNet-5's first, 5 taps of one channel, 124 →
+    134 µs per 64 images)."""
+    n, c, h, w = x.shape
+    top, bottom, left, right = padding
+    rows = take_buffer((c, kw, n, h + top + bottom, wo), x.dtype)
+    rows[..., :top, :] = 0
+    rows[..., top + h:, :] = 0
+    inside = rows[..., top: top + h, :]
+    channel_major = x.transpose(1, 0, 2, 3)
+    for j in range(kw):
+        shift = j * dw - left  # column q of tap j reads x's column q·sw + shift
+        first, stop = max(0, -(shift // sw)), min(wo, (w - 1 - shift) // sw + 1)
+        inside[:, j, ..., :first] = 0
+        inside[:, j, ..., max(first, stop):] = 0
+        if stop > first:
+            start = first * sw + shift
+            np.copyto(inside[:, j, ..., first:stop],
+                      channel_major[..., start: start + (stop - first - 1) * sw + 1: sw])
+    return rows
 
 
 # Columns are made and multiplied a few images at a time, this many bytes of them per chunk:
@@ -83,13 +126,10 @@ def image_chunks(x, kernel, out_hw) -> list:
 
 
 def columns(x, kernel, stride, padding, dilation, groups, out_hw, out=None) -> np.ndarray:
-    """im2col of images ``x``, padded first (the padded copy given back once copied out), as
-    (groups, C/groups·kh·kw, N·Ho·Wo) (a view of ``out``, else of a scratch buffer)."""
+    """im2col of images ``x`` with ``padding``, as (groups, C/groups·kh·kw, N·Ho·Wo) (a view
+    of ``out``, else of a scratch buffer)."""
     n, c = x.shape[:2]
-    padded = pad(x, *padding)
-    cols = im2col(padded, kernel, stride, dilation, out_hw, out)
-    if padded is not x:
-        give_buffer(padded)  # im2col has copied what it needs
+    cols = im2col(x, kernel, stride, dilation, out_hw, out, padding)
     return cols.reshape(groups, c // groups * kernel[0] * kernel[1], n * out_hw[0] * out_hw[1])
 
 
