@@ -334,13 +334,13 @@ def correlation_pays(weight_shape, input_shape, out_hw, stride, padding, dilatio
     F·k·k per input pixel, are at most 1.5 times the products col2im_product forms, C·k·k per
     output pixel — else writing the columns costs more than the better GEMM shape saves — or
     2 times when ∂L/∂W comes from the same columns too (``weight_too``), which saves making
-    x's columns again. Measured at one thread, ∂L/∂x alone: the VGG block's (g) middle
-    convolution (32 → 32 channels, ratio 1) 11.2 ms by correlation against 15.2 ms; ratio 1.5
-    (32 → 48 channels, 16×16) 4.4 against 4.9 ms; (g)'s last (32 → 64 channels, ratio 2) 7.1
-    against 6.7 ms; LeNet-5's second (f) (6 → 16 channels, 14×14 → 10×10, ratio 5.2) 5.0
-    against 2.5 ms at batch 64. Both gradients: ratio 2 (g's last) 10.4 against 11.0 ms,
-    ratio 2.5 (16 → 40 channels) 4.4 against 4.3, ratio 3 (16 → 48) 5.5 against 4.7. (The
-    other route's figures with col2im at stride 1 in two passes, ``col2im_in_two_passes``.)
+    x's columns again. Measured at one thread against col2im at stride 1 in two passes
+    (``col2im_in_two_passes``), ∂L/∂x alone: the VGG block's (g) middle convolution (32 → 32
+    channels, ratio 1) 11.2 ms by correlation against 15.2 ms; ratio 1.5 (32 → 48 channels,
+    16×16) 4.4 against 4.9 ms. Both gradients: ratio 2 (g's last, 32 → 64) 10.4 against
+    11.0 ms, ratio 2.5 (16 → 40 channels) 4.4 against 4.3, ratio 3 (16 → 48) 5.5 against 4.7.
+    (Earlier, against col2im's loop over taps, ∂L/∂x alone: ratio 2 7.1 against 6.7 ms;
+    LeNet-5's second (f), 6 → 16 channels, 14×14 → 10×10, ratio 5.2, 5.0 against 2.5 ms.)
     """
     f, cg, kh, kw = weight_shape
     n, c, h, w = input_shape
