@@ -818,3 +818,54 @@ def test_masked_where_leaves_other_cases_to_np_where(rng, case):
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("padding,dilation", [(1, 1), ((2, 0), (2, 1))])
+def test_convolution_by_the_two_pass_routes_has_finite_difference_and_torch_gradients(
+        rng, monkeypatch, torch, padding, dilation):
+    """float64, small, the thresholds lowered: im2col in two passes with the padding written
+    into its rows (``shifted_rows``), ∂L/∂x by col2im in two passes (F = 3C: the correlation
+    does not pay), the columns made again for ∂L/∂W, two or three images a chunk."""
+    from helpers import check_grad, torch_parity
+    x, w, b = (rng.standard_normal((5, 2, 6, 5)), rng.standard_normal((6, 2, 3, 2)),
+               rng.standard_normal(6))
+    for name, value in (("TWO_PASS_ROWS", 0), ("FOLD_PADDING_MIN_BYTES", 0),
+                        ("SMALL_PRODUCT", 0), ("KEEP_COLUMNS_BYTES", 0),
+                        ("COLUMN_CHUNK_BYTES", 2 * 2 * 3 * 2 * 6 * 6 * 8)):  # 2 or 3 images
+        monkeypatch.setattr(conv, name, value)
+    taken = []
+    for name in ("shifted_rows", "col2im_in_two_passes", "by_correlation"):
+        original = getattr(conv, name)
+        monkeypatch.setattr(conv, name, lambda *a, _n=name, _o=original, **k:
+                            taken.append(_n) or _o(*a, **k))
+
+    def fn(x, w, b):
+        return F.conv2d(x, w, b, padding=padding, dilation=dilation)
+
+    check_grad(fn, x, w, b)
+    torch_parity(torch, fn, x, w, b, torch_fn=lambda x, w, b: torch.nn.functional.conv2d(
+        x, w, b, padding=padding, dilation=dilation))
+    assert {"shifted_rows", "col2im_in_two_passes"} <= set(taken) and "by_correlation" not in taken
+
+
+def test_convolution_where_the_two_pass_routes_are_taken_unpatched_matches_torch(
+        rng, monkeypatch, torch):
+    """float32 at a size that takes the new routes with the thresholds as they are: both
+    gradients against PyTorch's."""
+    taken = []
+    for name in ("shifted_rows", "col2im_in_two_passes"):
+        original = getattr(conv, name)
+        monkeypatch.setattr(conv, name, lambda *a, _n=name, _o=original: taken.append(_n) or _o(*a))
+    x = rng.standard_normal((16, 8, 30, 30)).astype(np.float32)
+    w = (rng.standard_normal((24, 8, 3, 3)) * 0.1).astype(np.float32)
+    g = rng.standard_normal((16, 24, 30, 30)).astype(np.float32)
+    xs, ws = Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)
+    out = F.conv2d(xs, ws, padding=2, dilation=2)
+    out.backward(Tensor(g))
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    expected = torch.nn.functional.conv2d(xt, wt, padding=2, dilation=2)
+    expected.backward(torch.tensor(g))
+    for ours, theirs in ((out.data, expected), (xs.grad.data, xt.grad), (ws.grad.data, wt.grad)):
+        theirs = theirs.detach().numpy()
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=2e-5 * np.abs(theirs).max())
+    assert {"shifted_rows", "col2im_in_two_passes"} <= set(taken)
