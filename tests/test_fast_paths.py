@@ -440,7 +440,7 @@ def test_both_gradients_by_correlation_equal_their_definitions(rng, monkeypatch,
         x = rng.standard_normal((n, c, h, w)).astype(dtype)
         if layout == "channel-major":
             x = np.ascontiguousarray(x.transpose(1, 0, 2, 3)).transpose(1, 0, 2, 3)
-        assert conv.image_chunks(grad, kernel, (h, w)) == [(0, 2), (2, 3)]
+        assert conv.image_chunks(grad.shape, grad.dtype, kernel, (h, w)) == [(0, 2), (2, 3)]
         grad_mat = grad.transpose(1, 0, 2, 3).reshape(groups, f // groups, -1)
         full = (weight.reshape(groups, f // groups, -1).swapaxes(1, 2) @ grad_mat)
         expected = col2im(full.reshape(c, kh, kw, n, *out_hw), padded_shape, kernel, (1, 1),
@@ -494,9 +494,11 @@ def test_im2col_equals_the_taps_one_at_a_time(rng, monkeypatch, kernel, stride, 
                         0 if passes == "two, padding in the rows" else 1 << 40)
     # every buffer comes back full of an old call's numbers (7s), as a reused one would
     monkeypatch.setattr(conv, "take_buffer", lambda shape, dtype: np.full(shape, 7, dtype))
-    folded = []
-    original = conv.shifted_rows
-    monkeypatch.setattr(conv, "shifted_rows", lambda *a: folded.append(1) or original(*a))
+    two_passes, copies = [], []  # shifted_rows ran; padded copies made
+    original_rows, original_pad = conv.shifted_rows, conv.pad
+    monkeypatch.setattr(conv, "shifted_rows", lambda *a: two_passes.append(1) or original_rows(*a))
+    monkeypatch.setattr(conv, "pad", lambda x, *sides: (copies.append(1) if any(sides[:4]) else None)
+                        or original_pad(x, *sides))
     x = LAYOUTS[layout](rng.standard_normal((4, 3, 13, 14)))  # (3, 4, 13, 14)
     assert x.shape == (3, 4, 13, 14) and x.flags.c_contiguous == (layout != "transposed")
     top, bottom, left, right = padding
@@ -511,7 +513,8 @@ def test_im2col_equals_the_taps_one_at_a_time(rng, monkeypatch, kernel, stride, 
             taps = tap(padded, i, j, stride, dilation, out_hw)
             np.testing.assert_array_equal(view[:, :, i, j], taps)
             np.testing.assert_array_equal(cols[:, i, j], taps.transpose(1, 0, 2, 3))
-    assert bool(folded) == (passes == "two, padding in the rows" and any(padding))
+    assert bool(two_passes) == (passes != "one")
+    assert bool(copies) == (any(padding) and passes != "two, padding in the rows")
 
 
 @pytest.mark.parametrize("groups,stride,padding", [(1, (1, 1), (1, 1, 1, 1)), (2, (2, 1), (0, 2, 1, 0))])
@@ -530,7 +533,7 @@ def test_columns_made_a_chunk_of_images_at_a_time_give_the_same_convolution(rng,
     results = []
     for chunk_bytes, chunks in ((2 * per_image, [(0, 2), (2, 4), (4, 6), (6, 7)]), (1 << 40, [(0, 7)])):
         monkeypatch.setattr(conv, "COLUMN_CHUNK_BYTES", chunk_bytes)
-        assert conv.image_chunks(x, (3, 2), out_hw) == chunks
+        assert conv.image_chunks(x.shape, x.dtype, (3, 2), out_hw) == chunks
         results.append((conv.conv2d(x, weight, None, stride, padding, (1, 1), groups, out_hw)[0],
                         conv.weight_grad_from_matrix(x, grad_mat, (3, 2), stride, padding, (1, 1),
                                                      groups, out_hw)))
@@ -538,7 +541,7 @@ def test_columns_made_a_chunk_of_images_at_a_time_give_the_same_convolution(rng,
     np.testing.assert_allclose(chunked, whole, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(chunked_w, whole_w, rtol=1e-5, atol=1e-4)
     assert chunked_w.shape == weight.shape
-    assert conv.image_chunks(x[:0], (3, 2), out_hw) == []
+    assert conv.image_chunks(x[:0].shape, x.dtype, (3, 2), out_hw) == []
 
 
 def test_only_small_columns_are_kept_and_the_gradients_are_the_same_either_way(rng, monkeypatch):
@@ -834,7 +837,7 @@ def test_convolution_by_the_two_pass_routes_has_finite_difference_and_torch_grad
                         ("COLUMN_CHUNK_BYTES", 2 * 2 * 3 * 2 * 6 * 6 * 8)):  # 2 or 3 images
         monkeypatch.setattr(conv, name, value)
     taken = []
-    for name in ("shifted_rows", "col2im_in_two_passes", "by_correlation"):
+    for name in ("shifted_rows", "col2im_in_two_passes", "by_correlation", "pad"):
         original = getattr(conv, name)
         monkeypatch.setattr(conv, name, lambda *a, _n=name, _o=original, **k:
                             taken.append(_n) or _o(*a, **k))
@@ -846,6 +849,7 @@ def test_convolution_by_the_two_pass_routes_has_finite_difference_and_torch_grad
     torch_parity(torch, fn, x, w, b, torch_fn=lambda x, w, b: torch.nn.functional.conv2d(
         x, w, b, padding=padding, dilation=dilation))
     assert {"shifted_rows", "col2im_in_two_passes"} <= set(taken) and "by_correlation" not in taken
+    assert "pad" not in taken  # the padding written into the rows: no padded copy of x
 
 
 def test_convolution_where_the_two_pass_routes_are_taken_unpatched_matches_torch(
@@ -853,7 +857,7 @@ def test_convolution_where_the_two_pass_routes_are_taken_unpatched_matches_torch
     """float32 at a size that takes the new routes with the thresholds as they are: both
     gradients against PyTorch's."""
     taken = []
-    for name in ("shifted_rows", "col2im_in_two_passes"):
+    for name in ("shifted_rows", "col2im_in_two_passes", "pad"):
         original = getattr(conv, name)
         monkeypatch.setattr(conv, name, lambda *a, _n=name, _o=original: taken.append(_n) or _o(*a))
     x = rng.standard_normal((16, 8, 30, 30)).astype(np.float32)
@@ -868,4 +872,4 @@ def test_convolution_where_the_two_pass_routes_are_taken_unpatched_matches_torch
     for ours, theirs in ((out.data, expected), (xs.grad.data, xt.grad), (ws.grad.data, wt.grad)):
         theirs = theirs.detach().numpy()
         np.testing.assert_allclose(ours, theirs, rtol=0, atol=2e-5 * np.abs(theirs).max())
-    assert {"shifted_rows", "col2im_in_two_passes"} <= set(taken)
+    assert {"shifted_rows", "col2im_in_two_passes"} <= set(taken) and "pad" not in taken

@@ -10,9 +10,9 @@ a time (``column_chunks``); only small columns are kept for backward (KEEP_COLUM
 PyTorch keeps x and w, and so do we). Backward is two more products: ``∂L/∂W = G @ colsᵀ``,
 larger columns made again a chunk at a time, and ``∂L/∂cols = Wᵀ @ G``, added back onto the
 pixels each column was copied from (pixels shared by overlapping windows collect several
-terms), one tap at a time (``col2im_product``); or, at stride 1 where it pays, both from the
-columns of G (``by_correlation``). Large temporaries are scratch buffers, the output a kept
-output buffer (memory.py).
+terms), one tap at a time or at stride 1 in two passes (``col2im_product``); or, at stride 1
+where it pays, both from the columns of G (``by_correlation``). Large temporaries are scratch
+buffers, the output a kept output buffer (memory.py).
 """
 import functools
 
@@ -46,15 +46,15 @@ def im2col(x, kernel, stride, dilation, out_hw, out=None, padding=(0, 0, 0, 0)) 
     One copy straight out of the windows of a padded copy moves each output row, Wo numbers,
     on its own, and NumPy's per-row cost dominates where there are many short rows: from
     TWO_PASS_ROWS of them up the copy takes two passes, first each row shifted by each column
-    tap j, ``rows[c, j, n, hp, :]`` (kh times fewer rows; ``shifted_rows``, which writes the
-    padding itself), then for each row tap i the block of rows it starts at, Ho·Wo numbers in
+    tap j, ``rows[c, j, n, hp, :]`` (kh times fewer rows; ``shifted_rows``, which on a large x
+    writes the padding itself), then for each row tap i the block of rows it starts at, Ho·Wo numbers in
     a row on both sides. Measured at one thread (chunks of columns ≤ 4 MiB, as conv2d makes
     them): LeNet-5's second convolution (f) (6 channels, 5×5, Wo = 10) 689 → 373 µs at batch
     64 (6,400 rows), 24 → 22 µs at batch 2 (3,000 rows), 13 → 17 µs at batch 1; the VGG
     block's (g) last (Wo = 16) 2.2 → 1.7 ms; its middle one (Wo = 32) 81 → 80 µs per image,
     338 → 277 µs per 4.
     """
-    n, c, h, _ = x.shape
+    n, c = x.shape[:2]
     (kh, kw), (ho, wo), (sh, _), (dh, _) = kernel, out_hw, stride, dilation
     cols = take_buffer((c, kh, kw, n, ho, wo), x.dtype) if out is None else out
     if c * kh * kw * n * ho < TWO_PASS_ROWS:
@@ -63,16 +63,7 @@ def im2col(x, kernel, stride, dilation, out_hw, out=None, padding=(0, 0, 0, 0)) 
         if padded is not x:
             give_buffer(padded)  # copied out
         return cols
-    if any(padding) and x.nbytes >= kw * FOLD_PADDING_MIN_BYTES:
-        rows = shifted_rows(x, kw, stride[1], dilation[1], padding, wo)
-    else:
-        padded = pad(x, *padding)
-        hp = padded.shape[2]
-        rows = take_buffer((c, kw, n, hp, wo), x.dtype)
-        shifted = windows_view(padded, (1, kw), (1, stride[1]), (1, dilation[1]), (hp, wo))
-        np.copyto(rows, shifted[:, :, 0].transpose(1, 2, 0, 3, 4))
-        if padded is not x:
-            give_buffer(padded)
+    rows = shifted_rows(x, kw, stride[1], dilation[1], padding, wo)
     for i in range(kh):
         np.copyto(cols[:, i], rows[:, :, :, i * dh: i * dh + (ho - 1) * sh + 1: sh])
     give_buffer(rows)
@@ -86,13 +77,23 @@ FOLD_PADDING_MIN_BYTES = 64 << 10
 
 def shifted_rows(x, kw, sw, dw, padding, wo) -> np.ndarray:
     """im2col's first pass: ``rows[c, j, n, y, q]`` = the padded input at row y, column
-    q·sw + j·dw (a scratch buffer), read straight from ``x``: each column tap's copy lands
-    inside the padding's rows and columns, which are zeroed, so no padded copy of x is made.
-    Measured at one thread against padding first: the VGG block's (g) middle convolution 185 →
-    139 µs per 4 images, its last 584 → 385 µs (LeNet-5's first, 5 taps of one channel, 124 →
-    134 µs per 64 images)."""
+    q·sw + j·dw (a scratch buffer). From FOLD_PADDING_MIN_BYTES of x per column tap up it is
+    read straight from ``x``: each column tap's copy lands inside the padding's rows and
+    columns, which are zeroed, so no padded copy of x is made. Measured at one thread against
+    padding first: the VGG block's (g) middle convolution 185 → 139 µs per 4 images, its last
+    584 → 385 µs; LeNet-5's first (5 taps of one channel) 124 → 134 µs per 64 images, so
+    below the threshold, and without padding, one copy of a padded copy's shifted views."""
     n, c, h, w = x.shape
     top, bottom, left, right = padding
+    if not any(padding) or x.nbytes < kw * FOLD_PADDING_MIN_BYTES:
+        padded = pad(x, *padding)
+        hp = padded.shape[2]
+        rows = take_buffer((c, kw, n, hp, wo), x.dtype)
+        shifted = windows_view(padded, (1, kw), (1, sw), (1, dw), (hp, wo))
+        np.copyto(rows, shifted[:, :, 0].transpose(1, 2, 0, 3, 4))
+        if padded is not x:
+            give_buffer(padded)  # copied out
+        return rows
     rows = take_buffer((c, kw, n, h + top + bottom, wo), x.dtype)
     rows[..., :top, :] = 0
     rows[..., top + h:, :] = 0
@@ -117,10 +118,11 @@ def shifted_rows(x, kw, sw, dw, padding, wo) -> np.ndarray:
 COLUMN_CHUNK_BYTES = 4 << 20
 
 
-def image_chunks(x, kernel, out_hw) -> list:
-    """(start, stop) of the images whose columns make up each chunk (none for an empty batch)."""
-    n, c = x.shape[:2]
-    per_image = c * kernel[0] * kernel[1] * out_hw[0] * out_hw[1] * x.dtype.itemsize
+def image_chunks(shape, dtype, kernel, out_hw) -> list:
+    """(start, stop) of the images whose columns make up each chunk, for images of ``shape``
+    (N, C, ...) and ``dtype`` (none for an empty batch)."""
+    n, c = shape[:2]
+    per_image = c * kernel[0] * kernel[1] * out_hw[0] * out_hw[1] * np.dtype(dtype).itemsize
     per_chunk = max(1, COLUMN_CHUNK_BYTES // max(1, per_image))
     return [(start, min(n, start + per_chunk)) for start in range(0, n, per_chunk)]
 
@@ -140,7 +142,7 @@ def column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
     whole input, never exists."""
     n, c = x.shape[:2]
     per_image = out_hw[0] * out_hw[1]
-    chunks = image_chunks(x, kernel, out_hw)
+    chunks = image_chunks(x.shape, x.dtype, kernel, out_hw)
     if not chunks:
         return
     rows = c * kernel[0] * kernel[1]
@@ -247,14 +249,13 @@ def col2im_in_two_passes(kernels, grad_mat, padded_shape, dilation, out_hw) -> n
     groups, fg, cg, kh, kw = kernels.shape
     n, c, hp, wp = padded_shape
     (ho, wo), (dh, dw) = out_hw, dilation
-    per_image = c * kh * kw * ho * wo * grad_mat.dtype.itemsize
-    step = max(1, COLUMN_CHUNK_BYTES // per_image)
+    chunks = image_chunks(padded_shape, grad_mat.dtype, (kh, kw), out_hw)
+    largest = chunks[0][1] - chunks[0][0] if chunks else 0
     padded = take_buffer((c, n, hp, wp), grad_mat.dtype)
-    product = take_buffer((groups, cg * kh * kw, min(n, step) * ho * wo), grad_mat.dtype)
-    rows = take_buffer((c, kw, min(n, step), hp, wo), grad_mat.dtype)
+    product = take_buffer((groups, cg * kh * kw, largest * ho * wo), grad_mat.dtype)
+    rows = take_buffer((c, kw, largest, hp, wo), grad_mat.dtype)
     weights = kernels.reshape(groups, fg, cg * kh * kw).swapaxes(1, 2)  # Wᵀ
-    for lo in range(0, n, step):
-        hi = min(n, lo + step)
+    for lo, hi in chunks:
         block = product[:, :, :(hi - lo) * ho * wo]
         np.matmul(weights, grad_mat[:, :, lo * ho * wo: hi * ho * wo], out=block)
         block = block.reshape(c, kh, kw, hi - lo, ho, wo)
