@@ -411,6 +411,29 @@ def test_cross_entropy_by_hand():
     np.testing.assert_allclose(x.grad.data, [[-0.5, 0.5]])
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(7, 5), (3, 4, 2, 3), (0, 5)])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nll_without_weights_or_ignored_targets_equals_the_weighted_path(rng, dtype, shape,
+                                                                           reduction):
+    # NLLLoss skips the mask and the weights when every target counts with weight 1; weight=ones
+    # takes the general path: the loss and the gradient must be the same bits, nan for an
+    # empty 'mean' included, and under create_graph the gradient of the gradient too
+    labels = Tensor(rng.integers(0, shape[1], shape[:1] + shape[2:]))
+    values = np.log(rng.dirichlet(np.ones(shape[1]), shape[:1] + shape[2:])).astype(dtype)
+    values = np.moveaxis(values, -1, 1)
+    results = []
+    for weight in (None, Tensor(np.ones(shape[1], dtype))):
+        x = Tensor(values, requires_grad=True)
+        loss = L.nll_loss(x, labels, weight=weight, reduction=reduction)
+        upstream = Tensor(np.linspace(0.5, 2, loss.numel(), dtype=dtype).reshape(loss.shape))
+        (grad,) = autograd.grad(loss, x, upstream, create_graph=True)
+        results.append((loss.data, grad.data))
+    assert results[0][0].dtype == results[1][0].dtype == dtype
+    for short, general in zip(*results):
+        np.testing.assert_array_equal(short, general, strict=True)
+
+
 def test_weighted_mean_divides_by_the_weights_of_the_targets_not_ignored():
     log_probs = leaf(np.log([[0.5, 0.25, 0.25], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]]))
     weight = Tensor(np.array([1.0, 2.0, 4.0]))

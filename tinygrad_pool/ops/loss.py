@@ -186,32 +186,41 @@ class NLLLoss(Function):
 
     def forward(ctx, log_probs, target, weight, ignore_index, reduction):
         kept = target != ignore_index
-        # Each target's class as an index along the class axis; an ignored one reads class 0
-        # (any valid class would do) and is left at 0, never multiplied by 0: torch skips it,
-        # so a NaN or inf in its row or in its class's weight must not come through.
-        classes = np.where(kept, target, 0)
-        weights = kept if weight is None else np.where(kept, weight[classes], 0)
-        # (N, 1, d1, ...): the class axis put back, to pick and to broadcast along it
-        ctx.classes, ctx.kept = classes[:, None], kept[:, None]
-        ctx.target_weights = weights.astype(log_probs.dtype, copy=False)[:, None]
         ctx.shape = log_probs.shape
-        losses = np.zeros(ctx.target_weights.shape, log_probs.dtype)
-        np.multiply(ctx.target_weights, _pick(log_probs, ctx.classes), out=losses,
-                    where=ctx.kept)
-        losses = -losses[:, 0]
+        if weight is None and kept.all():
+            # The usual call: every target counts, with weight 1 — so no mask and no weights
+            # (their passes were half of a 64×10 loss's forward); the same numbers as below.
+            ctx.classes, ctx.kept, ctx.target_weights = target[:, None], None, 1
+            ctx.total_weight = log_probs.dtype.type(target.size)
+            losses = -_pick(log_probs, ctx.classes)[:, 0]
+        else:
+            # Each target's class as an index along the class axis; an ignored one reads
+            # class 0 (any valid class would do) and is left at 0, never multiplied by 0:
+            # torch skips it, so a NaN or inf in its row or in its class's weight must not
+            # come through.
+            classes = np.where(kept, target, 0)
+            weights = kept if weight is None else np.where(kept, weight[classes], 0)
+            # (N, 1, d1, ...): the class axis put back, to pick and to broadcast along it
+            ctx.classes, ctx.kept = classes[:, None], kept[:, None]
+            ctx.target_weights = weights.astype(log_probs.dtype, copy=False)[:, None]
+            ctx.total_weight = ctx.target_weights.sum()
+            losses = np.zeros(ctx.target_weights.shape, log_probs.dtype)
+            np.multiply(ctx.target_weights, _pick(log_probs, ctx.classes), out=losses,
+                        where=ctx.kept)
+            losses = -losses[:, 0]
         if reduction == "none":
             return losses
         if reduction == "sum":
             return losses.sum()
-        ctx.total_weight = ctx.target_weights.sum()
         with quiet():  # all ignored: 0/0 = nan (PyTorch)
             return losses.sum() / ctx.total_weight
 
     def backward(ctx, grad):
         reduction, coefficients = ctx.attrs["reduction"], ctx.target_weights
         if reduction == "mean":
-            # ignored targets get exactly 0, even when the total is 0 (PyTorch skips them)
-            coefficients = np.where(ctx.kept, coefficients / ctx.total_weight, 0)
+            coefficients = coefficients / ctx.total_weight
+            if ctx.kept is not None:  # ignored targets get exactly 0, even when the total
+                coefficients = np.where(ctx.kept, coefficients, 0)  # is 0 (torch skips them)
         picked = np.zeros(ctx.shape, dtype=grad.dtype)  # a constant: -wₙ where each target is
         _place(picked, ctx.classes, -coefficients)
         if reduction == "none":  # one gradient per position: put back the class axis
@@ -329,8 +338,9 @@ def _class_labels(op: str, input: Tensor, target, ignore_index: int) -> np.ndarr
     torch's order: of shape (N, d1, ...), int64 or uint8 (torch's Long or Byte), each in [0, C)
     unless it is ``ignore_index``."""
     labels = tensor_arg(op, "target", target).data
-    n_classes = input.shape[0 if input.ndim == 1 else 1]
-    if input.ndim == 1:  # unbatched: one target, 0-d (or of size 1, which PyTorch allows)
+    shape = input.data.shape  # (a tuple: Tensor.shape builds a Size at every read)
+    n_classes = shape[0 if len(shape) == 1 else 1]
+    if len(shape) == 1:  # unbatched: one target, 0-d (or of size 1, which PyTorch allows)
         if labels.ndim > 1:
             raise RuntimeError(f"{op}: 0D or 1D target tensor expected for a 1-D input, got "
                                f"target of shape {labels.shape}")
@@ -339,14 +349,14 @@ def _class_labels(op: str, input: Tensor, target, ignore_index: int) -> np.ndarr
                              f"size: {labels.shape[0]}")
     else:
         batch = labels.shape[0] if labels.ndim else 0
-        if batch != input.shape[0]:
+        if batch != shape[0]:
             raise ValueError(f"{op}: Expected input batch_size ({input.shape[0]}) to match "
                              f"target batch_size ({batch}) (input {input.shape}, target "
                              f"{labels.shape})")
-        if input.ndim == 2 and labels.ndim > 1:
+        if len(shape) == 2 and labels.ndim > 1:
             raise RuntimeError(f"{op}: 0D or 1D target tensor expected, multi-target not "
                                f"supported (input {input.shape}, target {labels.shape})")
-        expected = input.shape[:1] + input.shape[2:]
+        expected = shape[:1] + shape[2:]
         if labels.shape != expected:
             raise RuntimeError(f"{op}: Expected target size {list(expected)}, got "
                                f"{list(labels.shape)} (input {input.shape})")
@@ -362,7 +372,7 @@ def _class_labels(op: str, input: Tensor, target, ignore_index: int) -> np.ndarr
             raise IndexError(f"{op}: Target {labels[out_of_range].flat[0]} is out of bounds: "
                              f"class indices must lie in [0, {n_classes}) or equal ignore_index "
                              f"({ignore_index})")
-    return labels.reshape(1) if input.ndim == 1 else labels
+    return labels.reshape(1) if len(shape) == 1 else labels
 
 
 # ---- the functional API (torch.nn.functional's signatures) -----------------------------------
@@ -499,11 +509,12 @@ def _nll(op: str, log_probs: Tensor, target, weight, ignore_index: int, reductio
     """The negative log-likelihood of checked arguments; also returns the labels (batched) and
     the per-class weights, for cross_entropy's label smoothing."""
     labels = _class_labels(op, log_probs, target, ignore_index)
+    unbatched = log_probs.data.ndim == 1
+    weights = None
     if weight is not None:  # (no promotion: torch's kernel takes one dtype)
         check_same_dtype(op, input=log_probs, weight=tensor_arg(op, "weight", weight))
-    weights = _class_weights(op, weight, log_probs.shape[0 if log_probs.ndim == 1 else 1],
-                             log_probs.dtype)
-    unbatched = log_probs.ndim == 1
+        weights = _class_weights(op, weight, log_probs.data.shape[0 if unbatched else 1],
+                                 log_probs.dtype)
     if unbatched:  # one sample: a batch of one, and its loss alone (0-d) for 'none'
         log_probs = log_probs.reshape(1, -1)
     loss = NLLLoss.apply(log_probs, target=labels, weight=weights, ignore_index=ignore_index,
@@ -542,10 +553,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if label_smoothing > 1.0:  # (a negative one, or NaN, means none, as PyTorch takes it)
         raise RuntimeError(f"{op}: label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
-    class_dim = 0 if input.ndim == 1 else 1
-    n_classes = input.shape[class_dim]
+    class_dim = 0 if input.data.ndim == 1 else 1
+    n_classes = input.data.shape[class_dim]
     log_probs = log_softmax(input, class_dim)
-    if target.shape == input.shape:
+    if target.data.shape == input.data.shape:
         return _cross_entropy_soft(op, log_probs, target, weight, ignore_index, reduction,
                                    label_smoothing)
     loss, labels, weights = _nll(op, log_probs, target, weight, ignore_index, reduction)
