@@ -184,13 +184,16 @@ class NLLLoss(Function):
     target equal to ``ignore_index`` weighs 0 (and is never read as a class).
     """
 
+    # What the usual call (below) leaves unsaved: no mask, every target of weight 1
+    kept, target_weights = None, 1
+
     def forward(ctx, log_probs, target, weight, ignore_index, reduction):
         kept = target != ignore_index
         ctx.shape = log_probs.shape
         if weight is None and kept.all():
             # The usual call: every target counts, with weight 1 — so no mask and no weights
             # (their passes were half of a 64×10 loss's forward); the same numbers as below.
-            ctx.classes, ctx.kept, ctx.target_weights = target[:, None], None, 1
+            ctx.classes = target[:, None]
             ctx.total_weight = log_probs.dtype.type(target.size)
             losses = -_pick(log_probs, ctx.classes)[:, 0]
         else:
