@@ -992,7 +992,8 @@ class Tensor:
         """Refuse a result that cannot be written into this tensor: ``other`` (a Tensor, or
         None) must broadcast to our shape, and the result's ``dtype`` cast to ours (torch: a
         float result does not go into an integer tensor; float64 into float32 does)."""
-        if dtype is not None and not np.can_cast(dtype, self.data.dtype, "same_kind"):
+        if dtype is not None and dtype is not self.data.dtype \
+                and not np.can_cast(dtype, self.data.dtype, "same_kind"):
             raise RuntimeError(f"{op}: result type {dtype} can't be cast to the desired output "
                                f"type {self.data.dtype} of input")
         shape = self.data.shape if other is None else other.data.shape

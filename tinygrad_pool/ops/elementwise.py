@@ -558,6 +558,10 @@ def _number_dtype(value) -> np.dtype:
 
 def result_dtype(*operands) -> np.dtype:
     """torch.result_type of Tensors and Python numbers (see the rules above)."""
+    if len(operands) == 2:  # the usual call: two tensors of one dtype, decided at once
+        a, b = operands
+        if isinstance(a, Tensor) and isinstance(b, Tensor) and a.data.dtype is b.data.dtype:
+            return a.data.dtype
     tiers = [None, None, None]  # tensors with dimensions, 0-d tensors, Python numbers
     for value in operands:
         if isinstance(value, Tensor):
@@ -625,7 +629,7 @@ def check_bound(op: str, name: str, value):
 def is_bool(value) -> bool:
     """A bool operand: a Python or NumPy bool, or a bool tensor."""
     return isinstance(value, (bool, np.bool_)) or (isinstance(value, Tensor) and
-                                                   value.data.dtype == np.bool_)
+                                                   value.data.dtype.kind == "b")
 
 
 def _described(value) -> str:
