@@ -73,3 +73,67 @@ def test_a_tensor_is_not_a_count(torch, restore_threads):
         tp.set_num_threads(tp.tensor(2))
     with pytest.raises(RuntimeError, match="set_num_threads expects an int, but got Tensor"):
         torch.set_num_threads(torch.tensor(2))
+
+
+# ---- inter-op threads: a count kept (no op runs beside another here), set once per process ----
+def run_in_fresh_process(code: str) -> list:
+    """The lines ``code`` prints, run in a new interpreter: the count is set once per process,
+    so each script starts from a process that never set it."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    return done.stdout.split()
+
+
+ONCE = """
+lib = __import__("{lib}")
+print(lib.get_num_interop_threads())
+lib.set_num_interop_threads(3)
+print(lib.get_num_interop_threads())
+try:
+    lib.set_num_interop_threads(3)
+except RuntimeError as error:
+    print(str(error).startswith("Error: cannot set number of interop threads after parallel "
+                                "work has started or set_num_interop_threads called"))
+print(lib.get_num_interop_threads())
+"""
+
+
+def test_interop_threads_are_set_once_and_read_back():
+    default, after_set, refused, still = run_in_fresh_process(ONCE.format(lib="tinygrad_pool"))
+    assert int(default) >= 1
+    assert (after_set, refused, still) == ("3", "True", "3")
+
+
+def test_interop_threads_behave_as_torchs(torch):
+    ours = run_in_fresh_process(ONCE.format(lib="tinygrad_pool"))
+    theirs = run_in_fresh_process(ONCE.format(lib="torch"))
+    assert ours == theirs  # the default (one per CPU) too
+
+
+def test_a_refused_interop_count_does_not_use_up_the_once():
+    out = run_in_fresh_process("""
+import tinygrad_pool as tp
+for bad in (0, 2.5):
+    try:
+        tp.set_num_interop_threads(bad)
+    except RuntimeError:
+        pass
+tp.set_num_interop_threads(2)
+print(tp.get_num_interop_threads())
+""")
+    assert out == ["2"]
+
+
+@pytest.mark.parametrize("value", BAD, ids=repr)
+def test_bad_interop_counts_raise_torchs_error_and_change_nothing(torch, value):
+    before = tp.get_num_interop_threads()
+    with pytest.raises(Exception) as theirs:
+        torch.set_num_interop_threads(value)
+    with pytest.raises(type(theirs.value)) as ours:
+        tp.set_num_interop_threads(value)
+    assert type(ours.value) is type(theirs.value)
+    assert str(theirs.value) in str(ours.value)
+    assert f"threads={value!r}" in str(ours.value)
+    assert tp.get_num_interop_threads() == before

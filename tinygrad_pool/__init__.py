@@ -31,7 +31,8 @@ from . import optim  # noqa: E402
 from . import utils  # noqa: E402
 from .random import manual_seed  # noqa: E402
 from .serialization import load, save  # noqa: E402
-from .threads import get_num_threads, set_num_threads  # noqa: E402
+from .threads import (get_num_interop_threads, get_num_threads,  # noqa: E402
+                      set_num_interop_threads, set_num_threads)
 
 __version__ = "0.1.0"
 __all__ = ["Tensor", "Size", "Function", "no_grad", "enable_grad", "inference_mode",
@@ -39,7 +40,8 @@ __all__ = ["Tensor", "Size", "Function", "no_grad", "enable_grad", "inference_mo
            "GradcheckError", "gradcheck_report", "NondifferentiablePointWarning",
            "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",
            "utils", "manual_seed", "save", "load", "draw_graph", "save_graph", "GraphvizNotFound",
-           "set_num_threads", "get_num_threads",
+           "set_num_threads", "get_num_threads", "set_num_interop_threads",
+           "get_num_interop_threads",
            # dtypes
            "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
            "short", "int32", "int", "int64", "long", "bool", "get_default_dtype",
