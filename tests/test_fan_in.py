@@ -106,6 +106,15 @@ def test_unbatched_and_released_pool_still_work(rng):
     assert picture.links[0].gradient is None  # out.grad was not retained: no gradient known
 
 
+def test_a_pool_whose_input_backward_freed_says_how_to_keep_it(rng):
+    x = Tensor(rng.standard_normal((4, 8, 32, 32)), requires_grad=True)
+    out = F.max_pool2d(x * 2, 2)  # its input, large, held by nothing but the graph
+    out.sum().backward()
+    with pytest.raises(ValueError, match="fan_in: the input of this MaxPool2d was freed by a "
+                                         "backward.. without retain_graph=True"):
+        fan_in(out, output_cell=(0, 0, 0, 0))
+
+
 def test_bad_arguments_raise_naming_fan_in_and_the_argument(rng):
     out = F.max_pool2d(Tensor(rng.standard_normal((1, 1, 4, 4)), requires_grad=True), 2)
     with pytest.raises(TypeError, match="fan_in: output must be a Tensor"):

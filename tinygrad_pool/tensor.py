@@ -15,11 +15,12 @@ from __future__ import annotations
 import builtins
 import itertools
 import threading
+import weakref
 
 import numpy as np
 
 from . import dtypes, unsupported
-from .fast import memory
+from .fast import memory, views
 from .fast.quiet import quiet
 from .grad_mode import _mode, enable_grad, no_grad  # noqa: F401  (no_grad: re-exported)
 
@@ -79,7 +80,7 @@ class Function:
     # Attributes every recorded node has; anything else on a node was saved by forward.
     _STRUCTURE = frozenset(("parents", "edges", "attrs", "needs_input_grad", "released",
                             "retained", "output_id", "output_counter", "output_version",
-                            "input_versions", "writes_seen", "origin", "ran"))
+                            "input_versions", "writes_seen", "origin", "ran", "stand_in"))
 
     released = False  # set on the node by release(); a class default saves a store per op
     is_view = False  # the output shares the first input's memory (reshape, permute, index...)
@@ -243,6 +244,18 @@ class Function:
                 "writes_seen": -1}
         if "origin" in saved:
             kept["origin"] = saved["origin"]
+        if "stand_in" in saved:
+            kept["stand_in"] = saved["stand_in"]
+        # The inputs' values go too where they are large and made by an op: an intermediate
+        # that only the graph held is freed now, as PyTorch frees it (its memory was most of
+        # a CNN step's peak beyond PyTorch's: every conv output before its ReLU, held until
+        # the whole backward had finished). The graph keeps a stand-in of the same shape,
+        # dtype, name and node for the pictures, which still shows the value while anyone else
+        # holds the tensor. Small inputs stay: they cost no memory worth a stand-in.
+        for p in kept["parents"]:
+            if p.grad_fn is not None and p.data.nbytes >= memory.SCRATCH_MIN_BYTES:
+                kept["parents"] = tuple([ReleasedValue.of(p) for p in kept["parents"]])
+                break
         self.__dict__ = kept
 
     def forward(ctx, *arrays, **attrs):  # pragma: no cover - every op defines it
@@ -1279,6 +1292,53 @@ class _Unsupported:
 for _name in unsupported.TENSOR:
     setattr(Tensor, _name, _Unsupported(_name))
 del _name
+
+
+class ReleasedValue(Tensor):
+    """In a released graph, an input that an op made (an intermediate), standing in for the
+    tensor itself so that the graph does not keep its value alive: what PyTorch frees once
+    nothing needs it, freed here once backward has used the graph up (``release``).
+
+    It keeps what the pictures draw — shape, dtype, name, the node that made it — and a weak
+    reference to the tensor: while anyone else (the user, a node not yet released) holds that
+    tensor, ``data`` and ``grad`` are its own; once nobody does, its memory is gone and
+    ``data`` reads as zeros of its shape (a zero-stride view of one number) with
+    ``value_freed`` True, which the pictures show as "freed by backward". One stand-in per
+    tensor, kept on the node that made it, so that every op it fed points at the same one.
+    """
+
+    __slots__ = ("_source", "_freed")
+
+    @staticmethod
+    def of(t: Tensor) -> Tensor:
+        """``t``'s stand-in if it is a large intermediate, else ``t`` itself."""
+        node = t.grad_fn
+        if node is None or type(t) is not Tensor or t.data.nbytes < memory.SCRATCH_MIN_BYTES:
+            return t
+        made = node.__dict__.get("stand_in")
+        if made is not None and made._source() is t:
+            return made
+        stand_in = _new_object(ReleasedValue)
+        stand_in._source = weakref.ref(t)
+        stand_in._freed = views.broadcast_to(np.zeros((), t.data.dtype), t.data.shape)
+        stand_in.grad_fn, stand_in._requires_grad, stand_in.name = node, t._requires_grad, t.name
+        stand_in.retains_grad, stand_in._version_counter, stand_in._view = False, None, None
+        node.__dict__["stand_in"] = stand_in
+        return stand_in
+
+    @property
+    def value_freed(self) -> bool:
+        return self._source() is None
+
+    @property
+    def data(self) -> np.ndarray:
+        source = self._source()
+        return self._freed if source is None else source.data
+
+    @property
+    def grad(self):
+        source = self._source()
+        return None if source is None else source.grad
 
 
 # ---- backward: the chain rule over the recorded graph --------------------------------------

@@ -554,6 +554,15 @@ def _saved_rows(run: list) -> list:
     return rows
 
 
+# An intermediate's value that a backward without retain_graph=True freed (nobody else held it;
+# see tensor.ReleasedValue): the node keeps its shape, dtype and name, not its numbers.
+FREED_VALUE = "value freed by backward (retain_graph=True keeps it)"
+
+
+def _value_freed(t) -> bool:
+    return getattr(t, "value_freed", False)
+
+
 def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: int, marks,
                   name: str | None = None, stats: list | None = None) -> str:
     title = name or ({"output": "output", "parameter": "parameter"}.get(kind, ""))
@@ -563,7 +572,10 @@ def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: in
     rows = [f"<TR><TD COLSPAN=\"2\"><B>{html.escape(title)}</B></TD></TR>"] if title else []
     rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(f"{_shape(t.shape)} {t.dtype}"))}</TD></TR>')
     rows += [f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(line))}</TD></TR>' for line in stats or ()]
-    if show_values:
+    if show_values and _value_freed(t):
+        if not stats:  # (the stats line already says so)
+            rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(FREED_VALUE)}</TD></TR>')
+    elif show_values:
         chosen, tied, note = marks if marks else (None, None, None)
         blocks = [_matrices("value", t.data, fmt, max_elements, chosen, tied)]
         if t.grad is not None:
@@ -577,6 +589,8 @@ def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: in
 def _stats(t: Tensor, fmt) -> list:
     """stats=True: the value's min, mean and max, and the gradient's 2-norm, one rule for all."""
     values = t.data
+    if _value_freed(t):
+        return [FREED_VALUE]
     if values.size == 0:
         lines = ["empty"]
     else:
@@ -661,6 +675,8 @@ def _all_pool_marks(ops) -> dict:
         if fn.name != "MaxPool2d":
             continue
         x = fn.parents[0]
+        if _value_freed(x):  # nothing to mark the choices on
+            continue
         chosen, tied, recomputed = _pool_marks(fn)
         if id(x) in marks:  # pooled twice: show both poolings' choices
             chosen, tied = chosen | marks[id(x)][0], tied | marks[id(x)][1]
