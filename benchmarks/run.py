@@ -280,7 +280,7 @@ def traced_peak_ours(step):
 
 
 def scratch_mib():
-    """The buffers conv/pool/ReLU keep between steps: scratch, and output buffers not in use."""
+    """The blocks the pool of reused memory (fast/memory.py) keeps free between steps."""
     from tinygrad_pool.fast import memory
     return memory.idle_bytes() / 2**20
 

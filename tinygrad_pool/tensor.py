@@ -85,8 +85,6 @@ class Function:
     released = False  # set on the node by release(); a class default saves a store per op
     is_view = False  # the output shares the first input's memory (reshape, permute, index...)
     once_differentiable = False
-    # Saved arrays an op took from the scratch buffers: release() hands them back (fast/).
-    scratch_saved = ()
     retained = None  # the tensor whose retain_grad() asked for this node's output gradient
     # For the saved-tensor check (see _saved_tensors): the output array's id, the output's
     # version counter once it has one, and the versions the output and inputs had when saved
@@ -227,14 +225,9 @@ class Function:
         return {k: v for k, v in vars(self).items() if k not in self._STRUCTURE}
 
     def release(self) -> None:
-        """Drop what forward saved; scratch buffers among it go back if nobody else holds them."""
+        """Drop what forward saved (a pool block among it is free again once nobody else holds
+        it: fast/memory.py)."""
         saved = self.__dict__
-        if self.scratch_saved:
-            for key in self.scratch_saved:
-                if key in saved:
-                    array = saved.pop(key)
-                    memory.give_back_if_unreferenced(array)
-                    array = None
         # Everything goes but the graph's shape, in one step: a new dict of just that (sorting
         # the saved names out one by one cost ~10% of a small op's backward, and clearing the
         # dict then refilling it ~5%). writes_seen = -1: backward checks the node, and finds it
@@ -1516,10 +1509,9 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                     fn.release()
                 elif not fn.ran:
                     fn.ran = True
-                input_grads = parent_grad = None  # no stale references (see memory.unreferenced)
-                if not create_graph and grad.nbytes >= memory.SCRATCH_MIN_BYTES \
-                        and memory.unreferenced(grad):
-                    memory.give_buffer(grad)  # used up: the next step's ops can write into it
+                # Used up: no stale references, so that a gradient's pool block is free for the
+                # next node's backward (fast/memory.py)
+                input_grads = parent_grad = grad = None
     finally:
         _mode.grad_enabled = mode_before
 

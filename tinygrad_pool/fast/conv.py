@@ -19,15 +19,15 @@ import functools
 import numpy as np
 
 from ..windows import tap, windows_view
-from .memory import give_buffer, take_buffer, take_output, zeros
+from .memory import take, zeros
 
 
 def pad(x, top, bottom, left, right, value=0) -> np.ndarray:
-    """``x`` with a border of ``value``; a scratch buffer (or ``x`` itself when no padding)."""
+    """``x`` with a border of ``value``; from the pool (or ``x`` itself when no padding)."""
     if not (top or bottom or left or right):
         return x
     n, c, h, w = x.shape
-    padded = take_buffer((n, c, h + top + bottom, w + left + right), x.dtype)
+    padded = take((n, c, h + top + bottom, w + left + right), x.dtype)
     padded.fill(value)
     padded[:, :, top: top + h, left: left + w] = x
     return padded
@@ -39,7 +39,7 @@ TWO_PASS_ROWS = 4096
 
 def im2col(x, kernel, stride, dilation, out_hw, out=None, padding=(0, 0, 0, 0)) -> np.ndarray:
     """Columns of ``x`` with ``padding`` (top, bottom, left, right) of zeros around it, laid
-    out channel-major, (C, kh, kw, N, Ho, Wo) (into ``out``, else a scratch buffer).
+    out channel-major, (C, kh, kw, N, Ho, Wo) (into ``out``, else a pool array).
     (Channel-major because a convolution's output, and so the next one's input, is a (C, N,
     H, W) array seen as (N, C, H, W): the copy then reads it in memory order.)
 
@@ -56,17 +56,14 @@ def im2col(x, kernel, stride, dilation, out_hw, out=None, padding=(0, 0, 0, 0)) 
     """
     n, c = x.shape[:2]
     (kh, kw), (ho, wo), (sh, _), (dh, _) = kernel, out_hw, stride, dilation
-    cols = take_buffer((c, kh, kw, n, ho, wo), x.dtype) if out is None else out
+    cols = take((c, kh, kw, n, ho, wo), x.dtype) if out is None else out
     if c * kh * kw * n * ho < TWO_PASS_ROWS:
         padded = pad(x, *padding)
         np.copyto(cols, windows_view(padded, kernel, stride, dilation, out_hw).transpose(1, 2, 3, 0, 4, 5))
-        if padded is not x:
-            give_buffer(padded)  # copied out
         return cols
     rows = shifted_rows(x, kw, stride[1], dilation[1], padding, wo)
     for i in range(kh):
         np.copyto(cols[:, i], rows[:, :, :, i * dh: i * dh + (ho - 1) * sh + 1: sh])
-    give_buffer(rows)
     return cols
 
 
@@ -77,7 +74,7 @@ FOLD_PADDING_MIN_BYTES = 64 << 10
 
 def shifted_rows(x, kw, sw, dw, padding, wo) -> np.ndarray:
     """im2col's first pass: ``rows[c, j, n, y, q]`` = the padded input at row y, column
-    q·sw + j·dw (a scratch buffer). From FOLD_PADDING_MIN_BYTES of x per column tap up it is
+    q·sw + j·dw (a pool array). From FOLD_PADDING_MIN_BYTES of x per column tap up it is
     read straight from ``x``: each column tap's copy lands inside the padding's rows and
     columns, which are zeroed, so no padded copy of x is made. Measured at one thread against
     padding first: the VGG block's (g) middle convolution 185 → 139 µs per 4 images, its last
@@ -88,13 +85,11 @@ def shifted_rows(x, kw, sw, dw, padding, wo) -> np.ndarray:
     if not any(padding) or x.nbytes < kw * FOLD_PADDING_MIN_BYTES:
         padded = pad(x, *padding)
         hp = padded.shape[2]
-        rows = take_buffer((c, kw, n, hp, wo), x.dtype)
+        rows = take((c, kw, n, hp, wo), x.dtype)
         shifted = windows_view(padded, (1, kw), (1, sw), (1, dw), (hp, wo))
         np.copyto(rows, shifted[:, :, 0].transpose(1, 2, 0, 3, 4))
-        if padded is not x:
-            give_buffer(padded)  # copied out
         return rows
-    rows = take_buffer((c, kw, n, h + top + bottom, wo), x.dtype)
+    rows = take((c, kw, n, h + top + bottom, wo), x.dtype)
     rows[..., :top, :] = 0
     rows[..., top + h:, :] = 0
     inside = rows[..., top: top + h, :]
@@ -129,7 +124,7 @@ def image_chunks(shape, dtype, kernel, out_hw) -> list:
 
 def columns(x, kernel, stride, padding, dilation, groups, out_hw, out=None) -> np.ndarray:
     """im2col of images ``x`` with ``padding``, as (groups, C/groups·kh·kw, N·Ho·Wo) (a view
-    of ``out``, else of a scratch buffer)."""
+    of ``out``, else of a pool array)."""
     n, c = x.shape[:2]
     cols = im2col(x, kernel, stride, dilation, out_hw, out, padding)
     return cols.reshape(groups, c // groups * kernel[0] * kernel[1], n * out_hw[0] * out_hw[1])
@@ -146,13 +141,12 @@ def column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
     if not chunks:
         return
     rows = c * kernel[0] * kernel[1]
-    buffer = take_buffer((rows * (chunks[0][1] - chunks[0][0]) * per_image,), x.dtype)  # the largest
+    buffer = take((rows * (chunks[0][1] - chunks[0][0]) * per_image,), x.dtype)  # the largest
     for start, stop in chunks:
         cols = columns(x[start:stop], kernel, stride, padding, dilation, groups, out_hw,
                        buffer[:rows * (stop - start) * per_image].reshape(
                            (c, *kernel, stop - start, *out_hw)))
         yield start * per_image, stop * per_image, cols
-    give_buffer(buffer)
 
 
 # Columns up to this many bytes in all are kept from forward for the weight gradient, if it
@@ -165,21 +159,18 @@ def column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
 KEEP_COLUMNS_BYTES = 2 << 20
 
 
-def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, keep_columns=False,
-           scratch=False):
+def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, keep_columns=False):
     """(out, cols): the convolution, and with ``keep_columns`` its columns if they are small
     (KEEP_COLUMNS_BYTES), for the weight gradient; else None. Large columns are made and
     multiplied a chunk of images at a time and not kept (PyTorch keeps only x and w): backward
-    makes them again.
-
-    ``out`` is an op's output (``take_output``), or with ``scratch=True`` a scratch buffer,
-    for a gradient that the engine gives back once used."""
+    makes them again. ``out`` is a view of a pool block (memory.py), free again once nothing
+    refers to it."""
     n, c = x.shape[:2]
     f, cg, kh, kw = weight.shape
     kernels = weight.reshape(groups, f // groups, cg * kh * kw)
     dtype = np.result_type(x, weight)
     pixels = n * out_hw[0] * out_hw[1]
-    product = (take_buffer if scratch else take_output)((groups, f // groups, pixels), dtype)
+    product = take((groups, f // groups, pixels), dtype)
     kept = None
     if keep_columns and c * kh * kw * pixels * x.dtype.itemsize <= KEEP_COLUMNS_BYTES:
         kept = columns(x, (kh, kw), stride, padding, dilation, groups, out_hw)
@@ -197,9 +188,9 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, keep_colu
 
 
 def grad_matrix(grad, groups) -> np.ndarray:
-    """G as (groups, F/groups, N·Ho·Wo), in the column order im2col used (a scratch buffer)."""
+    """G as (groups, F/groups, N·Ho·Wo), in the column order im2col used (a pool array)."""
     f = grad.shape[1]
-    grad_mat = take_buffer((f,) + grad.shape[:1] + grad.shape[2:], grad.dtype)
+    grad_mat = take((f,) + grad.shape[:1] + grad.shape[2:], grad.dtype)
     np.copyto(grad_mat, grad.transpose(1, 0, 2, 3))
     return grad_mat.reshape(groups, f // groups, -1)
 
@@ -224,12 +215,11 @@ def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) ->
     if stride == (1, 1):
         return col2im_in_two_passes(kernels, grad_mat, padded_shape, dilation, out_hw)
     padded = zeros((c, n, hp, wp), grad_mat.dtype)
-    block = take_buffer((groups, cg, grad_mat.shape[2]), grad_mat.dtype)
+    block = take((groups, cg, grad_mat.shape[2]), grad_mat.dtype)
     for i in range(kh):
         for j in range(kw):
             np.matmul(kernels[:, :, :, i, j].swapaxes(1, 2), grad_mat, out=block)
             tap(padded, i, j, stride, dilation, out_hw)[...] += block.reshape(c, n, *out_hw)
-    give_buffer(block)
     return padded.transpose(1, 0, 2, 3)
 
 
@@ -251,9 +241,9 @@ def col2im_in_two_passes(kernels, grad_mat, padded_shape, dilation, out_hw) -> n
     (ho, wo), (dh, dw) = out_hw, dilation
     chunks = image_chunks(padded_shape, grad_mat.dtype, (kh, kw), out_hw)
     largest = chunks[0][1] - chunks[0][0] if chunks else 0
-    padded = take_buffer((c, n, hp, wp), grad_mat.dtype)
-    product = take_buffer((groups, cg * kh * kw, largest * ho * wo), grad_mat.dtype)
-    rows = take_buffer((c, kw, largest, hp, wo), grad_mat.dtype)
+    padded = take((c, n, hp, wp), grad_mat.dtype)
+    product = take((groups, cg * kh * kw, largest * ho * wo), grad_mat.dtype)
+    rows = take((c, kw, largest, hp, wo), grad_mat.dtype)
     weights = kernels.reshape(groups, fg, cg * kh * kw).swapaxes(1, 2)  # Wᵀ
     for lo, hi in chunks:
         block = product[:, :, :(hi - lo) * ho * wo]
@@ -268,8 +258,6 @@ def col2im_in_two_passes(kernels, grad_mat, padded_shape, dilation, out_hw) -> n
         np.copyto(chunk[..., :wo], chunk_rows[:, 0])
         for j in range(1, kw):
             chunk[..., j * dw: j * dw + wo] += chunk_rows[:, j]
-    give_buffer(product)
-    give_buffer(rows)
     return padded.transpose(1, 0, 2, 3)
 
 
@@ -315,9 +303,8 @@ def input_grad_from_matrix(grad_mat, weight, input_shape, stride, padding, dilat
     padded_shape = (n, c, h + top + bottom, w + left + right)
     kernels = weight.reshape(groups, f // groups, -1, kh, kw)
     grad_padded = col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw)
-    grad_x = take_buffer(input_shape, grad_mat.dtype)
+    grad_x = take(input_shape, grad_mat.dtype)
     np.copyto(grad_x, grad_padded[:, :, top: top + h, left: left + w])
-    give_buffer(grad_padded.base)
     return grad_x
 
 
@@ -368,7 +355,7 @@ def by_correlation(grad, weight, input_shape, padding, dilation, groups, x=None)
     pads = (dh * (kh - 1) - top, dh * (kh - 1) - bottom, dw * (kw - 1) - left, dw * (kw - 1) - right)
     rotated = weight.reshape(groups, f // groups, cg, kh, kw)[..., ::-1, ::-1]
     kernels = rotated.swapaxes(1, 2).reshape(groups, cg, f // groups * kh * kw)
-    grad_x = take_buffer((groups, cg, n * h * w), np.result_type(grad, weight))
+    grad_x = take((groups, cg, n * h * w), np.result_type(grad, weight))
     # ∂L/∂W as (groups, C/groups, F/groups·k·k), in the columns' row order
     sums = None if x is None else np.zeros(kernels.shape, np.result_type(grad, x))
     for lo, hi, cols in column_chunks(grad, (kh, kw), (1, 1), pads, dilation, groups, (h, w)):
@@ -390,7 +377,6 @@ def input_grad(grad, weight, input_shape, stride, padding, dilation, groups, out
     grad_mat = grad_matrix(grad, groups)
     grad_x = input_grad_from_matrix(grad_mat, weight, input_shape, stride, padding, dilation,
                                     groups, out_hw)
-    give_buffer(grad_mat.base)
     return grad_x
 
 
@@ -411,7 +397,6 @@ def weight_grad(x, grad, kernel, stride, padding, dilation, groups, out_hw) -> n
     grad_mat = grad_matrix(grad, groups)
     grad_w = weight_grad_from_matrix(x, grad_mat, kernel, stride, padding, dilation, groups,
                                      out_hw)
-    give_buffer(grad_mat.base)
     return grad_w
 
 
@@ -438,5 +423,4 @@ def conv2d_backward(grad, weight, x, cols, needs, stride, padding, dilation, gro
     elif needs[1]:
         grad_w = weight_grad_from_matrix(x, grad_mat, weight.shape[2:], stride, padding,
                                          dilation, groups, out_hw)
-    give_buffer(grad_mat.base)
     return grad_x, grad_w, grad_b

@@ -1,35 +1,36 @@
-"""Memory the engine reuses from step to step: the scratch buffers, and the reference counts
-that decide what may be reused.
+"""Memory the engine reuses from step to step: one pool of blocks, and the reference counts
+that decide when a block is free.
 
 Writing into fresh memory costs a page fault per 4 KiB; on the machines we measured that made
 allocating a large array as slow as the arithmetic done in it. A training loop asks for the
-same shapes every step, so the ops take their large temporaries here (the im2col columns, the
-padded input, the pooling phase copy and argmax) and give them back once nothing reads them,
-and the engine gives back each intermediate gradient once the op it fed has used it. The ops
-that make large gradients (ReLU, max-pool, conv) take them from here, so that in a steady
-training loop these arrays come back step after step instead of from fresh memory.
+same sizes every step, so the ops take their large arrays here — temporaries (the im2col
+columns, the padded input, the pooling phase copy), what they save for backward (the columns,
+max-pool's argmax), the gradients they make (ReLU, max-pool, conv) and their outputs (conv,
+ReLU, max-pool) — and in a steady training loop these come back step after step instead of
+from fresh memory.
 
 THE INVARIANT: an array that anything outside the engine can reach is never reused.
-  - Reused are only arrays that no user can see: temporaries inside one op, intermediate
-    gradients, and what a node saved for backward (the conv columns, the max-pool argmax)
-    once the node is released.
-  - Anything handed out — an op's output, ``.data``, ``.grad`` (an adopted gradient included),
-    ``.numpy()``, indices returned by ``return_indices=True`` (a copy), ``state_dict()``
-    values, and an array obtained from ``saved_for_backward()`` or a node's attribute — is
-    the user's. Arrays that could have been handed out (intermediate gradients, saved
-    buffers) go back only when CPython's exact reference count shows that nobody else holds
-    them or a view of them (``give_back_if_unreferenced``); where the count is not exact
-    (other interpreters, 3.14+) nothing goes back at all.
-  - A buffer is in one holder's hands at a time: taken, then given back only when no view of
-    it survives.
+  - The pool keeps *blocks* (1-D byte arrays). Every array ``take`` hands out is a view of one
+    block, and every view — a view of that view, a reshape, a user's ``.data``, ``.grad``,
+    ``.numpy()``, a saved tensor, an array from ``saved_for_backward()`` — holds a reference
+    to its block (NumPy's ``base``). A block is handed out again only when CPython's exact
+    reference count shows that nothing but the pool refers to it: no array made from it is
+    left anywhere. Nothing is given back by hand, so nothing can be given back too early;
+    where the count is not exact (other interpreters, 3.14+) the pool keeps nothing.
+  - So a block is in one holder's hands at a time, and it is free again the moment its last
+    view goes: a temporary when its op returns, a saved buffer when backward releases the
+    node, a gradient once the op it fed has used it, an output once its tensor and every view
+    of it are gone.
 tests/test_scratch.py holds references of every kind across many training steps and checks
 that none of them changes.
 
 What keeps the pool small:
-  - buffers are kept per (shape, dtype), at most four, and only for shapes that some op has
-    asked for, so gradients that nothing would reuse are left to malloc; past MAX_KEPT_BYTES
-    in all, the shapes asked for longest ago give theirs up first; and at most MAX_SHAPES
-    shapes are remembered at all (a run whose shapes keep changing must not grow the table);
+  - any block serves any shape and dtype that fills at least half of it (the smallest free
+    one that fits): the forward's activations, freed during backward, make the backward's
+    gradients, and a step needs about as many blocks as it has large arrays alive at once
+    (measured on the VGG block (g): 38 MiB kept against 60 MiB when buffers were kept per
+    shape and dtype, and a live peak of 29 MiB);
+  - past MAX_KEPT_BYTES in all, the free blocks handed out longest ago are dropped;
   - per thread, so two threads never share one;
   - nothing here changes malloc, or anything else for the whole process.
 """
@@ -42,100 +43,96 @@ import numpy as np
 _scratch = threading.local()
 
 SCRATCH_MIN_BYTES = 1 << 16  # smaller arrays come from malloc's own free lists, fault-free
-KEPT_PER_SHAPE = 4
-# All kept buffers of one thread together; past it, the shapes asked for longest ago lose
-# theirs first (a program that runs many input sizes must not pile up buffers for each).
+# All blocks of one thread together; past it, the free blocks handed out longest ago go first
+# (a program that runs many input sizes must not pile up blocks for each).
 MAX_KEPT_BYTES = 256 << 20
-MAX_SHAPES = 64  # shapes remembered per thread; a training loop asks for a handful
+
+# The references to a block when only the pool has it: the pool's list, the name it is read
+# through, and getrefcount's own argument. CPython 3.14 may leave borrowed references
+# uncounted, so there and on other interpreters the pool keeps nothing.
+_CAN_COUNT_REFERENCES = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+_FREE = 3
 
 
-def _state():
-    if not hasattr(_scratch, "free"):
-        _scratch.free = {}  # (shape, dtype) -> kept arrays, least recently asked-for shape first
-        _scratch.kept_bytes = 0
-        _scratch.outputs = {}  # (shape, dtype) -> output buffers (take_output), likewise
-        _scratch.output_bytes = 0
-    return _scratch
+def _blocks() -> list:
+    """This thread's blocks, the one handed out longest ago first."""
+    blocks = getattr(_scratch, "blocks", None)
+    if blocks is None:
+        blocks = _scratch.blocks = []
+    return blocks
 
 
-def take_buffer(shape, dtype) -> np.ndarray:
-    """An uninitialised C-contiguous array: a kept one if there is one, else a new one."""
+def take(shape, dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array: a view of a free block if one fits, else of a new
+    block, kept from now on. Small arrays (under SCRATCH_MIN_BYTES) are plain np.empty."""
     dtype = np.dtype(dtype)
-    if math.prod(shape) * dtype.itemsize < SCRATCH_MIN_BYTES:  # tiny: bookkeeping would dominate
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < SCRATCH_MIN_BYTES or not _CAN_COUNT_REFERENCES:
         return np.empty(shape, dtype=dtype)
-    state = _state()
-    key = (shape, dtype)
-    stack = state.free.pop(key, [])
-    state.free[key] = stack  # from now on this shape is wanted, and the most recently so
-    if len(state.free) > MAX_SHAPES:  # forget the shape asked for longest ago, and its buffers
-        forgotten = state.free.pop(next(iter(state.free)))
-        state.kept_bytes -= sum(array.nbytes for array in forgotten)
-    if not stack:
-        return np.empty(shape, dtype=dtype)
-    state.kept_bytes -= stack[-1].nbytes
-    return stack.pop()
+    blocks = _blocks()
+    best, best_size, k = -1, 2 * nbytes + 1, 0  # the smallest free block of nbytes to 2·nbytes
+    for block in blocks:  # (a for loop over the list: enumerate's tuple would hold a reference)
+        size = block.size
+        if nbytes <= size < best_size and sys.getrefcount(block) <= _FREE:
+            best, best_size = k, size
+        k += 1
+    block = None
+    if best >= 0:
+        block = blocks.pop(best)
+    elif _drop_free_blocks(blocks, sum([b.size for b in blocks]) + nbytes - MAX_KEPT_BYTES):
+        return np.empty(shape, dtype=dtype)  # over the budget even so: not kept, malloc's
+    else:
+        block = np.empty(nbytes, dtype=np.uint8)
+    blocks.append(block)  # handed out most recently: last
+    return block[:nbytes].view(dtype).reshape(shape)
 
 
-def give_buffer(array: np.ndarray) -> None:
-    """Keep ``array`` for a later take_buffer of its shape. The caller must be its only holder."""
-    if array.nbytes < SCRATCH_MIN_BYTES or array.base is not None or not array.flags.c_contiguous:
-        return
-    state = _state()
-    stack = state.free.get((array.shape, array.dtype))
-    if stack is None or len(stack) >= KEPT_PER_SHAPE:
-        return
-    stack.append(array)
-    state.kept_bytes += array.nbytes
-    while state.kept_bytes > MAX_KEPT_BYTES:  # drop from the shape asked for longest ago
-        oldest = next(stack for stack in state.free.values() if stack)
-        state.kept_bytes -= oldest.pop().nbytes
+def _drop_free_blocks(blocks: list, excess: int) -> bool:
+    """Forget free blocks, the one handed out longest ago first, until ``excess`` bytes went;
+    True if that many could not go."""
+    k = 0
+    while excess > 0 and k < len(blocks):
+        if sys.getrefcount(blocks[k]) <= _FREE - 1:  # (no name holds it: the list, the argument)
+            excess -= blocks.pop(k).size
+        else:
+            k += 1
+    return excess > 0
 
 
 def zeros(shape, dtype) -> np.ndarray:
     """np.zeros for arrays that are then scatter-added into (col2im, max-pool backward).
 
-    From the kept buffers when there is one. Otherwise not np.zeros: that gets its memory from
-    calloc, already-zero pages the kernel maps in lazily, so the first "+=" into each 4 KiB
-    page faults twice (read, then write), at random places for a scatter: measured at ~9 µs a
-    fault here, that made zeros-then-scatter ten times slower than the scatter itself. Filling
-    an empty array touches each page once, in order.
+    From the pool. Not np.zeros: that gets its memory from calloc, already-zero pages the
+    kernel maps in lazily, so the first "+=" into each 4 KiB page faults twice (read, then
+    write), at random places for a scatter: measured at ~9 µs a fault here, that made
+    zeros-then-scatter ten times slower than the scatter itself. Filling an empty array
+    touches each page once, in order.
     """
-    array = take_buffer(shape, dtype)
+    array = take(shape, dtype)
     array.fill(0)
     return array
 
 
-# The references to an array when only its last holder in the engine has it: that holder's
-# local name, the argument of the check below and getrefcount's own argument. CPython 3.14 may
-# leave borrowed references uncounted, so there and on other interpreters we never recycle.
-_CAN_COUNT_REFERENCES = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
-_LAST_HOLDER_REFERENCES = 3
-
-
-def unreferenced(array, references: int = _LAST_HOLDER_REFERENCES) -> bool:
-    """True if ``array`` is a writeable ndarray owning its memory that nobody else refers to
-    (``references`` counts the caller's own names for it, as _LAST_HOLDER_REFERENCES does)."""
-    return (_CAN_COUNT_REFERENCES and type(array) is np.ndarray and array.base is None
-            and array.flags.writeable and sys.getrefcount(array) <= references)
-
-
-def give_back_if_unreferenced(array) -> None:
-    """Give ``array`` (or the buffer it is a view of) back, unless anyone else still holds it.
-
-    The caller may hold it in one name of its own (and must drop it afterwards). For a view, both the view and its base must be held by us alone: a user holding the view,
-    or another view of the same base, keeps the memory theirs.
-    """
-    if not _CAN_COUNT_REFERENCES or type(array) is not np.ndarray:
-        return
+def unreferenced(array, references: int = 3) -> bool:
+    """True if nobody but the caller refers to ``array`` — a writeable ndarray owning its memory,
+    or the only view of a pool block — so that it may be kept without a copy (a leaf adopts
+    its first gradient so, as PyTorch's AccumulateGrad does). ``references`` counts the
+    caller's own names for it and getrefcount's argument."""
+    if not (_CAN_COUNT_REFERENCES and type(array) is np.ndarray and array.flags.writeable
+            and sys.getrefcount(array) <= references):
+        return False
     base = array.base
     if base is None:
-        if sys.getrefcount(array) <= _LAST_HOLDER_REFERENCES:
-            give_buffer(array)
-    elif type(base) is np.ndarray and base.base is None \
-            and sys.getrefcount(array) <= _LAST_HOLDER_REFERENCES \
-            and sys.getrefcount(base) <= 3:  # our name, getrefcount's, and array.base
-        array = None
-        give_buffer(base)
+        return True
+    # A block: the pool's list, the view's base, this name and getrefcount's argument.
+    return type(base) is np.ndarray and sys.getrefcount(base) <= 4 \
+        and any([block is base for block in _blocks()])
+
+
+def idle_bytes() -> int:
+    """What this thread's pool holds that nothing uses now: memory kept for the next step,
+    which benchmarks/ counts beside a step's peak."""
+    return sum([block.size for block in _blocks() if sys.getrefcount(block) <= _FREE])
 
 
 # The unsigned integer type of each float width, to read a float array's bits through.
@@ -148,8 +145,8 @@ def where(condition, a, b):
     bit for bit, come from multiplying that array's *bits* by the condition: its own bits
     where it is kept (an inf or a nan too), 0, the bits of +0, where not; as np.where gives
     and torch's threshold_backward. (Multiplying the floats would give inf·0 = nan and -0.)
-    Into a scratch buffer, which the engine gives back once it has used the gradient (as
-    anyone's array, it is never taken back while held). Measured on a conv-sized gradient of
+    Into a pool block, free again once the engine has used the gradient (and never while
+    anyone holds it). Measured on a conv-sized gradient of
     the VGG block (g), 4 MiB: np.where 4.4 ms (a branch per element, and fresh memory that
     faults), this 0.3 ms. Anything else goes to np.where.
     """
@@ -178,69 +175,21 @@ def _maskable(values, condition, zero) -> bool:
 
 def _bits_times(values, keep):
     bits = _BITS[values.dtype.itemsize]
-    out = take_buffer(values.shape, values.dtype)  # a gradient: the engine gives it back
+    out = take(values.shape, values.dtype)  # a gradient: free again once the engine used it
     np.multiply(values.view(bits), keep, out=out.view(bits))
     return out
 
 
-# ---- outputs: handed to users, reused once nothing is left of them ---------------------------
-# Per thread: (shape, dtype) -> the buffers kept for outputs of that shape, and their bytes.
-KEPT_OUTPUTS_PER_SHAPE = 8  # a training step that holds the last step's graph needs 2 per use
-
-
-def take_output(shape, dtype) -> np.ndarray:
-    """An uninitialised C-contiguous array for an op's output (conv, ReLU, max-pool): a view of
-    a kept buffer that nothing made from it still refers to, else of a new one, kept from now on.
-
-    An op's output is the user's, so unlike a scratch buffer nobody can give it back. The pool
-    keeps the buffer and hands out only a view of it; each view (and each view of a view, a
-    reshape, an in-place edit's target) holds a reference to the buffer, so once the buffer's
-    reference count is down to the pool's own, nothing anywhere can still read or write it.
-    Measured on the VGG block (g), one thread: 4,750 page faults per training step without
-    this (the previous step's activations go back to malloc, which returns them to the kernel,
-    and the next step faults them in again), none with it; 77 → 65 ms per step.
-    """
-    dtype = np.dtype(dtype)
-    if not _CAN_COUNT_REFERENCES or math.prod(shape) * dtype.itemsize < SCRATCH_MIN_BYTES:
-        return np.empty(shape, dtype=dtype)
-    state = _state()
-    key = (shape, dtype)
-    kept = state.outputs.pop(key, [])
-    state.outputs[key] = kept  # the most recently asked-for shape, as in take_buffer
-    if len(state.outputs) > MAX_SHAPES:  # forget the shape asked for longest ago
-        forgotten = state.outputs.pop(next(iter(state.outputs)))
-        state.output_bytes -= sum(array.nbytes for array in forgotten)
-    for buffer in kept:
-        if sys.getrefcount(buffer) <= 3:  # the list, this loop's name, getrefcount's argument
-            return buffer[...]
-    buffer = np.empty(shape, dtype=dtype)
-    if len(kept) >= KEPT_OUTPUTS_PER_SHAPE or state.output_bytes + buffer.nbytes > MAX_KEPT_BYTES:
-        return buffer  # not kept: malloc's, as any array
-    kept.append(buffer)
-    state.output_bytes += buffer.nbytes
-    return buffer[...]
-
-
-def idle_bytes() -> int:
-    """What this thread's pool holds that nothing uses now: the kept scratch buffers, and the
-    output buffers that no array refers to (memory kept for the next step, which benchmarks/
-    counts beside a step's peak)."""
-    state = _state()
-    scratch = sum(array.nbytes for stack in state.free.values() for array in stack)
-    return scratch + sum(buffer.nbytes for kept in state.outputs.values() for buffer in kept
-                         if sys.getrefcount(buffer) <= 3)  # (as in take_output)
-
-
 def output_like(x: np.ndarray):
-    """``take_output`` in ``x``'s memory order (np.empty_like's), for a ufunc's ``out=``: the
+    """``take`` in ``x``'s memory order (np.empty_like's), for a ufunc's ``out=``: the
     output of a convolution is a transposed view, and ReLU's output then follows it. None (the
     ufunc allocates) for a small array, which malloc serves from its free lists."""
     if x.nbytes < SCRATCH_MIN_BYTES:
         return None
     if x.flags.c_contiguous:
-        return take_output(x.shape, x.dtype)
+        return take(x.shape, x.dtype)
     order = sorted(range(x.ndim), key=lambda axis: -x.strides[axis])  # outermost axis first
     if not x.transpose(order).flags.c_contiguous:  # not a permuted contiguous array
         return np.empty_like(x)
-    buffer = take_output(tuple([x.shape[axis] for axis in order]), x.dtype)
+    buffer = take(tuple([x.shape[axis] for axis in order]), x.dtype)
     return buffer.transpose(np.argsort(order))

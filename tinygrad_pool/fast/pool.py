@@ -10,7 +10,7 @@ tricks, each measured on benchmarks/run.py's workload (c) (64×16×32×32, kerne
     the plane (``tap_offsets``), so one addition of the window origins finishes it, read
     straight off the phase grid; scattered back with NumPy's 1-D ``add.at`` fast path (a 4-D
     index array was ~5× slower);
-  - large temporaries from the scratch buffers (memory.py);
+  - large temporaries from the pool of reused memory (memory.py);
   - and for small inputs whose windows tile them, one reshape and NumPy's max/argmax
     (``max_pool_tiles``: the seed article's 4×4 maps, 40 µs → 10 µs).
 """
@@ -20,7 +20,7 @@ import numpy as np
 
 from ..windows import tap
 from .conv import pad
-from .memory import give_buffer, take_buffer, take_output, zeros
+from .memory import take, zeros
 
 
 def padded_for(x, kernel, stride, padding, dilation, out_hw, value):
@@ -51,7 +51,7 @@ def window_origins(stride, padding, out_hw, input_hw):
 
 def max_pool2d(x, kernel, stride, padding, dilation, out_hw):
     """(out, argmax): each window's max, and where it is as a flat index into its H×W plane
-    (PyTorch's ``return_indices``; int32, a scratch buffer the caller hands back when done).
+    (PyTorch's ``return_indices``; int32, from the pool of reused memory).
 
     The first maximum wins a tie, as in PyTorch; a NaN wins over any number.
     """
@@ -68,29 +68,25 @@ def max_pool2d(x, kernel, stride, padding, dilation, out_hw):
         taps = [tap(padded, i, j, stride, dilation, out_hw)
                 for i in range(kernel[0]) for j in range(kernel[1])]
     # Where the phase grid is exactly the output (2×2 windows at stride 2 on even sizes) the
-    # compare-and-select writes the op's output directly; else a scratch grid it is cut from.
-    grid_shape = taps[0].shape
-    exact = phases is None or on_phase_grid_exact(padded.shape, stride, out_hw)
-    out = (take_output if exact else take_buffer)(grid_shape, x.dtype)
+    # compare-and-select writes the op's output directly; else a grid it is cut from.
+    out = take(taps[0].shape, x.dtype)
     offsets = tap_offsets(kernel, dilation, w)
     out, best = max_and_first_tap(taps, out, codes=offsets)
     # max() propagates a NaN: one pass, no temporary.
     if out.dtype.kind == "f" and out.size and np.isnan(out.max()):  # (an empty batch has no max)
-        give_buffer(best)
+        best = None  # (its block serves the second pass)
         out, best = max_and_first_tap(taps, out, nan_wins=True, codes=offsets)
     del taps  # no view of the phase-split copy or of the padding outlives this function
     grid_best = best
     if phases is not None:
-        give_buffer(phases)
+        phases = None
         out = cut_from_phase_grid(out, padded.shape, stride, out_hw)
         best = on_phase_grid(grid_best, padded.shape, stride, out_hw)
-    if padded is not x:
-        give_buffer(padded)
+    padded = None
     origin, rows, columns = window_origins(stride, padding, out_hw, (h, w))
-    argmax = take_buffer(out.shape, origin.dtype)  # handed back by the node's release()
+    argmax = take(out.shape, origin.dtype)  # free again once backward released the node
     np.add(best, origin, out=argmax, dtype=argmax.dtype)  # (best read straight off the grid)
-    best = None
-    give_buffer(grid_best)
+    best = grid_best = None
     if any(padding):
         # A window whose real pixels all equal the fill (-inf, or an integer type's least
         # value) ties with its padding: point at its first real pixel, as PyTorch (which
@@ -178,18 +174,16 @@ def route_to_argmax(argmax, grad, input_shape):
     # faster than widening argmax first.
     index = argmax.dtype if n * c * h * w <= _LARGEST_INDEX.get(argmax.dtype, -1) else np.intp
     plane_start = (np.arange(n * c, dtype=index) * (h * w)).reshape(n, c, 1, 1)
-    flat = take_buffer(argmax.shape, np.dtype(np.intp))  # a temporary: reused, no page faults
+    flat = take(argmax.shape, np.dtype(np.intp))  # a temporary: reused, no page faults
     np.add(argmax, plane_start, out=flat)
     grad_x = zeros(input_shape, grad.dtype)
     if grad.size == 0:  # no windows (an empty output): nothing to route
-        give_buffer(flat)
         return grad_x
     # Flat 1-D indices and values: NumPy's fast path for add.at (a 4-D index array takes a
     # generic path about ten times slower). A gradient broadcast from one number (the backward
     # of x.sum()) goes in as that number: flattening it would copy it out in full.
     values = grad.reshape(-1) if any(grad.strides) else grad.flat[0]
     np.add.at(grad_x.reshape(-1), flat.reshape(-1), values)
-    give_buffer(flat)
     return grad_x
 
 
@@ -208,15 +202,14 @@ def max_and_first_tap(taps, out=None, nan_wins=False, codes=None):
     tap's code instead of its number: the same argument holds wherever the codes of the taps
     that can win grow with t (``tap_offsets``).
 
-    The small per-window arrays are scratch buffers (see memory.py); the caller hands ``best``
-    back when done with it.
+    The small per-window arrays come from the pool of reused memory (see memory.py).
     """
     out = np.empty_like(taps[0]) if out is None else out
     np.copyto(out, taps[0])
     codes = range(len(taps)) if codes is None else codes
     index_dtype = np.min_scalar_type(codes[-1])
-    best, chosen = take_buffer(out.shape, index_dtype), take_buffer(out.shape, index_dtype)
-    better = take_buffer(out.shape, np.dtype(bool))
+    best, chosen = take(out.shape, index_dtype), take(out.shape, index_dtype)
+    better = take(out.shape, np.dtype(bool))
     better_01 = better.view(np.uint8)  # the same bytes as 0/1 numbers: no cast to multiply them
     best.fill(0)
     for t in range(1, len(taps)):
@@ -227,8 +220,6 @@ def max_and_first_tap(taps, out=None, nan_wins=False, codes=None):
         np.maximum(out, values, out=out)
         np.multiply(better_01, index_dtype.type(codes[t]), out=chosen)
         np.maximum(best, chosen, out=best)
-    give_buffer(better)
-    give_buffer(chosen)
     return out, best
 
 
@@ -260,7 +251,7 @@ def phase_split(padded, kernel, stride, dilation, out_hw):
     # The taps that start past a phase's first pixel run that far past its end (see
     # phase_taps): a tail of padding keeps those reads inside the buffer.
     tail = (kernel[0] - 1) // sh * wq + (kernel[1] - 1) // sw
-    phases = take_buffer((padded.size + tail,), padded.dtype)
+    phases = take((padded.size + tail,), padded.dtype)
     grouped = phases[:padded.size].reshape(sh, sw, n, c, hq, wq)
     for a in range(sh):  # phase (a, b): every sh-th row from a, every sw-th column from b
         for b in range(sw):
@@ -301,13 +292,12 @@ def on_phase_grid_exact(padded_shape, stride, out_hw) -> bool:
 
 
 def cut_from_phase_grid(grid_out, padded_shape, stride, out_hw):
-    """The outputs, cut out of the phase grid into the op's compact output; the grid buffer
-    goes back. (A grid that is exactly the output is already the op's output, and stays it.)"""
+    """The outputs, cut out of the phase grid into the op's compact output. (A grid that is
+    exactly the output is already the op's output, and stays it.)"""
     if on_phase_grid_exact(padded_shape, stride, out_hw):
         return grid_out.reshape(padded_shape[:2] + tuple(out_hw))
-    out = take_output(padded_shape[:2] + tuple(out_hw), grid_out.dtype)
+    out = take(padded_shape[:2] + tuple(out_hw), grid_out.dtype)
     np.copyto(out, on_phase_grid(grid_out, padded_shape, stride, out_hw))
-    give_buffer(grid_out)
     return out
 
 
@@ -352,8 +342,6 @@ def window_sum(x, kernel, stride, padding, out_hw):
     total = tap(padded, 0, 0, stride, (1, 1), out_hw).copy()
     for t in range(1, kernel[0] * kernel[1]):
         total += tap(padded, *divmod(t, kernel[1]), stride, (1, 1), out_hw)
-    if padded is not x:
-        give_buffer(padded)  # the sum has read all it needs from it
     return total
 
 

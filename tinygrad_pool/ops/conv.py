@@ -31,15 +31,11 @@ from .args import DimensionError, check_dimension, product_operands, tensor_arg
 class Conv2d(Function):
     """out = w ⋆ x + b;  ∂L/∂x = conv_transpose(G, w),  ∂L/∂w = correlate(x, G),  ∂L/∂b = Σ G"""
 
-    # The im2col columns of x, if small enough to keep (fast/conv.py: larger ones are made
-    # again in backward), so that ∂L/∂w is one product; handed back after backward.
-    scratch_saved = ("cols",)
-
     def forward(ctx, x, weight, bias=None, *, stride, padding, dilation, groups, out_hw):
         ctx.x, ctx.weight = x, weight  # what PyTorch saves: both, whichever needs a gradient
         out, cols = fast.conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw,
                                 keep_columns=ctx.needs_input_grad[1])
-        if cols is not None:
+        if cols is not None:  # im2col's columns of x, when small (fast/conv.py): ∂L/∂w in one product
             ctx.cols = cols
         return out
 

@@ -41,9 +41,6 @@ class MaxPool2d(Function):
     seed article's mask does — not a subgradient, see docs/).
     """
 
-    # Handed back after backward, for the next forward (unless someone else holds it).
-    scratch_saved = ("argmax",)
-
     def forward(ctx, x, *, kernel_size, stride, padding, dilation, ceil_mode, ties, out_hw):
         out, ctx.argmax = fast.max_pool2d(x, kernel_size, stride, padding, dilation, out_hw)
         ctx.x = x  # what PyTorch saves, with the indices
