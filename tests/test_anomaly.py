@@ -329,6 +329,21 @@ def test_backward_names_the_node_the_input_and_the_line(make, name, value, at):
     assert x.grad is None  # nothing reached the leaf
 
 
+def test_backward_of_an_op_whose_large_input_was_freed_says_no_value():
+    """Sqrt saves its output, not its input: a large input made by an op and held by nothing
+    else is freed (as PyTorch frees it), so the message has no value of it to quote."""
+    values = np.ones((256, 128))
+    values[0, 1] = 0.0
+    x = Tensor(values, requires_grad=True)
+    with autograd.detect_anomaly():
+        loss = (x * 1.0).sqrt().sum()
+        with pytest.raises(RuntimeError) as error:
+            loss.backward()
+    first = str(error.value).split("\n")[0]
+    assert first == ("Function 'SqrtBackward0' returned inf values in its 0th output. Sqrt sent "
+                     "inf to its input 0 at [0, 1]; the gradient arriving at its output is finite.")
+
+
 def test_the_failing_node_keeps_its_buffers_and_notes_the_anomaly():
     x = leaf(0.0)
     with autograd.detect_anomaly():

@@ -151,10 +151,10 @@ def test_argmax_cells_of_the_pool_input_are_highlighted_in_value_and_grad():
     assert STYLE["argmax"] not in nodes(dot)[node_of(dot, "pooled")]
 
 
-def test_a_large_intermediate_freed_by_backward_is_drawn_without_its_value(rng):
-    """After a backward without retain_graph=True the graph keeps every tensor's node, shape and
-    name; a large intermediate that nobody else held has no value left to show, and says so
-    (one node however many ops it fed); one the user holds still shows its numbers."""
+def test_a_freed_large_intermediate_is_drawn_without_its_value(rng):
+    """The graph keeps every tensor's node, shape and name; a large intermediate that nobody
+    else held, and that backward no longer needs, has no value left to show, and says so (one
+    node however many ops it fed); one the user holds still shows its numbers."""
     x = Tensor(rng.standard_normal((4, 8, 32, 32)), requires_grad=True, name="x")
     freed = x * 2
     freed.name = "freed"
@@ -166,7 +166,7 @@ def test_a_large_intermediate_freed_by_backward_is_drawn_without_its_value(rng):
     dot = draw_graph(loss, show_values=True, stats=True)
     labels = nodes(dot)
     freed_label = labels[node_of(dot, "freed")]  # (node_of asserts exactly one node)
-    assert freed_label.count("value freed by backward (retain_graph=True keeps it)") == 1
+    assert freed_label.count("value freed: only the graph held it (keep a reference to show it)") == 1
     assert "4×8×32×32 float64" in freed_label
     assert "value [0, 0]" not in freed_label and "min" not in freed_label
     assert (node_of(dot, "freed"), node_of(dot, "ReLU")) in edges(dot)

@@ -1,6 +1,7 @@
-"""What a backward without retain_graph=True frees: the saved buffers, and the values of large
-intermediates that nothing but the graph held (as PyTorch frees them), while the graph keeps
-its shape, each intermediate's shape, dtype, name and node, for the pictures."""
+"""How long the graph keeps a large intermediate (64 KiB and up, made by an op): only while
+backward needs it, as PyTorch does — an input its op did not save not at all, one it saved
+until backward releases the node — while the graph keeps its shape, each intermediate's shape,
+dtype, name and node, for the pictures; and a tensor the user holds keeps its value there."""
 import gc
 import sys
 import weakref
@@ -18,8 +19,8 @@ assert np.prod(LARGE) * 4 >= memory.SCRATCH_MIN_BYTES
 
 
 def conv_relu_pool(rng, shape=LARGE):
-    """x → conv → ReLU → max-pool → sum, with the conv output (ReLU's input, which ReLU does not
-    save) and the ReLU output returned beside the loss."""
+    """x → conv → ReLU → max-pool → sum. ReLU does not save its input (the conv output), it
+    saves its output, which max-pool saves too."""
     x = Tensor(rng.standard_normal(shape).astype(np.float32))
     w = Tensor(rng.standard_normal((shape[1], shape[1], 3, 3)).astype(np.float32) * 0.1,
                requires_grad=True)
@@ -29,23 +30,27 @@ def conv_relu_pool(rng, shape=LARGE):
     return x, w, conv, relu, loss
 
 
-def test_a_large_intermediate_nobody_holds_is_freed_by_backward(rng):
+def _gone(array_ref) -> bool:
+    """The array is dead, or only the pool holds its memory (a block free to be reused)."""
+    array = array_ref()
+    return array is None or (memory._CAN_COUNT_REFERENCES and sys.getrefcount(array) <= 2)
+
+
+def test_an_input_its_op_did_not_save_is_freed_once_nobody_holds_it(rng):
     x, w, conv, relu, loss = conv_relu_pool(rng)
     conv_array, relu_array = weakref.ref(conv.data), weakref.ref(relu.data)
     conv, relu = weakref.ref(conv), weakref.ref(relu)
     gc.collect()
-    assert conv() is not None and relu() is not None  # the graph holds them until backward
+    assert conv() is None and _gone(conv_array)  # ReLU did not save it: gone before backward
+    assert relu() is not None  # ReLU and max-pool saved it: the graph holds it ...
     loss.backward()
-    assert conv() is None and relu() is None  # the tensors are gone ...
-    if memory._CAN_COUNT_REFERENCES:  # ... and their memory (back in the pool, or to malloc)
-        assert conv_array() is None or sys.getrefcount(conv_array()) <= 2
-        assert relu_array() is None or sys.getrefcount(relu_array()) <= 2
-    pool_node = loss.grad_fn.parents[0].grad_fn
-    stand_in = pool_node.parents[0]
+    assert relu() is None and _gone(relu_array)  # ... until backward has used it
+    relu_node = loss.grad_fn.parents[0].grad_fn.parents[0].grad_fn
+    stand_in = relu_node.parents[0]
     assert type(stand_in) is ReleasedValue and stand_in.value_freed
     # The graph keeps its shape: each stand-in says what the tensor was and which node made it.
     assert stand_in.shape == LARGE and stand_in.dtype == np.float32
-    assert stand_in.grad_fn.name == "ReLU" and stand_in.grad_fn.parents[0].grad_fn.name == "Conv2d"
+    assert stand_in.grad_fn.name == "Conv2d" and relu_node.name == "ReLU"
     assert not stand_in.data.any() and stand_in.data.strides == (0, 0, 0, 0)  # no memory of its own
     assert stand_in.grad is None
 
@@ -53,18 +58,19 @@ def test_a_large_intermediate_nobody_holds_is_freed_by_backward(rng):
 def test_a_tensor_the_user_holds_keeps_its_value_in_the_graph(rng):
     x, w, conv, relu, loss = conv_relu_pool(rng)
     conv.retain_grad()
-    loss.backward()
     stand_in = relu.grad_fn.parents[0]
     assert type(stand_in) is ReleasedValue and not stand_in.value_freed
+    assert stand_in.data is conv.data and stand_in.name is None
+    loss.backward()
     assert stand_in.data is conv.data and stand_in.grad is conv.grad
     del conv
     gc.collect()
     assert stand_in.value_freed and stand_in.grad is None  # now nobody holds it
 
 
-def test_the_values_are_freed_during_backward_not_only_after(rng):
-    """Each intermediate goes as soon as the last op it fed has run backward: when the conv's
-    backward runs, its output (ReLU's input) is already gone."""
+def test_saved_values_are_freed_during_backward_not_only_after(rng):
+    """Each saved intermediate goes as soon as the last op that saved it has run backward:
+    when the spy's backward runs (last), the ReLU output that Mul saved is already gone."""
     seen = {}
 
     class Spy(autograd.Function):  # identity; its backward looks at what is still alive
@@ -75,31 +81,33 @@ def test_the_values_are_freed_during_backward_not_only_after(rng):
         @staticmethod
         def backward(ctx, grad):
             gc.collect()
-            seen["conv"], seen["relu"] = conv_ref(), relu_ref()
+            seen["relu"] = relu_ref()
             return grad
 
     x = Tensor(rng.standard_normal((2, 4, 64, 64)).astype(np.float32), requires_grad=True)
-    first = Spy.apply(x * 2)  # the spy runs last in backward: after ReLU and the scale
-    conv, relu = first * 3, None
-    relu = conv.relu()
-    conv_ref, relu_ref = weakref.ref(conv), weakref.ref(relu)
-    loss = (relu * relu).sum()
-    del conv, relu
+    relu = (Spy.apply(x * 2) * 3).relu()
+    relu_ref = weakref.ref(relu)
+    loss = (relu * relu).sum()  # Mul saves both inputs: the ReLU output
+    del relu
+    gc.collect()
+    assert relu_ref() is not None  # saved: held until backward
     loss.backward()
-    assert seen == {"conv": None, "relu": None}
+    assert seen == {"relu": None}
     assert x.grad is not None
 
 
 def test_an_intermediate_used_twice_has_one_stand_in(rng):
     x = Tensor(rng.standard_normal(LARGE).astype(np.float32), requires_grad=True)
     shared = x * 2
-    loss = (shared.relu() + shared.sigmoid()).sum()
+    loss = (shared.relu() + shared.sigmoid()).sum()  # neither saves its input
     relu_node = loss.grad_fn.parents[0].grad_fn.parents[0].grad_fn
     sigmoid_node = loss.grad_fn.parents[0].grad_fn.parents[1].grad_fn
+    assert relu_node.parents[0] is sigmoid_node.parents[0]
+    assert not relu_node.parents[0].value_freed
     del shared
+    assert relu_node.parents[0].value_freed
     loss.backward()
     assert relu_node.parents[0] is sigmoid_node.parents[0]
-    assert relu_node.parents[0].value_freed
 
 
 @pytest.mark.parametrize("how", ["retain_graph", "small"])
@@ -107,27 +115,45 @@ def test_what_stays_in_the_graph(rng, how):
     shape = (2, 3) if how == "small" else LARGE
     x = Tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
     y = x * 2
-    z = y.relu()
+    z = y * y  # Mul saves its inputs
     node_z = z.grad_fn
     y_array = y.data
     del y
     z.sum().backward(retain_graph=how == "retain_graph")
     # A retained graph, a small intermediate: kept as themselves, values and all.
     assert type(node_z.parents[0]) is Tensor and node_z.parents[0].data is y_array
+    if how == "small":  # ... a small one whatever the op saved
+        y = x * 2
+        node = y.relu().grad_fn
+        del y
+        assert type(node.parents[0]) is Tensor
 
 
 def test_leaves_and_constants_stay_whatever_their_size(rng):
     x = Tensor(rng.standard_normal(LARGE).astype(np.float32), requires_grad=True)
     c = Tensor(rng.standard_normal(LARGE).astype(np.float32))
-    y = x * c
+    y = (x + 1) + c  # Add saves nothing
     node = y.grad_fn
     y.relu().sum().backward()
-    assert node.parents[0] is x and node.parents[1] is c
+    assert node.parents[1] is c and type(node.parents[0]) is ReleasedValue
+    assert node.parents[0].grad_fn.parents[0] is x
 
 
-def test_gradients_through_released_graphs_are_unchanged(rng):
-    """Freeing values changes no number: two training steps on the same weights, one keeping
-    every intermediate alive (held by the test), the same gradients to the bit."""
+def test_an_in_place_write_replaces_the_stand_in_of_its_old_self(rng):
+    """y.relu_() on a large intermediate: the ReLU node's input is y's old self, a stand-in
+    that points at the node that made y before (walking .parents never loops back)."""
+    x = Tensor(rng.standard_normal(LARGE).astype(np.float32), requires_grad=True)
+    y = x * 2
+    mul_node = y.grad_fn
+    y.relu_()
+    assert y.grad_fn.name == "ReLU" and y.grad_fn.parents[0].grad_fn is mul_node
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, np.where(x.data > 0, 2, 0).astype(np.float32))
+
+
+def test_gradients_are_the_same_whatever_the_user_holds(rng):
+    """Freeing values changes no number: the same step with every intermediate held by the test
+    and with none held gives the same gradients, to the bit."""
     results = []
     for hold in (False, True):
         x, w, conv, relu, loss = conv_relu_pool(np.random.default_rng(7))
@@ -137,6 +163,24 @@ def test_gradients_through_released_graphs_are_unchanged(rng):
         results.append(w.grad.data.copy())
         del held
     np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_second_order_gradients_through_freed_inputs(rng, torch):
+    """create_graph=True differentiates the backward itself; the inputs held weakly (conv's
+    output into ReLU, freed) are not needed for it, and torch agrees on the numbers."""
+    x = rng.standard_normal((2, 8, 32, 32))
+    w = rng.standard_normal((8, 8, 3, 3)) * 0.1
+    ours_x, ours_w = Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)
+    out = F.conv2d(ours_x, ours_w, padding=1).relu()
+    loss = (out * out).sum()
+    (gw,) = autograd.grad(loss, [ours_w], create_graph=True)
+    (gw * gw).sum().backward()
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    tout = torch.nn.functional.conv2d(tx, tw, padding=1).relu()
+    (tgw,) = torch.autograd.grad((tout * tout).sum(), [tw], create_graph=True)
+    (tgw * tgw).sum().backward()
+    np.testing.assert_allclose(ours_x.grad.data, tx.grad.numpy(), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(ours_w.grad.data, tw.grad.numpy(), rtol=1e-9, atol=1e-9)
 
 
 def test_a_second_backward_through_a_released_graph_still_says_so(rng):

@@ -245,8 +245,10 @@ def _backward_message(node, k: int, grad: np.ndarray, grad_output) -> str:
     name = node.name
     # torch's names: LogBackward0 for an op, <Name>Backward for a custom Function (ours too)
     torch_name = name if name.endswith("Backward") else f"{name}Backward0"
-    parent = node.parents[k].data
-    where = f", where input {k} holds {parent[index]}" if parent.shape == grad.shape else ""
+    parent = node.parents[k]
+    # (a large input the graph let go of, tensor.ReleasedValue, has no value left to show)
+    where = f", where input {k} holds {parent.data[index]}" \
+        if parent.shape == grad.shape and not getattr(parent, "value_freed", False) else ""
     arriving = grad_output.data if isinstance(grad_output, _engine.Tensor) else grad_output
     if arriving.dtype.kind not in "fc":  # (the per-output slots of a custom Function)
         arriving = "it computed that from the gradients of its outputs"

@@ -112,9 +112,9 @@ def _recorded_op(output):
 
 def _geometry(fn) -> dict:
     if getattr(fn.parents[0], "value_freed", False):
-        raise ValueError(f"fan_in: the input of this {fn.name} was freed by a backward() "
-                         f"without retain_graph=True (nothing else held it); call backward("
-                         f"retain_graph=True), or keep a reference to the input, to show it")
+        raise ValueError(f"fan_in: the input of this {fn.name} was freed (only the graph held "
+                         f"it, and backward no longer needed it); keep a reference to the "
+                         f"input, or call backward(retain_graph=True), to show it")
     a, x = fn.attrs, fn.parents[0].data
     g = dict(op=fn.name, x=x, stride=a["stride"], dilation=a["dilation"])
     if fn.name == "Conv2d":

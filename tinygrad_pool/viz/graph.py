@@ -554,9 +554,10 @@ def _saved_rows(run: list) -> list:
     return rows
 
 
-# An intermediate's value that a backward without retain_graph=True freed (nobody else held it;
-# see tensor.ReleasedValue): the node keeps its shape, dtype and name, not its numbers.
-FREED_VALUE = "value freed by backward (retain_graph=True keeps it)"
+# A large intermediate's value that is gone: only the graph held it, and backward did not need it
+# (or no longer does), so it was freed as PyTorch frees it (tensor.ReleasedValue). The node
+# keeps its shape, dtype and name, not its numbers.
+FREED_VALUE = "value freed: only the graph held it (keep a reference to show it)"
 
 
 def _value_freed(t) -> bool:
