@@ -115,7 +115,7 @@ def test_memory_measurement_reads_the_scratch_buffers():
     step()
     traced, scratch = bench.traced_peak_ours(step)
     assert traced > 0
-    assert scratch > 0  # conv and pool keep their large temporaries between steps
+    assert scratch > 0  # the pool keeps its blocks, free, between steps
 
 
 def test_peers_compute_the_same_loss_where_installed():
