@@ -315,6 +315,25 @@ def test_large_tensors_are_statistics_and_a_heat_map(tmp_path):
     assert "<td" not in page  # no grid of 100 numbers, for the gradient or the value
 
 
+def test_a_freed_forward_value_is_said_so_and_a_held_one_shown(tmp_path):
+    """A large intermediate that only the graph held (ReLU does not save its input) has no
+    forward value left to show; one the user holds is shown."""
+    x = Tensor(np.linspace(-1, 1, 128 * 128).reshape(128, 128), requires_grad=True, name="x")
+    freed, held = x * 2, x * 3
+    freed.name, held.name = "freed", "held"
+    loss = freed.relu().sum() + held.relu().sum()
+    del freed
+    r = replay(loss, tmp_path / "r.html", max_elements=16)
+    freed_frame, held_frame = frame_of(r, "freed"), frame_of(r, "held")
+    assert freed_frame.value is None and freed_frame.value_freed
+    np.testing.assert_array_equal(held_frame.value, held.data)
+    assert not held_frame.value_freed
+    page = section(r.html, freed_frame.index)
+    assert "The forward value of freed was freed: only the graph held it" in page
+    assert 'data-role="value"' not in page
+    assert 'data-role="value"' in section(r.html, held_frame.index)
+
+
 def test_repr_html_embeds_the_page_sandboxed(tmp_path):
     r = replay(tiny()["loss"], tmp_path / "r.html")
     shown = r._repr_html_()

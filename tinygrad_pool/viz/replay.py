@@ -81,6 +81,7 @@ class Frame:
     chosen: np.ndarray | None = None  # max pooling: mask of the cells some window's argmax names
     tied: np.ndarray | None = None  # ... and of the other cells its ties rule also pays
     value: np.ndarray | None = None  # the node's output value (a leaf's own value)
+    value_freed: bool = False  # ... gone: a large intermediate only the graph held
 
 
 class Replay:
@@ -264,7 +265,9 @@ def _graph(loss: Tensor, frames: list) -> dict:
             frame.value = np.array(node.data)
             continue
         frame.output_name = out.name if out is not None else None
-        frame.value = np.array(out.data) if out is not None else None
+        # (a large intermediate that only the graph held has no value left: tensor.ReleasedValue)
+        frame.value_freed = getattr(out, "value_freed", False)
+        frame.value = np.array(out.data) if out is not None and not frame.value_freed else None
         frame.input_names = tuple("constant" if e is None else names[id(e)] for e in node.edges)
         frame.edge_ids = tuple(edge_ids[id(node), k] for k, (e, g) in
                                enumerate(zip(node.edges, frame.input_grads))
@@ -504,6 +507,9 @@ def _frame_html(frame: Frame, receivers: dict, waiting: list, show_values: bool,
         body.append(f'<details class="value"><summary>forward value of '
                     f'{html.escape(target)}</summary>'
                     f'{grid(frame.value, "value")}</details>')
+    elif frame.value_freed and show_values:
+        body.append(f'<p class="note">The forward value of {html.escape(target)} was freed: only '
+                    f'the graph held it (keep a reference to show it).</p>')
     if leaf:
         body.append('<p class="note">A leaf: backward accumulates this into its <code>.grad</code> '
                     '(a replay of a retained graph leaves <code>.grad</code> as it was).</p>')
