@@ -18,9 +18,9 @@ BIG = (128, 128)  # 128 KiB in float64: above SCRATCH_MIN_BYTES, so it comes fro
 @pytest.fixture(autouse=True)
 def empty_pool():
     """Each test starts (and leaves the others) with no kept blocks on this thread."""
-    memory._scratch.__dict__.clear()
+    memory._per_thread.__dict__.clear()
     yield
-    memory._scratch.__dict__.clear()
+    memory._per_thread.__dict__.clear()
 
 
 def blocks() -> list:

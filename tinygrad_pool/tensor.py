@@ -1314,7 +1314,7 @@ class ReleasedValue(Tensor):
     reference to the tensor: while anyone else (the user, a node not yet released) holds that
     tensor, ``data`` and ``grad`` are its own; once nobody does, its memory is gone and
     ``data`` reads as zeros of its shape (a zero-stride view of one number) with
-    ``value_freed`` True, which the pictures show as "freed by backward". One stand-in per
+    ``value_freed`` True, which the pictures say instead of showing numbers. One stand-in per
     tensor, kept on the node that made it, so that every op it fed points at the same one.
     """
 
