@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 
 from . import dtypes, unsupported
-from .fast import memory, views
+from .fast import memory
 from .fast.quiet import quiet
 from .grad_mode import _mode, enable_grad, no_grad  # noqa: F401  (no_grad: re-exported)
 
@@ -1331,7 +1331,7 @@ class ReleasedValue(Tensor):
             return made
         stand_in = _new_object(ReleasedValue)
         stand_in._source = weakref.ref(t)
-        stand_in._freed = views.broadcast_to(np.zeros((), t.data.dtype), t.data.shape)
+        stand_in._freed = np.broadcast_to(np.zeros((), t.data.dtype), t.data.shape)
         stand_in.grad_fn, stand_in._requires_grad, stand_in.name = node, t._requires_grad, t.name
         stand_in.retains_grad, stand_in._version_counter, stand_in._view = False, None, None
         node.__dict__["stand_in"] = stand_in
