@@ -9,6 +9,7 @@ import weakref
 import numpy as np
 import pytest
 
+import tinygrad_pool as tp
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import Tensor, autograd
 from tinygrad_pool.fast import memory
@@ -94,6 +95,19 @@ def test_saved_values_are_freed_during_backward_not_only_after(rng):
     loss.backward()
     assert seen == {"relu": None}
     assert x.grad is not None
+
+
+def test_an_op_of_three_inputs_holds_only_its_large_unsaved_ones_weakly(rng):
+    x = Tensor(rng.standard_normal(LARGE).astype(np.float32), requires_grad=True)
+    small = Tensor(rng.standard_normal(3).astype(np.float32), requires_grad=True) * 2
+    big = x * 2
+    out = tp.cat([big.reshape(-1), small, x.reshape(-1)])  # cat saves no input values
+    node = out.grad_fn
+    assert type(node.parents[0]) is ReleasedValue and node.parents[1] is small
+    del big
+    assert node.parents[0].value_freed
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, np.full(LARGE, 3, np.float32))
 
 
 def test_an_intermediate_used_twice_has_one_stand_in(rng):

@@ -144,7 +144,8 @@ class Function:
             else:
                 ctx.edges = tuple([_edge(t) for t in inputs])
                 written = any([t._version for t in inputs])
-                large = True
+                large = any([t.grad_fn is not None and t.data.nbytes >= memory.SCRATCH_MIN_BYTES
+                             for t in inputs])
             if written:
                 ctx.input_versions = tuple([t._version for t in inputs])
             # ... and which saved array is the output, and the last write it has seen.
