@@ -141,7 +141,7 @@ def train(example: Example, ties: str = "all", log=None) -> dict:
         for image, target in zip(IMAGES, targets):
             layers = net.layers(image)
             cost = net.cost(image, target, layers)
-            pool_input = layers.get("L1A", layers["L1"]).data
+            pool_input = layers.get("L1A", layers["L1"]).numpy()
             steps_with_ties += tied_windows(pool_input, example.activation) > 0
             optimizer.zero_grad()
             cost.backward()

@@ -124,15 +124,15 @@ def backprop_picture(example: article.Example, step: dict) -> graphviz.Digraph:
     layers, net = step["layers"], step["net"]
     relu = example.activation
     pool_name = "ReLU(L1)" if relu else "L1"
-    x, w1 = layers["x"].data[0, 0], net.w1.data
-    l1, l1max = layers["L1"].data[0, 0], layers["L1Max"].data[0, 0]
+    x, w1 = layers["x"].numpy()[0, 0], net.w1.numpy()
+    l1, l1max = layers["L1"].numpy()[0, 0], layers["L1Max"].numpy()[0, 0]
     pool_input = layers["L1A"] if relu else layers["L1"]
     pool_node = layers["L1Max"].grad_fn
-    upstream = layers["L1Max"].grad.data[0, 0]
+    upstream = layers["L1Max"].grad.numpy()[0, 0]
     repeated = upstream.repeat(2, axis=0).repeat(2, axis=1)
-    mask = pool_input.data[0, 0] == l1max.repeat(2, axis=0).repeat(2, axis=1)
-    routed = pool_input.grad.data[0, 0]
-    grad_l1, grad_w1 = layers["L1"].grad.data[0, 0], net.w1.grad.data
+    mask = pool_input.numpy()[0, 0] == l1max.repeat(2, axis=0).repeat(2, axis=1)
+    routed = pool_input.grad.numpy()[0, 0]
+    grad_l1, grad_w1 = layers["L1"].grad.numpy()[0, 0], net.w1.grad.numpy()
     argmax = np.zeros(16, dtype=bool)
     argmax[pool_node.argmax.ravel()] = True  # the positions max_pool2d stored
     shade = np.where(argmax.reshape(4, 4), ARGMAX_COLOUR, np.where(mask, TIE_COLOUR, ""))
@@ -149,7 +149,7 @@ def backprop_picture(example: article.Example, step: dict) -> graphviz.Digraph:
                f'</TD></TR><TR><TD>{panel("W1 (kernel)", w1)}</TD></TR></TABLE>')
     forward = [stacked, arrow("conv"), panel("L1 = x ∗ W1", l1)]
     if relu:
-        forward += [arrow("ReLU"), panel("ReLU(L1)", pool_input.data, shade)]
+        forward += [arrow("ReLU"), panel("ReLU(L1)", pool_input.numpy(), shade)]
     forward += [arrow("max of\neach 2×2\nwindow"),
                 panel("L1Max =\nmax_pool2d(\nReLU(L1), 2)" if relu else "L1Max =\nmax_pool2d(L1, 2)", l1max)]
     through_pool = [

@@ -64,7 +64,7 @@ def evaluate(model: nn.Module, images: np.ndarray, labels: np.ndarray, batch_siz
     with no_grad():
         for start in range(0, len(images), batch_size):
             logits = model(Tensor(images[start:start + batch_size]))
-            correct += int((logits.data.argmax(axis=1) == labels[start:start + batch_size]).sum())
+            correct += int((logits.numpy().argmax(axis=1) == labels[start:start + batch_size]).sum())
     return correct / len(images)
 
 
@@ -101,7 +101,7 @@ def train(model: nn.Module, data, epochs: int = 12, batch_size: int = 32, lr: fl
             optimizer.step()
 
             total_loss += loss.item() * len(index)
-            total_correct += int((logits.data.argmax(axis=1) == y_train[index]).sum())
+            total_correct += int((logits.numpy().argmax(axis=1) == y_train[index]).sum())
             seen += len(index)
             bar.set_postfix(loss=f"{total_loss / seen:.4f}", acc=f"{total_correct / seen:.3f}")
         history["loss"].append(total_loss / seen)

@@ -44,7 +44,7 @@ def tied_step() -> dict:
             if epoch == TIE_EPOCH and k == 0:
                 layers["L1Max"].retain_grad()
                 net.cost(image, target, layers).backward()
-                return {"input": layers["L1A"].data, "upstream": layers["L1Max"].grad.data}
+                return {"input": layers["L1A"].numpy(), "upstream": layers["L1Max"].grad.numpy()}
             cost = net.cost(image, target, layers)
             optimizer.zero_grad()
             cost.backward()
@@ -57,7 +57,7 @@ def tie_rules_picture():
     values, upstream = step["input"], step["upstream"]
     if article.tied_windows(values, activation=True) == 0:
         raise AssertionError(f"pictures_figures: epoch {TIE_EPOCH} no longer has a tied window")
-    maxima = F.max_pool2d(Tensor(values), 2).data
+    maxima = F.max_pool2d(Tensor(values), 2).numpy()
     is_max = (values == maxima.repeat(2, axis=2).repeat(2, axis=3))[0, 0]
     rows, cols = is_max.shape
     maxima_per_window = is_max.reshape(rows // 2, 2, cols // 2, 2).sum(axis=(1, 3))
@@ -71,7 +71,7 @@ def tie_rules_picture():
     for rule in TIE_RULES:
         x = Tensor(values, requires_grad=True)
         F.max_pool2d(x, 2, ties=rule).backward(upstream)
-        grad = x.grad.data[0, 0]
+        grad = x.grad.numpy()[0, 0]
         gradients.append(panel(f"∂cost/∂ReLU(L1), ties='{rule}'", grad,
                                np.where(grad != 0, ARGMAX_COLOUR, ""),
                                note=f"sum of the top-right window: {number(grad[:2, 2:].sum())}"))
@@ -112,7 +112,7 @@ def fan_in_pictures() -> dict:
         pictures[f"fan_in_{op}_output.png"] = fan_in(output, output_cell=(0, 1) if op == "conv"
                                                      else (1, 1))
         pictures[f"fan_in_{op}_input.png"] = picked = fan_in(output, input_cell=FAN_IN_CELL)
-        engine = x.grad.data[(0, 0) + FAN_IN_CELL]
+        engine = x.grad.numpy()[(0, 0) + FAN_IN_CELL]
         if not np.isclose(picked.input_gradient, engine, rtol=0, atol=1e-12):
             raise AssertionError(f"pictures_figures: fan_in's sum {picked.input_gradient} is not "
                                  f"the engine's ∂L/∂input {engine}")

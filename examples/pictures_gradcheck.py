@@ -45,7 +45,7 @@ def make(out_dir) -> list:
         for t in steps:
             moved = np.array(WINDOW)
             moved[CELL] += t
-            values.append(float(np.sum(weights * fn(Tensor(moved)).data)))
+            values.append(float(np.sum(weights * fn(Tensor(moved)).numpy())))
     at = values[100]
 
     plt.rcParams["svg.hashsalt"] = "tinygrad_pool"

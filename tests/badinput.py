@@ -119,7 +119,7 @@ def _arrays(result) -> list:
         return [a for item in result for a in _arrays(item)]
     if hasattr(result, "detach"):
         return [np.asarray(result.detach().numpy() if hasattr(result.detach(), "numpy")
-                           else result.detach().data)]
+                           else result.detach().numpy())]
     if isinstance(result, (int, float, bool, np.ndarray, np.generic)):
         return [np.asarray(result)]
     return []

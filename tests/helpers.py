@@ -71,14 +71,14 @@ def torch_parity(torch, fn, *arrays, torch_fn=None, seed=0, rtol=1e-7, atol=1e-1
     out = fn(*ours)
     tout = (torch_fn or fn)(*theirs)
     assert out.shape == tuple(tout.shape), (out.shape, tuple(tout.shape))
-    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=rtol, atol=atol,
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=rtol, atol=atol,
                                err_msg="forward differs from PyTorch")
     weights = np.random.default_rng(seed).standard_normal(out.shape)
     out.backward(weights)
     tout.backward(torch.tensor(weights))
     for k, (a, b) in enumerate(zip(ours, theirs)):
         expected = np.zeros(a.shape) if b.grad is None else b.grad.numpy()
-        got = np.zeros(a.shape) if a.grad is None else a.grad.data
+        got = np.zeros(a.shape) if a.grad is None else a.grad.numpy()
         assert got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol,
                                    err_msg=f"gradient of input {k} differs from PyTorch")
@@ -88,12 +88,12 @@ def torch_parity(torch, fn, *arrays, torch_fn=None, seed=0, rtol=1e-7, atol=1e-1
 def assert_same_as_a_batch_of_one(out, batch_out, single, batch, rng) -> None:
     """An op on one unbatched input (C, H, W) gives, forward and backward, exactly what it gives
     on the same input as a batch of one."""
-    np.testing.assert_array_equal(out.data, batch_out.data[0])
+    np.testing.assert_array_equal(out.numpy(), batch_out.numpy()[0])
     weights = rng.standard_normal(out.shape)
     out.backward(weights)
     batch_out.backward(weights[None])
     assert single.grad.shape == single.shape
-    np.testing.assert_array_equal(single.grad.data, batch.grad.data[0])
+    np.testing.assert_array_equal(single.grad.numpy(), batch.grad.numpy()[0])
 
 
 REPOSITORY = Path(__file__).resolve().parents[1]

@@ -61,19 +61,19 @@ def assert_parity(torch, name, x, dtype, seed=0):
     xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(weights, requires_grad=True)
     yo, yt = ours_fn(xo), torch_fn(torch, xt)
     assert yo.dtype == dtype and yo.shape == tuple(yt.shape)
-    np.testing.assert_allclose(yo.data, yt.detach().numpy(), **tol, err_msg=f"{name} forward")
+    np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), **tol, err_msg=f"{name} forward")
 
     (go,) = autograd.grad(yo, [xo], grad_outputs=[wo], create_graph=True)
     (gt,) = torch.autograd.grad(yt, [xt], grad_outputs=[wt], create_graph=True)
     assert go.dtype == dtype
-    np.testing.assert_allclose(go.data, gt.detach().numpy(), **tol, err_msg=f"{name} backward")
+    np.testing.assert_allclose(go.numpy(), gt.detach().numpy(), **tol, err_msg=f"{name} backward")
 
     # Second order: d/dx and d/dw of Σ v · (∂y/∂x)ᵀw, through the recorded backward.
     (go * Tensor(direction)).sum().backward()
     (gt * torch.tensor(direction)).sum().backward()
     for ours, theirs, what in ((xo, xt, "d²/dx²"), (wo, wt, "d²/dx dw")):
         expected = np.zeros(x.shape) if theirs.grad is None else theirs.grad.numpy()
-        got = np.zeros(x.shape) if ours.grad is None else ours.grad.data
+        got = np.zeros(x.shape) if ours.grad is None else ours.grad.numpy()
         tolerance = dict(SECOND_ORDER[dtype])
         if dtype == np.float32:  # float32 rounding is relative to the largest terms summed
             tolerance["atol"] *= max(1.0, float(np.abs(expected).max(initial=0.0)))
@@ -118,11 +118,11 @@ def test_extremes_do_not_overflow_and_infinities_are_torchs(torch):
     for name in ("elu", "gelu", "gelu_tanh", "silu", "leaky_relu", "erf"):
         ours_fn, torch_fn = ACTIVATIONS[name]
         with np.errstate(over="raise", invalid="raise", divide="raise"):  # no overflow here
-            ours = ours_fn(Tensor(finite)).data
+            ours = ours_fn(Tensor(finite)).numpy()
         np.testing.assert_allclose(ours, torch_fn(torch, torch.tensor(finite)).numpy(),
                                    rtol=1e-12, atol=1e-300, err_msg=name)
         with np.errstate(invalid="ignore"):
-            ours = ours_fn(Tensor(infinite)).data
+            ours = ours_fn(Tensor(infinite)).numpy()
         np.testing.assert_array_equal(ours, torch_fn(torch, torch.tensor(infinite)).numpy(),
                                       err_msg=name)
 
@@ -143,7 +143,7 @@ def test_each_saves_its_input_and_refuses_a_modified_one_as_torch(torch, fn, tor
     h = x * 1.0
     y = fn(h)
     saved = y.grad_fn.saved_for_backward()
-    assert list(saved) == ["x"] and saved["x"] is h.data
+    assert list(saved) == ["x"] and saved["x"] is h.numpy()
     h.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
@@ -171,10 +171,10 @@ def test_inplace_forms_write_into_the_input_and_backpropagate_as_torch(torch, ou
     ho, ht = xo * 2.0, xt * 2.0
     yo, yt = ours(ho), theirs(torch, ht)
     assert yo is ho and ho._version == 1
-    np.testing.assert_allclose(ho.data, ht.detach().numpy(), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(ho.numpy(), ht.detach().numpy(), rtol=1e-12, atol=1e-300)
     (yo * yo).sum().backward()
     (yt * yt).sum().backward()
-    np.testing.assert_allclose(xo.grad.data, xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
     # A leaf that requires grad cannot be overwritten, in either library
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         ours(Tensor(x, requires_grad=True))
@@ -185,7 +185,7 @@ def test_inplace_forms_write_into_the_input_and_backpropagate_as_torch(torch, ou
 def test_inplace_without_grad_just_writes():
     x = Tensor(np.array([-2.0, 3.0]))
     assert A.elu(x, inplace=True) is x
-    np.testing.assert_allclose(x.data, [math.expm1(-2.0), 3.0])
+    np.testing.assert_allclose(x.numpy(), [math.expm1(-2.0), 3.0])
 
 
 @pytest.mark.parametrize("ndim", [0, 1, 2, 3, 4])
@@ -196,7 +196,7 @@ def test_softmax_without_dim_picks_torchs_legacy_dim(torch, layer, ndim):
         ours = getattr(nn_act, layer)()(Tensor(x))
     with pytest.warns(UserWarning):
         theirs = getattr(torch.nn, layer)()(torch.tensor(x))
-    np.testing.assert_allclose(ours.data, theirs.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
 
 
 def test_the_implicit_dim_rule():
@@ -270,8 +270,8 @@ def test_relu_gradient_is_torchs_threshold_backward_whatever_arrives(torch, shap
     torch_g = torch.tensor(grad, requires_grad=True)
     (torch_dx,) = torch.autograd.grad(torch_x.relu(), torch_x, torch_g, create_graph=True)
     (torch_dg,) = torch.autograd.grad((torch_dx * 1.5).sum(), torch_g)
-    same(ours_dx.data, torch_dx)
-    same(ours_dg.data, torch_dg)
+    same(ours_dx.numpy(), torch_dx)
+    same(ours_dg.numpy(), torch_dg)
     plain = Tensor(x, requires_grad=True)  # and the plain backward (arrays, the fast path)
     plain.relu().backward(grad)
-    same(plain.grad.data, torch_dx)
+    same(plain.grad.numpy(), torch_dx)

@@ -46,13 +46,13 @@ def double_backward_parity(torch, fn, torch_fn, *arrays, seed=0, rtol=1e-12, ato
     ow = Tensor(w, requires_grad=True)
     g = autograd.grad(out, ours, grad_outputs=ow, create_graph=True)
     for k, (gk, tgk) in enumerate(zip(g, tg)):
-        np.testing.assert_allclose(gk.data, tgk.detach().numpy(), rtol=rtol, atol=atol,
+        np.testing.assert_allclose(gk.numpy(), tgk.detach().numpy(), rtol=rtol, atol=atol,
                                    err_msg=f"first derivative of input {k}")
     s = sum(((gk * Tensor(v)).sum() for gk, v in zip(g[1:], vs[1:])), (g[0] * Tensor(vs[0])).sum())
     second = autograd.grad(s, ours + [ow], allow_unused=True)
     for k, (sk, tsk) in enumerate(zip(second, tsecond)):
         expected = np.zeros(sk.shape if sk is not None else tsk.shape) if tsk is None else tsk.numpy()
-        got = np.zeros(expected.shape) if sk is None else sk.data
+        got = np.zeros(expected.shape) if sk is None else sk.numpy()
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol,
                                    err_msg=f"second derivative w.r.t. {'W' if k == len(ours) else k}")
         assert sk is not None or not np.any(expected)
@@ -94,23 +94,23 @@ def test_adaptive_pools_by_hand():
     # one row of 5 pixels pooled to 3: windows [0,2) [1,4) [3,5) (above)
     x = leaf(np.array([1.0, 4.0, 2.0, 8.0, 3.0]).reshape(1, 1, 1, 5))
     avg = adaptive_avg_pool2d(x, (1, 3))
-    np.testing.assert_allclose(avg.data.ravel(), [(1 + 4) / 2, (4 + 2 + 8) / 3, (8 + 3) / 2])
+    np.testing.assert_allclose(avg.numpy().ravel(), [(1 + 4) / 2, (4 + 2 + 8) / 3, (8 + 3) / 2])
     avg.backward(np.array([6.0, 3.0, 2.0]).reshape(1, 1, 1, 3))
     # pixel 1 is in windows 0 and 1 (6/2 + 3/3), pixel 3 in windows 1 and 2 (3/3 + 2/2)
-    np.testing.assert_allclose(x.grad.data.ravel(), [3, 3 + 1, 1, 1 + 1, 1])
+    np.testing.assert_allclose(x.grad.numpy().ravel(), [3, 3 + 1, 1, 1 + 1, 1])
 
     x = leaf(np.array([1.0, 4.0, 2.0, 8.0, 3.0]).reshape(1, 1, 1, 5))
     out, indices = adaptive_max_pool2d(x, (1, 3), return_indices=True)
-    np.testing.assert_array_equal(out.data.ravel(), [4, 8, 8])
-    np.testing.assert_array_equal(indices.data.ravel(), [1, 3, 3])
+    np.testing.assert_array_equal(out.numpy().ravel(), [4, 8, 8])
+    np.testing.assert_array_equal(indices.numpy().ravel(), [1, 3, 3])
     out.backward(np.array([6.0, 3.0, 2.0]).reshape(1, 1, 1, 3))
-    np.testing.assert_array_equal(x.grad.data.ravel(), [0, 6, 0, 3 + 2, 0])  # shared max: summed
+    np.testing.assert_array_equal(x.grad.numpy().ravel(), [0, 6, 0, 3 + 2, 0])  # shared max: summed
 
 
 def test_matches_the_definition_window_by_window(rng):
     x = rng.standard_normal((2, 3, 7, 10))
     out_h, out_w = 4, 6
-    avg = adaptive_avg_pool2d(Tensor(x), (out_h, out_w)).data
+    avg = adaptive_avg_pool2d(Tensor(x), (out_h, out_w)).numpy()
     top, bottom = adaptive_bounds(7, out_h)
     left, right = adaptive_bounds(10, out_w)
     for i in range(out_h):
@@ -121,9 +121,9 @@ def test_matches_the_definition_window_by_window(rng):
     for i in range(out_h):
         for j in range(out_w):
             window = x[:, :, top[i]:bottom[i], left[j]:right[j]]
-            np.testing.assert_array_equal(out.data[:, :, i, j], window.max(axis=(2, 3)))
+            np.testing.assert_array_equal(out.numpy()[:, :, i, j], window.max(axis=(2, 3)))
             row, col = np.divmod(window.reshape(2, 3, -1).argmax(axis=2), window.shape[3])
-            np.testing.assert_array_equal(indices.data[:, :, i, j],
+            np.testing.assert_array_equal(indices.numpy()[:, :, i, j],
                                           (top[i] + row) * 10 + left[j] + col)
 
 
@@ -138,7 +138,7 @@ def test_matches_torch_float64(torch, rng, kind, shape, size):
         _, ours = adaptive_max_pool2d(Tensor(x), size, return_indices=True)
         _, theirs = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), size, True)
         assert ours.dtype == np.int64
-        np.testing.assert_array_equal(ours.data, theirs.numpy())
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 @pytest.mark.parametrize("kind", sorted(OPS))
@@ -153,8 +153,8 @@ def test_matches_torch_float32(torch, rng, kind, shape, size):
     tout = _torch_op(torch, kind)(theirs, size)
     tout.backward(torch.tensor(weights, dtype=torch.float32))
     assert out.dtype == np.float32 and ours.grad.dtype == np.float32
-    np.testing.assert_allclose(out.data, tout.detach().numpy(), **FLOAT32)
-    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), **FLOAT32)
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), **FLOAT32)
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), **FLOAT32)
 
 
 @pytest.mark.parametrize("kind", sorted(OPS))
@@ -181,7 +181,7 @@ def test_tiling_sizes_reuse_the_plain_pools_and_others_do_not(rng):
     assert adaptive_avg_pool2d(x, (4, 4)).grad_fn.name == "AdaptiveAvgPool2d"
     out, indices = adaptive_max_pool2d(x, (3, 5), return_indices=True)
     assert out.grad_fn.name == "AdaptiveMaxPool2d"
-    np.testing.assert_array_equal(out.grad_fn.argmax, indices.data)  # saved for backward
+    np.testing.assert_array_equal(out.grad_fn.argmax, indices.numpy())  # saved for backward
     out.sum().backward()
     assert "argmax" not in out.grad_fn.saved_for_backward()  # released after backward
 
@@ -191,8 +191,8 @@ def test_ties_go_to_the_first_maximum_as_in_torch(torch):
     x = np.zeros((1, 1, 3, 5))  # all tied: each window's first pixel
     _, ours = adaptive_max_pool2d(Tensor(x), (2, 3), return_indices=True)
     _, theirs = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), (2, 3), True)
-    np.testing.assert_array_equal(ours.data[0, 0], [[0, 1, 3], [5, 6, 8]])
-    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    np.testing.assert_array_equal(ours.numpy()[0, 0], [[0, 1, 3], [5, 6, 8]])
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 def test_nan_wins_and_the_last_nan_is_chosen_as_in_torch(torch):
@@ -204,20 +204,20 @@ def test_nan_wins_and_the_last_nan_is_chosen_as_in_torch(torch):
             leaf_x = leaf(x)
             out, ours = adaptive_max_pool2d(leaf_x, size, return_indices=True)
             tout, theirs = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), size, True)
-            np.testing.assert_array_equal(out.data, tout.numpy())  # NaNs compare equal here
-            np.testing.assert_array_equal(ours.data, theirs.numpy())
+            np.testing.assert_array_equal(out.numpy(), tout.numpy())  # NaNs compare equal here
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
             out.sum().backward()  # each NaN window's gradient goes to its chosen NaN
             expected = np.zeros(x.size)
-            np.add.at(expected, ours.data.ravel(), 1.0)
-            np.testing.assert_array_equal(leaf_x.grad.data.ravel(), expected)
+            np.add.at(expected, ours.numpy().ravel(), 1.0)
+            np.testing.assert_array_equal(leaf_x.grad.numpy().ravel(), expected)
 
 
 def test_all_minus_inf_windows_point_at_their_first_pixel(torch):
     x = np.full((1, 1, 3, 3), -np.inf)
     out, ours = adaptive_max_pool2d(Tensor(x), 2, return_indices=True)
     _, theirs = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), 2, True)
-    assert np.isneginf(out.data).all()
-    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    assert np.isneginf(out.numpy()).all()
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 # ---- hypothesis: random sizes against PyTorch -----------------------------------------------------
@@ -239,7 +239,7 @@ def test_adaptive_max_random_sizes_with_ties_match_torch(torch, case):
     x = np.random.default_rng(seed).integers(0, 4, size=shape).astype(np.float64)
     _, theirs = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), size, True)
     _, ours = adaptive_max_pool2d(Tensor(x), size, return_indices=True)
-    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     if 0 in ours.shape:  # (PyTorch's backward refuses an empty output: see test_empty_output…)
         return
     torch_parity(torch, lambda t: adaptive_max_pool2d(t, size), x, seed=seed, rtol=0, atol=0,
@@ -267,15 +267,15 @@ def test_unbatched_is_a_batch_of_one(rng, kind):
     weights = rng.standard_normal((3, 4, 2))
     out, batch_out = OPS[kind](single, (4, 2)), OPS[kind](batch, (4, 2))
     assert out.shape == (3, 4, 2)
-    np.testing.assert_array_equal(out.data, batch_out.data[0])
+    np.testing.assert_array_equal(out.numpy(), batch_out.numpy()[0])
     out.backward(weights)
     batch_out.backward(weights[None])
     assert single.grad.shape == x.shape
-    np.testing.assert_array_equal(single.grad.data, batch.grad.data[0])
+    np.testing.assert_array_equal(single.grad.numpy(), batch.grad.numpy()[0])
     if kind == "max":
         _, indices = adaptive_max_pool2d(single, (4, 2), return_indices=True)
         _, batch_indices = adaptive_max_pool2d(batch, (4, 2), return_indices=True)
-        np.testing.assert_array_equal(indices.data, batch_indices.data[0])
+        np.testing.assert_array_equal(indices.numpy(), batch_indices.numpy()[0])
 
 
 # ---- errors ------------------------------------------------------------------------------------------
@@ -303,7 +303,7 @@ def test_errors_as_torch(torch, kind):
         with pytest.raises(error, match=message):
             op(input, size)
         with pytest.raises(error):  # PyTorch refuses the same (with its own words)
-            _torch_op(torch, kind)(torch.tensor(input.data), size)
+            _torch_op(torch, kind)(torch.tensor(input.numpy()), size)
     assert x.grad is None
 
 
@@ -330,7 +330,7 @@ def test_empty_output_and_empty_batch_as_torch(torch):
             out = OPS[kind](x, size)
             assert out.shape == tuple(_torch_op(torch, kind)(torch.ones(shape), size).shape)
             out.sum().backward()
-            np.testing.assert_array_equal(x.grad.data, np.zeros(shape))
+            np.testing.assert_array_equal(x.grad.numpy(), np.zeros(shape))
 
 
 # ---- Modules --------------------------------------------------------------------------------------
@@ -342,7 +342,7 @@ def test_adaptive_avg_module(torch, rng, ours, theirs):
     layer, reference = ours(AdaptiveAvgPool2d), theirs(torch.nn)
     assert repr(layer) == repr(reference)
     x = rng.standard_normal((2, 3, 9, 7))
-    np.testing.assert_allclose(layer(Tensor(x)).data, reference(torch.tensor(x)).numpy(), **TIGHT)
+    np.testing.assert_allclose(layer(Tensor(x)).numpy(), reference(torch.tensor(x)).numpy(), **TIGHT)
 
 
 def test_adaptive_max_module(torch, rng):
@@ -352,8 +352,8 @@ def test_adaptive_max_module(torch, rng):
     x = rng.standard_normal((3, 5, 7))  # unbatched
     out, indices = layer(Tensor(x))
     tout, tindices = reference(torch.tensor(x))
-    np.testing.assert_array_equal(out.data, tout.numpy())
-    np.testing.assert_array_equal(indices.data, tindices.numpy())
+    np.testing.assert_array_equal(out.numpy(), tout.numpy())
+    np.testing.assert_array_equal(indices.numpy(), tindices.numpy())
     assert isinstance(AdaptiveMaxPool2d(2)(Tensor(x)), Tensor)  # no indices by default
 
 

@@ -190,7 +190,7 @@ def test_each_node_records_the_users_line_and_nothing_while_off():
     assert (x.sqrt() * 2).grad_fn.origin is None  # off: nothing recorded
     y.backward()  # the origin survives release()
     assert sqrt.released and sqrt.origin == {"line": source}
-    np.testing.assert_allclose(x.grad.data, [1.0, 0.5])  # 2 · 1/(2√x)
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 0.5])  # 2 · 1/(2√x)
 
 
 class TwoLayers(nn.Module):
@@ -227,8 +227,8 @@ def test_check_nan_false_records_lines_but_does_not_raise():
         y.backward()
     line = here() - 2
     assert y.grad_fn.origin == {"line": (__file__, line, "y = x.log().sum()")}
-    np.testing.assert_equal(y.data, np.nan)
-    np.testing.assert_equal(x.grad.data, [np.inf, -1.0])
+    np.testing.assert_equal(y.numpy(), np.nan)
+    np.testing.assert_equal(x.grad.numpy(), [np.inf, -1.0])
 
 
 # ---- forward -----------------------------------------------------------------------------------
@@ -293,7 +293,7 @@ def test_an_in_place_op_raises_before_it_writes():
     y = x * 1
     with autograd.detect_anomaly(), pytest.raises(RuntimeError, match="'Log' returned -inf"):
         y.log_()
-    np.testing.assert_equal(y.data, [1.0, 0.0])
+    np.testing.assert_equal(y.numpy(), [1.0, 0.0])
     assert y._version == 0
 
 
@@ -303,9 +303,9 @@ def test_finite_ops_and_integer_outputs_pass():
         y = (x.sqrt().log() + tp.arange(2)).sum()
         y.backward()
         counts = tp.tensor([0, 1]) * 2
-    np.testing.assert_allclose(y.data, np.log(2.0) + 1.0, rtol=1e-6)
-    np.testing.assert_allclose(x.grad.data, [0.5, 0.125])  # 1/(2x)
-    np.testing.assert_equal(counts.data, [0, 2])
+    np.testing.assert_allclose(y.numpy(), np.log(2.0) + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), [0.5, 0.125])  # 1/(2x)
+    np.testing.assert_equal(counts.numpy(), [0, 2])
 
 
 # ---- backward ----------------------------------------------------------------------------------
@@ -377,7 +377,7 @@ def test_norm_at_zero_is_finite_as_in_torch():
     x = leaf(0.0, 0.0)
     with autograd.detect_anomaly():
         x.norm().backward()
-    np.testing.assert_equal(x.grad.data, [0.0, 0.0])  # torch's subgradient
+    np.testing.assert_equal(x.grad.numpy(), [0.0, 0.0])  # torch's subgradient
 
 
 def test_a_nan_seed_gradient_is_named_as_such():

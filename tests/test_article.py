@@ -67,8 +67,8 @@ def test_initial_weights_match_the_article():
 def test_first_forward_pass_matches_the_article():
     net = article.ArticleNetwork(*article.EXAMPLE_1.initial_weights(), activation=False)
     layers = net.layers(article.X1)
-    np.testing.assert_allclose(layers["L1"].data[0, 0], L1_FIRST, atol=1e-6)
-    np.testing.assert_allclose(layers["L1Max"].data[0, 0], POOLED_FIRST, atol=1e-6)
+    np.testing.assert_allclose(layers["L1"].numpy()[0, 0], L1_FIRST, atol=1e-6)
+    np.testing.assert_allclose(layers["L1Max"].numpy()[0, 0], POOLED_FIRST, atol=1e-6)
 
 
 @pytest.mark.parametrize("example", [article.EXAMPLE_1, article.EXAMPLE_2], ids=["ex1", "ex2"])
@@ -82,10 +82,10 @@ def test_first_step_gradients_equal_the_articles_derivation(example):
     layers["L1"].retain_grad()
     net.cost(image, target, layers).backward()
 
-    np.testing.assert_allclose(layers["L1"].data[0, 0], by_hand["L1"], rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(layers["L1"].grad.data[0, 0], by_hand["routed"], rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(net.w1.grad.data, by_hand["grad_w1"], rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(net.w2.grad.data, by_hand["grad_w2"], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(layers["L1"].numpy()[0, 0], by_hand["L1"], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(layers["L1"].grad.numpy()[0, 0], by_hand["routed"], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(net.w1.grad.numpy(), by_hand["grad_w1"], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(net.w2.grad.numpy(), by_hand["grad_w2"], rtol=1e-10, atol=1e-12)
 
 
 def test_the_mask_is_the_stored_argmax_and_the_articles_mask():

@@ -166,11 +166,11 @@ def test_one_input_matches_torch_float32(torch, rng, factory):
     x, tx = Tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
     y, ty = ours.apply(x), theirs.apply(tx)
     assert y.dtype == np.float32
-    np.testing.assert_allclose(y.data, ty.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-6)
     (y * y).sum().backward()
     (ty * ty).sum().backward()
     assert x.grad.dtype == np.float32
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5)
 
 
 @pytest.mark.parametrize("factory", [exp_function, cube_function])
@@ -227,7 +227,7 @@ def test_needs_input_grad_matches_torch(torch, x_requires, w_requires):
     for t, tt in ((x, tx), (w, tw)):
         assert (t.grad is None) == (tt.grad is None)
         if t.grad is not None:
-            np.testing.assert_allclose(t.grad.data, tt.grad.numpy())
+            np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy())
 
 
 def test_needs_input_grad_ignores_grad_mode_and_nothing_is_recorded_under_no_grad(torch):
@@ -248,11 +248,11 @@ def test_keyword_arguments_bind_to_forward_parameters_as_in_torch(torch):
     tx, tw = torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor([3.0, 4.0], requires_grad=True)
     y = ours.apply(x, w=w, alpha=2.0)
     ty = theirs.apply(tx, w=tw, alpha=2.0)
-    np.testing.assert_allclose(y.data, ty.detach().numpy())
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy())
     y.sum().backward()
     ty.sum().backward()
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy())
-    np.testing.assert_allclose(w.grad.data, tw.grad.numpy())
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy())
 
 
 @pytest.mark.parametrize("call, message", [
@@ -309,8 +309,8 @@ def test_an_unused_output_gets_zeros_or_none_as_in_torch(torch, materialize, use
     for got, expected in zip(ours_received[0], torch_received[0]):
         assert (got is None) == (expected is None)
         if got is not None:
-            np.testing.assert_allclose(got.data, expected.numpy())
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy())
+            np.testing.assert_allclose(got.numpy(), expected.numpy())
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
 
 
 def test_two_outputs_gradcheck(rng):
@@ -329,7 +329,7 @@ def test_two_outputs_float32_match_torch(torch, rng):
     (a * b).sum().backward()
     (ta * tb).sum().backward()
     assert x.grad.dtype == np.float32
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5)
 
 
 @settings(max_examples=25, deadline=None)
@@ -345,8 +345,8 @@ def test_two_outputs_random_shapes_match_torch(shape, k, weight_a, weight_b, see
     ta, tb = theirs.apply(tx, k)
     (a * weight_a + b * weight_b).sum().backward()
     (ta * weight_a + tb * weight_b).sum().backward()
-    np.testing.assert_allclose(a.data, ta.detach().numpy())
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(a.numpy(), ta.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_gradients_with_respect_to_outputs_of_several_match_torch(torch):
@@ -381,7 +381,7 @@ def test_non_tensor_outputs_pass_through(torch):
     y, count = WithCount.apply(x)
     assert count == 5 and y.grad_fn.name == "WithCountBackward"
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [2.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
 
 
 # ---- mark_non_differentiable -------------------------------------------------------------------
@@ -394,29 +394,29 @@ def test_mark_non_differentiable_matches_torch(torch):
     (y, frozen), (ty, tfrozen) = ours.apply(x), theirs.apply(tx)
     assert not frozen.requires_grad and frozen.grad_fn is None and not tfrozen.requires_grad
     assert y.requires_grad and y.grad_fn.name == "ScaleAndFrozenBackward"
-    np.testing.assert_allclose(frozen.data, tfrozen.numpy())
+    np.testing.assert_allclose(frozen.numpy(), tfrozen.numpy())
     y.sum().backward()
     ty.sum().backward()
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy())
-    np.testing.assert_allclose(ours_received[0].data, torch_received[0].numpy())  # zeros
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+    np.testing.assert_allclose(ours_received[0].numpy(), torch_received[0].numpy())  # zeros
 
 
 def test_integer_outputs_are_not_differentiable(torch):
     class Rounded(Function):
         @staticmethod
         def forward(ctx, x):
-            return x * 2, Tensor(np.rint(x.data).astype(np.int64))
+            return x * 2, Tensor(np.rint(x.numpy()).astype(np.int64))
 
         @staticmethod
         def backward(ctx, grad, grad_rounded):
-            assert grad_rounded.dtype == np.int64 and not grad_rounded.data.any()
+            assert grad_rounded.dtype == np.int64 and not grad_rounded.numpy().any()
             return grad * 2
 
     x = leaf([1.4, 2.6])
     y, rounded = Rounded.apply(x)
     assert not rounded.requires_grad and y.requires_grad
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [2.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
 
 
 # ---- saved tensors -----------------------------------------------------------------------------
@@ -459,7 +459,7 @@ def test_saved_input_written_before_the_call_is_not_an_error():
     x = base * 1
     x.add_(1)  # at version 1 already when Cube saves it: only later writes count
     Cube.apply(x).sum().backward()
-    np.testing.assert_allclose(base.grad.data, 3 * np.array([1.5, 2.0]) ** 2)
+    np.testing.assert_allclose(base.grad.numpy(), 3 * np.array([1.5, 2.0]) ** 2)
 
 
 def test_saved_tensors_come_back_as_torch_gives_them(torch):
@@ -484,9 +484,9 @@ def test_saved_tensors_come_back_as_torch_gives_them(torch):
     saved_x, nothing, tmp, saved_y = seen["saved"]
     assert saved_x is x and nothing is None  # (torch: the input itself)
     assert not tmp.requires_grad and tmp.grad_fn is None  # an intermediate: a constant
-    np.testing.assert_allclose(tmp.data, [5.0, 10.0])
+    np.testing.assert_allclose(tmp.numpy(), [5.0, 10.0])
     assert saved_y.grad_fn is y.grad_fn  # an output: made by the node, as in torch
-    np.testing.assert_allclose(saved_y.data, y.data)
+    np.testing.assert_allclose(saved_y.numpy(), y.numpy())
 
 
 def test_saved_tensors_are_freed_by_backward_and_kept_by_retain_graph():
@@ -495,7 +495,7 @@ def test_saved_tensors_are_freed_by_backward_and_kept_by_retain_graph():
     y.sum().backward(retain_graph=True)
     assert len(y.grad_fn.saved_tensors) == 1
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, 2 * np.exp([1.0, 2.0]))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([1.0, 2.0]))
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         y.grad_fn.saved_tensors
     with pytest.raises(RuntimeError, match="second time"):
@@ -548,7 +548,7 @@ def _returning(gradients):
 def test_extra_trailing_none_gradients_are_accepted_as_in_torch():
     x = leaf([1.0, 2.0])
     _returning(lambda g: (g * 2, None, None)).apply(x, 2.0).sum().backward()
-    np.testing.assert_allclose(x.grad.data, [2.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
 
 
 @pytest.mark.parametrize("gradients, message", [
@@ -582,7 +582,7 @@ def test_a_gradient_for_an_input_that_needs_none_is_not_checked_as_in_torch(torc
     Theirs.apply(tx, torch.ones(2)).sum().backward()
     x = leaf([1.0, 2.0])
     _returning(lambda g: (g, Tensor(np.ones(7)))).apply(x, Tensor(np.ones(2))).sum().backward()
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy())
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
     with pytest.raises(RuntimeError, match="invalid gradient at index 1 - got \\[7\\]"):
         _returning(lambda g: (g, Tensor(np.ones(7)))).apply(x, leaf([1.0, 1.0])).sum().backward()
 
@@ -591,7 +591,7 @@ def test_a_broadcast_gradient_is_summed_down_and_cast_as_in_torch():
     x = Tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
     _returning(lambda g: (Tensor(np.ones((3, 2))), None)).apply(x, 2.0).sum().backward()
     assert x.grad.dtype == np.float32
-    np.testing.assert_allclose(x.grad.data, [3.0, 3.0])
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
 
 
 # ---- double backward ---------------------------------------------------------------------------
@@ -603,10 +603,10 @@ def test_double_backward_matches_torch(torch, rng, factory):
     (g,) = autograd.grad(ours.apply(x).sum(), x, create_graph=True)
     (tg,) = torch.autograd.grad(theirs.apply(tx).sum(), tx, create_graph=True)
     assert g.grad_fn is not None
-    np.testing.assert_allclose(g.data, tg.detach().numpy())
+    np.testing.assert_allclose(g.numpy(), tg.detach().numpy())
     (h,) = autograd.grad((g * Tensor(weights)).sum(), x)
     (th,) = torch.autograd.grad((tg * torch.tensor(weights)).sum(), tx)
-    np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-12)
 
 
 def test_double_backward_through_a_saved_output_of_several_matches_torch(torch, rng):
@@ -617,10 +617,10 @@ def test_double_backward_through_a_saved_output_of_several_matches_torch(torch, 
     ta, tb = theirs.apply(tx, 2.0)
     (g,) = autograd.grad((a * b).sum(), x, create_graph=True)
     (tg,) = torch.autograd.grad((ta * tb).sum(), tx, create_graph=True)
-    np.testing.assert_allclose(g.data, tg.detach().numpy())
+    np.testing.assert_allclose(g.numpy(), tg.detach().numpy())
     (h,) = autograd.grad((g * g).sum(), x)
     (th,) = torch.autograd.grad((tg * tg).sum(), tx)
-    np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-12)
 
 
 def test_double_backward_matches_finite_differences(rng):
@@ -650,7 +650,7 @@ def test_once_differentiable_backward_cannot_be_differentiated_again():
 
     x = leaf([1.0, 2.0])
     (g,) = autograd.grad(OnceCube.apply(x).sum(), x, create_graph=True)
-    np.testing.assert_allclose(g.data, [3.0, 12.0])
+    np.testing.assert_allclose(g.numpy(), [3.0, 12.0])
     assert seen == [False]  # it ran under no_grad although create_graph=True
     with pytest.raises(RuntimeError, match="once_differentiable"):
         g.sum().backward()
@@ -663,9 +663,9 @@ def test_an_input_returned_as_is_becomes_a_new_output_on_the_same_memory(torch):
     y = ours.apply(x)
     ty = theirs.apply(torch.ones(2, requires_grad=True))
     assert y is not x and x.grad_fn is None and y.grad_fn.name == "IdentityBackward"
-    assert np.shares_memory(y.data, x.data) and type(ty.grad_fn).__name__ == "IdentityBackward"
+    assert np.shares_memory(y.numpy(), x.numpy()) and type(ty.grad_fn).__name__ == "IdentityBackward"
     (y * 3).sum().backward()
-    np.testing.assert_allclose(x.grad.data, [3.0, 3.0])
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
 
 
 def test_mark_dirty_matches_torch(torch):
@@ -677,10 +677,10 @@ def test_mark_dirty_matches_torch(torch):
     assert w is z and tw is tz
     assert z.grad_fn.name == type(tz.grad_fn).__name__ == "DoubleInPlaceBackward"
     assert z._version == tz._version == 2
-    np.testing.assert_allclose(z.data, tz.detach().numpy())
+    np.testing.assert_allclose(z.numpy(), tz.detach().numpy())
     (w * w).sum().backward()
     (tw * tw).sum().backward()
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy())
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
 
 
 def test_mark_dirty_on_a_leaf_that_requires_grad_raises(torch):
@@ -758,7 +758,7 @@ def _close(ours, theirs):
     for a, b in zip(ours, theirs):
         assert (a is None) == (b is None)
         if a is not None:
-            np.testing.assert_allclose(a.data, b.detach().numpy())
+            np.testing.assert_allclose(a.numpy(), b.detach().numpy())
 
 
 @pytest.mark.parametrize("form", ["single", "tuple", "list", "generator", "dict", "two outputs",
@@ -872,7 +872,7 @@ def test_backward_argument_forms_match_torch(torch, form):
     if isinstance(theirs, list):
         _close(ours, theirs)
     else:
-        np.testing.assert_allclose(ours.data, theirs.numpy())
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())
 
 
 BACKWARD_ERRORS = {  # torch's message for each misuse of backward
@@ -903,4 +903,4 @@ def test_backward_grad_variables_is_the_deprecated_grad_tensors():
     x = leaf([1.0, 2.0])
     with pytest.warns(FutureWarning, match="grad_variables"):
         autograd.backward(x * 3, grad_variables=Tensor(np.array([1.0, -1.0])))
-    np.testing.assert_allclose(x.grad.data, [3.0, -3.0])
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, -3.0])

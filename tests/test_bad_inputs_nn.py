@@ -515,9 +515,9 @@ SPOILT_GRADS = {"wrong shape": (RuntimeError, lambda: tinygrad_pool.Tensor(np.on
 
 def snapshot(params, optimizer) -> list:
     """Copies of every parameter and every array of the optimizer's state."""
-    arrays = [p.data.copy() for p in params]
+    arrays = [p.numpy().copy() for p in params]
     for state in optimizer.state.values():
-        arrays += [np.array(v.data if isinstance(v, tinygrad_pool.Tensor) else v, copy=True)
+        arrays += [np.array(v.numpy() if isinstance(v, tinygrad_pool.Tensor) else v, copy=True)
                    for _, v in sorted(state.items())]
     return arrays
 
@@ -615,14 +615,14 @@ def test_module_load_state_dict_as_torch_and_atomic(torch, spoilt, strict):
     except Exception as error:  # noqa: BLE001 — which error is what is compared
         their_result, their_error = None, error
     ours = tinygrad_pool.nn.Linear(5, 3)
-    before = [p.data.copy() for p in ours.parameters()]
+    before = [p.numpy().copy() for p in ours.parameters()]
     state = module_state_dicts(tinygrad_pool)[spoilt]
     if their_error is not None:
         expected = TypeError if isinstance(their_error, AttributeError) else type(their_error)
         with pytest.raises(expected, match="state_dict|Linear"):
             ours.load_state_dict(state, strict=strict)
         for old, p in zip(before, ours.parameters()):
-            np.testing.assert_array_equal(old, p.data)
+            np.testing.assert_array_equal(old, p.numpy())
     else:
         result = ours.load_state_dict(state, strict=strict)
         assert (result.missing_keys, result.unexpected_keys) == (
@@ -652,7 +652,7 @@ def test_zero_grad_set_to_none_as_torch(torch):
     for p in layer.parameters():
         p.grad = tinygrad_pool.Tensor(np.ones(p.shape, np.float32))
     layer.zero_grad(set_to_none=False)
-    assert all(np.array_equal(p.grad.data, np.zeros(p.shape)) for p in layer.parameters())
+    assert all(np.array_equal(p.grad.numpy(), np.zeros(p.shape)) for p in layer.parameters())
     layer.zero_grad()
     assert all(p.grad is None for p in layer.parameters())
 
@@ -720,5 +720,5 @@ def test_autograd_grad_refuses_non_tensors_and_unused_inputs(torch, outputs, inp
 def test_autograd_grad_allow_unused_gives_none_as_torch():
     x, unused = leaf(tinygrad_pool), leaf(tinygrad_pool)
     dx, du = tinygrad_pool.autograd.grad((x * 2).sum(), [x, unused], allow_unused=True)
-    np.testing.assert_array_equal(dx.data, np.full(ROWS.shape, 2, np.float32))
+    np.testing.assert_array_equal(dx.numpy(), np.full(ROWS.shape, 2, np.float32))
     assert du is None

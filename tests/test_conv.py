@@ -65,14 +65,14 @@ def test_conv2d_by_hand():
     w = leaf(np.ones((1, 1, 2, 2)))
     b = leaf([0.5])
     y = F.conv2d(x, w, b)
-    np.testing.assert_array_equal(y.data, [[[[8.5, 12.5], [20.5, 24.5]]]])
+    np.testing.assert_array_equal(y.numpy(), [[[[8.5, 12.5], [20.5, 24.5]]]])
     y.sum().backward()
     # each input pixel's gradient = how many windows cover it (corners 1, edges 2, centre 4)
-    np.testing.assert_array_equal(x.grad.data[0, 0], [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
     # each weight tap's gradient = the sum of the pixels it touched: the four window sums above
-    np.testing.assert_array_equal(w.grad.data[0, 0], [[0 + 1 + 3 + 4, 1 + 2 + 4 + 5],
+    np.testing.assert_array_equal(w.grad.numpy()[0, 0], [[0 + 1 + 3 + 4, 1 + 2 + 4 + 5],
                                                       [3 + 4 + 6 + 7, 4 + 5 + 7 + 8]])
-    np.testing.assert_array_equal(b.grad.data, [4.0])  # 4 outputs
+    np.testing.assert_array_equal(b.grad.numpy(), [4.0])  # 4 outputs
 
 
 def test_conv2d_is_cross_correlation_not_convolution():
@@ -80,7 +80,7 @@ def test_conv2d_is_cross_correlation_not_convolution():
     x = np.arange(16.0).reshape(1, 1, 4, 4)
     w = np.zeros((1, 1, 2, 2))
     w[0, 0, 0, 0] = 1.0
-    np.testing.assert_array_equal(F.conv2d(Tensor(x), Tensor(w)).data, x[:, :, :3, :3])
+    np.testing.assert_array_equal(F.conv2d(Tensor(x), Tensor(w)).numpy(), x[:, :, :3, :3])
 
 
 def test_conv2d_matches_a_direct_loop(rng):
@@ -103,7 +103,7 @@ def test_conv2d_matches_a_direct_loop(rng):
                                 expected[n, f, i, j] += w[f, c, a, bb] * pixel
             expected[n, f] += bias[f]
     out = F.conv2d(Tensor(x), Tensor(w), Tensor(bias), stride=s, padding=p, dilation=d, groups=g)
-    np.testing.assert_allclose(out.data, expected)
+    np.testing.assert_allclose(out.numpy(), expected)
 
 
 @pytest.mark.parametrize("kernel", [(2, 2), (3, 3), (2, 3), (4, 1)], ids=str)
@@ -123,7 +123,7 @@ def test_conv2d_graphs_alive_at_once_keep_their_own_saved_buffers(rng):
     def alone(x):
         w = leaf(w_data)
         F.conv2d(Tensor(x), w).backward(weights_grad)
-        return w.grad.data
+        return w.grad.numpy()
 
     expected = [alone(x) for x in inputs]
     ws = [leaf(w_data) for _ in inputs]
@@ -134,19 +134,19 @@ def test_conv2d_graphs_alive_at_once_keep_their_own_saved_buffers(rng):
     for k in (3, 0, 2):
         ys[k].backward(weights_grad)
     for k in range(4):
-        np.testing.assert_allclose(ws[k].grad.data, expected[k], rtol=1e-12, err_msg=f"graph {k}")
+        np.testing.assert_allclose(ws[k].grad.numpy(), expected[k], rtol=1e-12, err_msg=f"graph {k}")
 
 
 def test_conv2d_retain_graph_twice_doubles_the_gradient(rng):
     x, w = leaf(rng.standard_normal((1, 1, 4, 4))), leaf(rng.standard_normal((1, 1, 2, 2)))
     y = F.conv2d(x, w).sum()
     y.backward(retain_graph=True)
-    first = w.grad.data.copy(), x.grad.data.copy()
+    first = w.grad.numpy().copy(), x.grad.numpy().copy()
     other = leaf(rng.standard_normal((1, 1, 2, 2)))  # a graph in between, freed by its backward
     F.conv2d(Tensor(rng.standard_normal((1, 1, 4, 4))), other).sum().backward()
     y.backward()
-    np.testing.assert_allclose(w.grad.data, 2 * first[0])
-    np.testing.assert_allclose(x.grad.data, 2 * first[1])
+    np.testing.assert_allclose(w.grad.numpy(), 2 * first[0])
+    np.testing.assert_allclose(x.grad.numpy(), 2 * first[1])
 
 
 def test_float32_conv_stays_float32(rng):
@@ -239,7 +239,7 @@ def test_errors_are_raised_before_anything_is_recorded():
     y.sum().backward()
     # windows covering each pixel, per axis [1, 2, 3, 2, 1]; two filters of ones
     covered = np.outer([1, 2, 3, 2, 1], [1, 2, 3, 2, 1])
-    np.testing.assert_array_equal(x.grad.data[0, 0], 2 * covered)
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], 2 * covered)
     assert x.grad.shape == x.shape and w.grad is None
 
 
@@ -322,8 +322,8 @@ def test_unfold_and_fold_float32_match_torch(torch, rng, shape, kernel, dilation
         out.backward(weights.astype(np.float32))
         tout.backward(torch.tensor(weights, dtype=torch.float32))
         assert out.dtype == ours.grad.dtype == np.float32
-        np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("shape, kernel, dilation, padding, stride",
@@ -345,13 +345,13 @@ def test_unfold_by_hand():
     # 3×3 image 0..8, 2×2 windows: columns are the windows' pixels, row-major within a window,
     # windows in row-major order
     cols = unfold(Tensor(np.arange(9.0).reshape(1, 1, 3, 3)), 2)
-    np.testing.assert_array_equal(cols.data[0], [[0, 1, 3, 4],
+    np.testing.assert_array_equal(cols.numpy()[0], [[0, 1, 3, 4],
                                                  [1, 2, 4, 5],
                                                  [3, 4, 6, 7],
                                                  [4, 5, 7, 8]])
     # fold adds each column back: fold(unfold(ones)) counts the windows holding each pixel
     covered = fold(unfold(Tensor(np.ones((1, 1, 3, 3))), 2), (3, 3), 2)
-    np.testing.assert_array_equal(covered.data[0, 0], [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
+    np.testing.assert_array_equal(covered.numpy()[0, 0], [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
 
 
 def test_convolution_is_a_product_with_the_unfolded_input(rng):
@@ -359,7 +359,7 @@ def test_convolution_is_a_product_with_the_unfolded_input(rng):
     x, w = rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((4, 3, 3, 2))
     cols = unfold(Tensor(x), (3, 2), dilation=(1, 2), padding=1, stride=(2, 1))
     out = F.conv2d(Tensor(x), Tensor(w), dilation=(1, 2), padding=1, stride=(2, 1))
-    np.testing.assert_allclose((w.reshape(4, -1) @ cols.data).reshape(out.shape), out.data,
+    np.testing.assert_allclose((w.reshape(4, -1) @ cols.numpy()).reshape(out.shape), out.numpy(),
                                rtol=1e-12, atol=1e-12)
 
 
@@ -367,14 +367,14 @@ def test_unfold_unbatched_is_a_batch_of_one(rng):
     x = rng.standard_normal((2, 5, 4))
     single, batch = leaf(x), leaf(x[None])
     out, batch_out = unfold(single, 2, padding=1), unfold(batch, 2, padding=1)
-    np.testing.assert_array_equal(out.data, batch_out.data[0])
+    np.testing.assert_array_equal(out.numpy(), batch_out.numpy()[0])
     weights = rng.standard_normal(out.shape)
     out.backward(weights)
     batch_out.backward(weights[None])
-    np.testing.assert_array_equal(single.grad.data, batch.grad.data[0])
+    np.testing.assert_array_equal(single.grad.numpy(), batch.grad.numpy()[0])
     back = fold(out, (5, 4), 2, padding=1)
     assert back.shape == x.shape
-    np.testing.assert_array_equal(back.data, fold(batch_out, (5, 4), 2, padding=1).data[0])
+    np.testing.assert_array_equal(back.numpy(), fold(batch_out, (5, 4), 2, padding=1).numpy()[0])
 
 
 @settings(max_examples=25, deadline=None, database=None,
@@ -436,7 +436,7 @@ def test_unfold_and_fold_errors_as_torch(torch):
         with pytest.raises(error, match=message):
             ours[name](input, *args)
         with pytest.raises((error, IndexError)):  # PyTorch refuses them too (2-D unfold: IndexError)
-            getattr(torch.nn.functional, name)(torch.tensor(input.data), *args)
+            getattr(torch.nn.functional, name)(torch.tensor(input.numpy()), *args)
     with pytest.raises(ValueError):  # shape errors are ValueErrors too, as this package's were
         unfold(x, 5)
     assert x.grad is None
@@ -452,6 +452,6 @@ def test_unfold_and_fold_modules(torch, rng):
     x = rng.standard_normal((2, 3, 6, 5))
     layer, reference = Unfold((2, 3), 1, (0, 1), 2), torch.nn.Unfold((2, 3), 1, (0, 1), 2)
     cols = layer(Tensor(x))
-    np.testing.assert_array_equal(cols.data, reference(torch.tensor(x)).numpy())
+    np.testing.assert_array_equal(cols.numpy(), reference(torch.tensor(x)).numpy())
     back, tback = Fold((6, 5), (2, 3), 1, (0, 1), 2), torch.nn.Fold((6, 5), (2, 3), 1, (0, 1), 2)
-    np.testing.assert_allclose(back(cols).data, tback(torch.tensor(cols.data)).numpy(), rtol=1e-15)
+    np.testing.assert_allclose(back(cols).numpy(), tback(torch.tensor(cols.numpy())).numpy(), rtol=1e-15)

@@ -28,7 +28,7 @@ def assert_same_batch(ours, theirs, torch, where="batch"):
         assert isinstance(ours, Tensor), (where, type(ours))
         assert not ours.requires_grad, where
         assert str(theirs.dtype) == f"torch.{ours.dtype}", (where, ours.dtype, theirs.dtype)
-        np.testing.assert_array_equal(ours.data, theirs.numpy(), err_msg=where)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=where)
         return
     assert type(ours) is type(theirs), (where, type(ours), type(theirs))
     if isinstance(theirs, dict):
@@ -203,7 +203,7 @@ def test_fast_path_equals_reading_samples_one_by_one(make):
             assert type(a) is type(b) is list
             for ours, reference in zip(a, b, strict=True):
                 assert ours.dtype == reference.dtype
-                np.testing.assert_array_equal(ours.data, reference.data)
+                np.testing.assert_array_equal(ours.numpy(), reference.numpy())
 
 
 def test_batches_never_require_grad():
@@ -216,13 +216,13 @@ def test_batches_never_require_grad():
 def test_batches_do_not_alias_the_dataset():
     x = Tensor(np.zeros((4, 2)))
     (batch,) = next(iter(DataLoader(TensorDataset(x), batch_size=4)))
-    batch.data += 1
-    assert x.data.sum() == 0
+    batch.numpy()[...] += 1
+    assert x.numpy().sum() == 0
 
 
 # ---- shuffling -------------------------------------------------------------------------------
 def epochs(loader, count):
-    return [np.concatenate([labels.data for _, labels in loader]) for _ in range(count)]
+    return [np.concatenate([labels.numpy() for _, labels in loader]) for _ in range(count)]
 
 
 def test_shuffle_gives_each_epoch_a_new_permutation_of_all_samples():
@@ -237,7 +237,7 @@ def test_shuffle_gives_each_epoch_a_new_permutation_of_all_samples():
     assert not np.array_equal(seen[0], np.arange(n))
     # features and labels stay paired
     for features, labels in loader:
-        np.testing.assert_array_equal(features.data[:, 0], labels.data)
+        np.testing.assert_array_equal(features.numpy()[:, 0], labels.numpy())
 
 
 def test_shuffle_is_reproducible_with_a_seeded_generator_and_with_manual_seed():
@@ -299,7 +299,7 @@ def test_random_split_counts_are_disjoint_reproducible_and_random():
     again = random_split(data, [10, 15, 5], generator=np.random.default_rng(1))
     assert [len(s) for s in first] == [10, 15, 5]
     assert [s.indices for s in first] == [s.indices for s in again]
-    values = np.concatenate([DataLoader(s, batch_size=30).__iter__().__next__()[0].data
+    values = np.concatenate([DataLoader(s, batch_size=30).__iter__().__next__()[0].numpy()
                              for s in first])
     assert sorted(values.tolist()) == list(range(30))
     assert values.tolist() != list(range(30))
@@ -394,7 +394,7 @@ def test_dataloader_refuses_unsupported_options_clearly():
 def test_pin_memory_warns_and_changes_nothing_as_torch_without_accelerator():
     data = TensorDataset(Tensor(np.arange(4)))
     with pytest.warns(UserWarning, match="no accelerator is found"):
-        pinned = [b.data.tolist() for (b,) in DataLoader(data, batch_size=3, pin_memory=True)]
+        pinned = [b.numpy().tolist() for (b,) in DataLoader(data, batch_size=3, pin_memory=True)]
     assert pinned == [[0, 1, 2], [3]]
 
 

@@ -27,7 +27,7 @@ def _nonzero(rng, shape, dtype=np.float32):
 @pytest.mark.parametrize("p", [0.1, 0.5, 0.8])
 def test_dropout_keeps_a_fraction_one_minus_p(p):
     x = Tensor(np.ones(200_000, np.float32))
-    kept = (dropout(x, p, generator=_generator(1)).data != 0).mean()
+    kept = (dropout(x, p, generator=_generator(1)).numpy() != 0).mean()
     # binomial standard deviation sqrt(p (1-p) / n) < 0.0012: 0.006 is five of them
     assert abs(kept - (1 - p)) < 0.006
 
@@ -36,7 +36,7 @@ def test_dropout_keeps_a_fraction_one_minus_p(p):
 @pytest.mark.parametrize("p", [0.1, 0.3, 0.5, 0.7])
 def test_dropout_scales_kept_elements_exactly_as_torch(torch, rng, p, dtype):
     x = _nonzero(rng, (50, 40), dtype)
-    out = dropout(Tensor(x), p, generator=_generator()).data
+    out = dropout(Tensor(x), p, generator=_generator()).numpy()
     kept = out != 0
     assert out.dtype == dtype
     np.testing.assert_array_equal(out[~kept], 0)
@@ -53,13 +53,13 @@ def test_dropout_backward_uses_the_forward_mask(rng):
     x = Tensor(_nonzero(rng, (30, 20)), requires_grad=True)
     out = dropout(x, 0.4, generator=_generator(3))
     saved = out.grad_fn.mask
-    kept = out.data != 0
+    kept = out.numpy() != 0
     np.testing.assert_array_equal(saved, kept)  # saved on the node as ``mask``
     weights = rng.standard_normal(x.shape).astype(np.float32)
     out.backward(weights)
     scale = np.float32(1) / np.float32(0.6)
-    np.testing.assert_array_equal(x.grad.data, weights * (kept * scale))
-    np.testing.assert_array_equal(x.grad.data != 0, kept)
+    np.testing.assert_array_equal(x.grad.numpy(), weights * (kept * scale))
+    np.testing.assert_array_equal(x.grad.numpy() != 0, kept)
 
 
 def test_dropout_gradcheck_with_a_fixed_mask(rng):
@@ -74,17 +74,17 @@ def test_dropout_double_backward_is_the_same_mask_again(rng):
     out = dropout(x, 0.5, generator=_generator(2))
     (grad,) = tinygrad_pool.autograd.grad((out * out).sum(), [x], create_graph=True)
     grad.sum().backward()
-    kept = out.data != 0
-    np.testing.assert_allclose(x.grad.data, 2 * kept * 2.0 * 2.0)  # d/dx Σ 2 (m s)² x
+    kept = out.numpy() != 0
+    np.testing.assert_allclose(x.grad.numpy(), 2 * kept * 2.0 * 2.0)  # d/dx Σ 2 (m s)² x
 
 
 def test_dropout_draws_from_the_default_generator():
     x = Tensor(np.ones((20, 20), np.float32))
     tinygrad_pool.manual_seed(7)
-    first = dropout(x).data
-    second = dropout(x).data
+    first = dropout(x).numpy()
+    second = dropout(x).numpy()
     tinygrad_pool.manual_seed(7)
-    np.testing.assert_array_equal(dropout(x).data, first)
+    np.testing.assert_array_equal(dropout(x).numpy(), first)
     assert not np.array_equal(first, second)
 
 
@@ -104,9 +104,9 @@ def test_p_one_gives_zeros_and_zero_gradient(fn):
     x = Tensor(np.array([[[[np.nan, 1.0], [2.0, -3.0]]]]), requires_grad=True)
     out = fn(x, 1.0)
     # x times 0, as torch: zeros, and a NaN stays NaN (torch gives the same)
-    np.testing.assert_array_equal(out.data, [[[[np.nan, 0.0], [0.0, -0.0]]]])
+    np.testing.assert_array_equal(out.numpy(), [[[[np.nan, 0.0], [0.0, -0.0]]]])
     out.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, 0)
+    np.testing.assert_array_equal(x.grad.numpy(), 0)
 
 
 def test_dropout_of_an_empty_tensor_is_the_tensor():
@@ -117,23 +117,23 @@ def test_dropout_of_an_empty_tensor_is_the_tensor():
 def test_dropout_inplace_writes_into_the_input(rng):
     base = Tensor(_nonzero(rng, (8, 9), np.float64), requires_grad=True)
     x = base * 1.0  # not a leaf: in-place is allowed
-    before = x.data.copy()
+    before = x.numpy().copy()
     out = dropout(x, 0.5, inplace=True, generator=_generator(4))
     assert out is x and x._version == 1
-    kept = x.data != 0
-    np.testing.assert_array_equal(x.data, before * kept * 2.0)
+    kept = x.numpy() != 0
+    np.testing.assert_array_equal(x.numpy(), before * kept * 2.0)
     x.sum().backward()
-    np.testing.assert_array_equal(base.grad.data, kept * 2.0)
+    np.testing.assert_array_equal(base.grad.numpy(), kept * 2.0)
     plain = Tensor(np.ones((3, 3), np.float32))  # no graph: written in place, version bumped
     dropout(plain, 0.5, inplace=True)
-    assert plain._version == 1 and set(np.unique(plain.data)) <= {0.0, 2.0}
+    assert plain._version == 1 and set(np.unique(plain.numpy())) <= {0.0, 2.0}
 
 
 def test_dropout_inplace_on_a_leaf_that_requires_grad_is_refused():
     x = Tensor(np.ones(4, np.float32), requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         dropout(x, 0.5, inplace=True)
-    np.testing.assert_array_equal(x.data, 1)
+    np.testing.assert_array_equal(x.numpy(), 1)
 
 
 # ---- dropout2d: whole channels ----------------------------------------------------------------
@@ -141,16 +141,16 @@ def test_dropout2d_zeroes_whole_channels(rng):
     x = Tensor(_nonzero(rng, (40, 50, 3, 4)), requires_grad=True)
     p = 0.3
     out = dropout2d(x, p, generator=_generator(6))
-    kept = out.data != 0
+    kept = out.numpy() != 0
     per_channel = kept.reshape(40, 50, -1)
     assert (per_channel.all(axis=2) | ~per_channel.any(axis=2)).all()  # all or nothing
     channel_kept = per_channel[..., 0]
     assert abs(channel_kept.mean() - (1 - p)) < 0.05  # 2000 channels: sd ~ 0.01
     scale = np.float32(1) / np.float32(1 - p)
-    np.testing.assert_array_equal(out.data, x.data * (kept * scale))
+    np.testing.assert_array_equal(out.numpy(), x.numpy() * (kept * scale))
     assert out.grad_fn.mask.shape == (40, 50, 1, 1)
     out.backward(np.ones(x.shape, np.float32))
-    np.testing.assert_array_equal(x.grad.data, kept * scale)
+    np.testing.assert_array_equal(x.grad.numpy(), kept * scale)
 
 
 def test_dropout2d_warns_as_torch_for_3d_input_and_drops_along_channels(torch):
@@ -161,7 +161,7 @@ def test_dropout2d_warns_as_torch_for_3d_input_and_drops_along_channels(torch):
         torch.nn.functional.dropout2d(torch.ones(6, 30, 5), 0.5)
     assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
     assert "assuming that channel-wise 1D dropout" in str(ours[0].message)
-    kept = out.data != 0
+    kept = out.numpy() != 0
     assert (kept.all(axis=2) | ~kept.any(axis=2)).all()  # (N, C, L): whole rows of L
     assert 0 < kept.mean() < 1
 
@@ -217,7 +217,7 @@ def test_modules_drop_in_training_and_pass_through_in_eval(module):
     layer = module(0.5, generator=_generator(9))
     x = Tensor(np.ones((4, 8, 3, 3), np.float32))
     out = layer(x)
-    assert 0 < (out.data == 0).mean() < 1 and set(np.unique(out.data)) == {0.0, 2.0}
+    assert 0 < (out.numpy() == 0).mean() < 1 and set(np.unique(out.numpy())) == {0.0, 2.0}
     layer.eval()
     assert layer(x) is x
     layer.train()

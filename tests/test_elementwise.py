@@ -76,34 +76,34 @@ def test_composite_expression_gradcheck(rng):
 def test_forward_values_match_numpy(rng):
     x = rng.standard_normal((3, 4))
     t = Tensor(x)
-    np.testing.assert_allclose((t.exp()).data, np.exp(x))
-    np.testing.assert_allclose(t.tanh().data, np.tanh(x))
-    np.testing.assert_allclose(t.sigmoid().data, 1 / (1 + np.exp(-x)))
-    np.testing.assert_allclose(t.arctan().data, np.arctan(x))
-    np.testing.assert_allclose(t.abs().data, np.abs(x))
-    np.testing.assert_allclose(t.relu().data, np.maximum(x, 0))
-    np.testing.assert_allclose((t ** 3).data, x ** 3)
-    np.testing.assert_allclose(F.relu(t).data, np.maximum(x, 0))
-    np.testing.assert_allclose(F.tanh(t).data, np.tanh(x))
-    np.testing.assert_allclose(F.sigmoid(t).data, 1 / (1 + np.exp(-x)))
+    np.testing.assert_allclose((t.exp()).numpy(), np.exp(x))
+    np.testing.assert_allclose(t.tanh().numpy(), np.tanh(x))
+    np.testing.assert_allclose(t.sigmoid().numpy(), 1 / (1 + np.exp(-x)))
+    np.testing.assert_allclose(t.arctan().numpy(), np.arctan(x))
+    np.testing.assert_allclose(t.abs().numpy(), np.abs(x))
+    np.testing.assert_allclose(t.relu().numpy(), np.maximum(x, 0))
+    np.testing.assert_allclose((t ** 3).numpy(), x ** 3)
+    np.testing.assert_allclose(F.relu(t).numpy(), np.maximum(x, 0))
+    np.testing.assert_allclose(F.tanh(t).numpy(), np.tanh(x))
+    np.testing.assert_allclose(F.sigmoid(t).numpy(), 1 / (1 + np.exp(-x)))
 
 
 def test_relu_and_abs_gradient_is_zero_at_zero():
     # PyTorch: relu'(0) = 0 and sign(0) = 0
     x = leaf([-1.0, 0.0, 2.0])
     x.relu().sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 1.0])
     y = leaf([-1.0, 0.0, 2.0])
     y.abs().sum().backward()
-    np.testing.assert_array_equal(y.grad.data, [-1.0, 0.0, 1.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [-1.0, 0.0, 1.0])
 
 
 def test_sigmoid_is_stable_for_large_inputs():
     x = leaf([-1000.0, 0.0, 1000.0])
     y = x.sigmoid()
-    np.testing.assert_allclose(y.data, [0.0, 0.5, 1.0])
+    np.testing.assert_allclose(y.numpy(), [0.0, 0.5, 1.0])
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [0.0, 0.25, 0.0])
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.25, 0.0])
 
 
 def test_broadcast_gradients_are_summed_back_to_each_input_shape():
@@ -112,17 +112,17 @@ def test_broadcast_gradients_are_summed_back_to_each_input_shape():
     c = leaf(4.0)
     (a * b + c).sum().backward()
     assert a.grad.shape == (2, 3) and b.grad.shape == (3,) and c.grad.shape == ()
-    np.testing.assert_allclose(a.grad.data, [[1, 2, 3], [1, 2, 3]])  # ∂/∂a = b
-    np.testing.assert_allclose(b.grad.data, [2.0, 2.0, 2.0])  # Σ over the 2 rows of a (= 1)
-    np.testing.assert_allclose(c.grad.data, 6.0)  # 6 elements
+    np.testing.assert_allclose(a.grad.numpy(), [[1, 2, 3], [1, 2, 3]])  # ∂/∂a = b
+    np.testing.assert_allclose(b.grad.numpy(), [2.0, 2.0, 2.0])  # Σ over the 2 rows of a (= 1)
+    np.testing.assert_allclose(c.grad.numpy(), 6.0)  # 6 elements
 
 
 def test_broadcast_keeps_size_one_axes():
     a = leaf(np.ones((3, 1)))
     b = leaf(np.ones((1, 4)))
     (a + b).sum().backward()
-    np.testing.assert_allclose(a.grad.data, np.full((3, 1), 4.0))
-    np.testing.assert_allclose(b.grad.data, np.full((1, 4), 3.0))
+    np.testing.assert_allclose(a.grad.numpy(), np.full((3, 1), 4.0))
+    np.testing.assert_allclose(b.grad.numpy(), np.full((1, 4), 3.0))
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))
@@ -131,18 +131,18 @@ def test_ndarray_on_the_left_gives_a_recorded_tensor(name):
     array = np.array([3.0, 5.0, 7.0])
     y = BINARY[name](array, x)
     assert isinstance(y, Tensor) and y.grad_fn is not None
-    np.testing.assert_allclose(y.data, BINARY[name](array, x.data))
+    np.testing.assert_allclose(y.numpy(), BINARY[name](array, x.numpy()))
     y.sum().backward()
     # d(a∘x)/dx by hand: + → 1, - → -1, * → a, / → -a/x²
-    expected = {"add": np.ones(3), "sub": -np.ones(3), "mul": array, "div": -array / x.data ** 2}
-    np.testing.assert_allclose(x.grad.data, expected[name])
+    expected = {"add": np.ones(3), "sub": -np.ones(3), "mul": array, "div": -array / x.numpy() ** 2}
+    np.testing.assert_allclose(x.grad.numpy(), expected[name])
 
 
 def test_subtracting_a_constant_gives_no_grad_to_the_constant():
     x = leaf([1.0, 2.0])
     c = Tensor([5.0, 5.0])
     (c - x).sum().backward()
-    np.testing.assert_allclose(x.grad.data, [-1.0, -1.0])
+    np.testing.assert_allclose(x.grad.numpy(), [-1.0, -1.0])
     assert c.grad is None
 
 
@@ -204,7 +204,7 @@ def _first_and_second_order(torch, fn, torch_fn, arrays, dtype, rtol, atol, seco
     out, tout = fn(*ours), torch_fn(*theirs)
     assert out.dtype == np.dtype(str(tout.dtype).replace("torch.", "")), (out.dtype, tout.dtype)
     assert tuple(out.shape) == tuple(tout.shape)
-    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=rtol, atol=atol,
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=rtol, atol=atol,
                                err_msg="forward differs from torch")
     rng = np.random.default_rng(7)
     weights = rng.standard_normal(out.shape).astype(dtype)
@@ -213,7 +213,7 @@ def _first_and_second_order(torch, fn, torch_fn, arrays, dtype, rtol, atol, seco
                                  allow_unused=True)
     for k, (g, tg) in enumerate(zip(grads, tgrads)):
         expected = np.zeros(arrays[k].shape) if tg is None else tg.detach().numpy(force=True)
-        got = np.zeros(arrays[k].shape) if g is None else g.data
+        got = np.zeros(arrays[k].shape) if g is None else g.numpy()
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol,
                                    err_msg=f"gradient of input {k} differs from torch")
     if not second_order:
@@ -229,7 +229,7 @@ def _first_and_second_order(torch, fn, torch_fn, arrays, dtype, rtol, atol, seco
         sum(theirs_sum), theirs, allow_unused=True)
     for k, (g, tg) in enumerate(zip(second, tsecond)):
         expected = np.zeros(arrays[k].shape) if tg is None else tg.detach().numpy(force=True)
-        got = np.zeros(arrays[k].shape) if g is None else g.data
+        got = np.zeros(arrays[k].shape) if g is None else g.numpy()
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol,
                                    err_msg=f"second derivative of input {k} differs from torch")
 
@@ -269,7 +269,7 @@ def test_step_functions_match_torch_with_zero_gradient(torch, name):
     _first_and_second_order(torch, getattr(E, name), getattr(torch, name), [x], np.float64, 0, 0)
     t = Tensor(x, requires_grad=True)
     getattr(E, name)(t).sum().backward()
-    np.testing.assert_array_equal(t.grad.data, np.zeros(10))  # zeros, not None, as torch
+    np.testing.assert_array_equal(t.grad.numpy(), np.zeros(10))  # zeros, not None, as torch
 
 
 @pytest.mark.parametrize("decimals", [1, 2, -1, -2])
@@ -279,17 +279,17 @@ def test_round_decimals_matches_torch(torch, rng, decimals):
     for dtype in (np.float64, np.float32):
         ours = E.round(Tensor(x.astype(dtype)), decimals=decimals)
         theirs = torch.round(torch.tensor(x.astype(dtype)), decimals=decimals)
-        np.testing.assert_array_equal(ours.data, theirs.numpy())
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 def test_round_half_to_even_and_integer_inputs():
-    np.testing.assert_array_equal(E.round(Tensor([0.5, 1.5, 2.5, -0.5, -1.5])).data,
+    np.testing.assert_array_equal(E.round(Tensor([0.5, 1.5, 2.5, -0.5, -1.5])).numpy(),
                                   [0.0, 2.0, 2.0, -0.0, -2.0])
     ints = Tensor(np.array([1, -2, 3]))
     for name in ("sign", "floor", "ceil", "round"):
         out = getattr(E, name)(ints)
         assert out.dtype == np.int64
-    np.testing.assert_array_equal(E.sign(ints).data, [1, -1, 1])
+    np.testing.assert_array_equal(E.sign(ints).numpy(), [1, -1, 1])
     with pytest.raises(NotImplementedError, match="round.*decimals=1.*int64"):
         E.round(ints, decimals=1)
 
@@ -313,12 +313,12 @@ def test_maximum_minimum_with_ties_match_torch(torch, rng, op, shapes):
 def test_maximum_ties_split_half_and_half():
     a, b = leaf([1.0, 2.0, 3.0]), leaf([1.0, 1.0, 4.0])
     E.maximum(a, b).sum().backward()
-    np.testing.assert_array_equal(a.grad.data, [0.5, 1.0, 0.0])
-    np.testing.assert_array_equal(b.grad.data, [0.5, 0.0, 1.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [0.5, 1.0, 0.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [0.5, 0.0, 1.0])
     a, b = leaf([1.0, 2.0]), leaf([1.0, 1.0])
     E.minimum(a, b).sum().backward()
-    np.testing.assert_array_equal(a.grad.data, [0.5, 0.0])
-    np.testing.assert_array_equal(b.grad.data, [0.5, 1.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [0.5, 0.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [0.5, 1.0])
 
 
 def test_maximum_propagates_nan_as_torch(torch):
@@ -334,7 +334,7 @@ WHERE_SHAPES = [((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), (3, 4)), ((4,), (2, 1, 
 @pytest.mark.parametrize("shapes", WHERE_SHAPES, ids=str)
 def test_where_gradcheck_and_torch(torch, rng, shapes):
     condition = Tensor(rng.random(shapes[0]) > 0.5)
-    tcondition = torch.tensor(condition.data)
+    tcondition = torch.tensor(condition.numpy())
     a, b = rng.standard_normal(shapes[1]), rng.standard_normal(shapes[2])
     check_grad(lambda x, y: E.where(condition, x, y), a, b)
     full_parity(torch, lambda x, y: E.where(condition, x, y), a, b,
@@ -350,16 +350,16 @@ def test_where_with_number_operands(torch, rng):
                 torch_fn=lambda t: torch.where(torch.tensor(condition), -1, t))
     both = E.where(Tensor(condition), 1.0, 0.0)
     assert both.dtype == np.float32  # two Python floats: torch's default dtype
-    np.testing.assert_array_equal(both.data, condition.astype(np.float32))
+    np.testing.assert_array_equal(both.numpy(), condition.astype(np.float32))
 
 
 def test_where_gradient_goes_to_the_chosen_side_only():
     a, b = leaf([1.0, 2.0, 3.0]), leaf([10.0, 20.0, 30.0])
     out = E.where(Tensor([True, False, True]), a, b)
-    np.testing.assert_array_equal(out.data, [1.0, 20.0, 3.0])
+    np.testing.assert_array_equal(out.numpy(), [1.0, 20.0, 3.0])
     out.backward(np.array([1.0, 2.0, 3.0]))
-    np.testing.assert_array_equal(a.grad.data, [1.0, 0.0, 3.0])
-    np.testing.assert_array_equal(b.grad.data, [0.0, 2.0, 0.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [1.0, 0.0, 3.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [0.0, 2.0, 0.0])
 
 
 # ---- pow with a tensor exponent, and a number base ----------------------------------------------
@@ -381,7 +381,7 @@ def test_pow_edge_cases_match_torch(torch):
                             second_order=False)
     x = leaf([0.0, 1.0])  # p = 0: gradient 0 even at x = 0 (not 0 · 0⁻¹ = nan)
     E.pow(x, 0).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [0.0, 0.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
 
 
 @pytest.mark.parametrize("base", [2, 0.5, 2.5])
@@ -400,7 +400,7 @@ def test_integer_powers_as_torch(torch):
     ints = np.array([-2, -1, 0, 1, 2, 3])
     for exponent in ([2, 2, 3, 1, 0, 2], [-1, -1, 2, -2, -3, 1]):
         np.testing.assert_array_equal(
-            E.pow(Tensor(ints), Tensor(np.array(exponent))).data,
+            E.pow(Tensor(ints), Tensor(np.array(exponent))).numpy(),
             torch.pow(torch.tensor(ints), torch.tensor(exponent)).numpy())
     assert E.pow(Tensor(ints), 2).dtype == np.int64
     assert E.pow(Tensor(ints), 0.5).dtype == np.float32
@@ -438,7 +438,7 @@ def test_clamp_number_bounds_promote_as_torch(torch):
     ours = E.clamp(Tensor(ints), 2.5, 6)
     theirs = torch.clamp(torch.tensor(ints), 2.5, 6)
     assert ours.dtype == np.float32
-    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 # ---- hypothesis: broadcasting shapes ------------------------------------------------------------
@@ -494,7 +494,7 @@ def test_ops_promote_their_operands(torch):
     assert E.where(Tensor(np.array([True, False, True])), Tensor(ints), 1.5).dtype == np.float32
     assert E.sin(Tensor(ints)).dtype == np.float32  # integers go to the default float dtype
     assert E.log1p(Tensor(np.array([True]))).dtype == np.float32
-    np.testing.assert_allclose(E.rsqrt(Tensor(ints)).data, torch.rsqrt(torch.tensor(ints)).numpy())
+    np.testing.assert_allclose(E.rsqrt(Tensor(ints)).numpy(), torch.rsqrt(torch.tensor(ints)).numpy())
     # a float32 tensor and a float64 one with dims: float64, and the cast stays in the graph
     x = Tensor(floats, requires_grad=True)
     y = Tensor(np.ones(3), requires_grad=True)
@@ -533,4 +533,4 @@ def test_relu_passes_the_gradient_of_a_nan_as_torch(torch):
     ours, theirs = leaf(x), torch.tensor(x, requires_grad=True)
     ours.relu().sum().backward()
     theirs.relu().sum().backward()
-    np.testing.assert_array_equal(ours.grad.data, theirs.grad.numpy())  # [1, 0, 0, 1]
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())  # [1, 0, 0, 1]

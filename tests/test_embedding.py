@@ -23,11 +23,11 @@ def _embedding_parity(torch, weight, indices, dtype=np.float64, rtol=1e-12, **kw
     out = embedding(Tensor(indices), ours, **kwargs)
     tout = torch.nn.functional.embedding(torch.from_numpy(indices), theirs, **kwargs)
     assert out.dtype == dtype and out.shape == tuple(tout.shape)
-    np.testing.assert_array_equal(out.data, tout.detach().numpy())
+    np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
     weights = np.random.default_rng(0).standard_normal(out.shape).astype(dtype)
     out.backward(weights)
     tout.backward(torch.from_numpy(weights))
-    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=rtol, atol=rtol)
     return ours, theirs
 
 
@@ -39,14 +39,14 @@ def test_embedding_with_repeated_indices_matches_torch(torch, rng, dtype, rtol, 
     weight = rng.standard_normal((5, 3))
     ours, _ = _embedding_parity(torch, weight, REPEATED.astype(index_dtype), dtype, rtol)
     # the gradients of every place that read a row accumulate in it; unread rows get 0
-    assert np.all(ours.grad.data[4] == 0)
+    assert np.all(ours.grad.numpy()[4] == 0)
 
 
 @pytest.mark.parametrize("padding_idx", [0, 3, -2, -5])
 def test_embedding_padding_row_gets_no_gradient(torch, rng, padding_idx):
     weight = rng.standard_normal((5, 3))
     ours, _ = _embedding_parity(torch, weight, REPEATED, padding_idx=padding_idx)
-    np.testing.assert_array_equal(ours.grad.data[padding_idx], 0)
+    np.testing.assert_array_equal(ours.grad.numpy()[padding_idx], 0)
 
 
 @pytest.mark.parametrize("padding_idx", [None, 1])
@@ -59,11 +59,11 @@ def test_embedding_scale_grad_by_freq_matches_torch(torch, rng, padding_idx):
 def test_embedding_max_norm_renormalizes_rows_in_place_as_torch(torch, rng, norm_type):
     weight = rng.standard_normal((6, 4)) * 2
     ours, theirs = _embedding_parity(torch, weight, REPEATED, max_norm=1.5, norm_type=norm_type)
-    np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-12)
     read = np.unique(REPEATED)
-    norms = np.linalg.norm(ours.data, ord=norm_type, axis=1)
+    norms = np.linalg.norm(ours.numpy(), ord=norm_type, axis=1)
     assert np.all(norms[read] <= 1.5 + 1e-9)
-    np.testing.assert_array_equal(ours.data[[4, 5]], weight[[4, 5]])  # rows not read: untouched
+    np.testing.assert_array_equal(ours.numpy()[[4, 5]], weight[[4, 5]])  # rows not read: untouched
     assert ours._version == 1  # an in-place write, noted
 
 
@@ -81,8 +81,8 @@ def test_embedding_double_backward(rng):
                                           create_graph=True)
     grad.sum().backward()
     counts = np.bincount(REPEATED.ravel(), minlength=5)[:, None] * (np.arange(5) != 1)[:, None]
-    np.testing.assert_allclose(grad.data, 3 * w.data ** 2 * counts)
-    np.testing.assert_allclose(w.grad.data, 6 * w.data * counts)
+    np.testing.assert_allclose(grad.numpy(), 3 * w.numpy() ** 2 * counts)
+    np.testing.assert_allclose(w.grad.numpy(), 6 * w.numpy() * counts)
 
 
 @HYPOTHESIS
@@ -101,8 +101,8 @@ def test_embedding_output_is_a_copy_not_a_view(rng):
     weight = Tensor(rng.standard_normal((4, 2)))
     for indices in (np.array([1, 1]), np.array(2)):
         out = embedding(Tensor(indices), weight)
-        out.data[...] = 100
-        assert not (weight.data == 100).any()
+        out.numpy()[...] = 100
+        assert not (weight.numpy() == 100).any()
     assert embedding(Tensor(np.array(2)), weight).shape == (2,)
 
 
@@ -124,30 +124,30 @@ def test_embedding_output_is_a_copy_not_a_view(rng):
 ])
 def test_embedding_errors(rng, call, error, message):
     weight = Tensor(rng.standard_normal((5, 3)), requires_grad=True)
-    before = weight.data.copy()
+    before = weight.numpy().copy()
     with pytest.raises(error, match=message):
         call(weight)
-    np.testing.assert_array_equal(weight.data, before)
+    np.testing.assert_array_equal(weight.numpy(), before)
 
 
 # ---- the module -------------------------------------------------------------------------------
 def test_embedding_module_initialises_from_a_standard_normal_with_padding_zeroed():
     tinygrad_pool.manual_seed(0)
     layer = Embedding(1000, 64, padding_idx=2)
-    w = layer.weight.data
+    w = layer.weight.numpy()
     assert w.shape == (1000, 64) and w.dtype == np.float32 and layer.weight.requires_grad
     np.testing.assert_array_equal(w[2], 0)
     others = np.delete(w, 2, axis=0)
     assert abs(others.mean()) < 0.01 and abs(others.std() - 1) < 0.01  # 64k draws
     tinygrad_pool.manual_seed(0)
-    np.testing.assert_array_equal(Embedding(1000, 64, padding_idx=2).weight.data, w)
+    np.testing.assert_array_equal(Embedding(1000, 64, padding_idx=2).weight.numpy(), w)
 
 
 def test_embedding_module_trains_without_moving_the_padding_row(torch):
     layer = Embedding(5, 3, padding_idx=0, dtype=np.float64, generator=np.random.default_rng(1))
     tlayer = torch.nn.Embedding(5, 3, padding_idx=0).double()
     with torch.no_grad():
-        tlayer.weight.copy_(torch.from_numpy(layer.weight.data))
+        tlayer.weight.copy_(torch.from_numpy(layer.weight.numpy()))
     indices = np.array([[0, 1, 4], [4, 4, 0]])
     for _ in range(3):
         out, tout = layer(Tensor(indices)), tlayer(torch.from_numpy(indices))
@@ -158,8 +158,8 @@ def test_embedding_module_trains_without_moving_the_padding_row(torch):
         with torch.no_grad():
             tlayer.weight -= 0.1 * tlayer.weight.grad
         tlayer.weight.grad = None
-    np.testing.assert_allclose(layer.weight.data, tlayer.weight.detach().numpy(), rtol=1e-12)
-    np.testing.assert_array_equal(layer.weight.data[0], 0)
+    np.testing.assert_allclose(layer.weight.numpy(), tlayer.weight.detach().numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(layer.weight.numpy()[0], 0)
 
 
 @pytest.mark.parametrize("kwargs", [dict(), dict(padding_idx=-1), dict(padding_idx=0),
@@ -175,16 +175,16 @@ def test_embedding_module_repr_and_state_dict_match_torch(torch, kwargs):
 def test_embedding_module_with_given_weight_and_from_pretrained(rng):
     table = rng.standard_normal((4, 2)).astype(np.float32)
     layer = Embedding(4, 2, padding_idx=1, _weight=Tensor(table))
-    np.testing.assert_array_equal(layer.weight.data, table)  # not re-initialised, pad kept
+    np.testing.assert_array_equal(layer.weight.numpy(), table)  # not re-initialised, pad kept
     frozen = Embedding.from_pretrained(Tensor(table))
     assert not frozen.weight.requires_grad and frozen.num_embeddings == 4
-    np.testing.assert_array_equal(frozen(Tensor(np.array([3, 0]))).data, table[[3, 0]])
+    np.testing.assert_array_equal(frozen(Tensor(np.array([3, 0]))).numpy(), table[[3, 0]])
     trainable = Embedding.from_pretrained(table, freeze=False, padding_idx=0)
     assert trainable.weight.requires_grad and trainable.padding_idx == 0
-    np.testing.assert_array_equal(trainable.weight.data[0], table[0])  # pad row not zeroed
+    np.testing.assert_array_equal(trainable.weight.numpy()[0], table[0])  # pad row not zeroed
     out = trainable(Tensor(np.array([0, 2, 2])))
     out.sum().backward()
-    np.testing.assert_array_equal(trainable.weight.grad.data, [[0, 0], [0, 0], [2, 2], [0, 0]])
+    np.testing.assert_array_equal(trainable.weight.grad.numpy(), [[0, 0], [0, 0], [2, 2], [0, 0]])
 
 
 @pytest.mark.parametrize("call,error,message", [
@@ -211,7 +211,7 @@ def test_one_hot_matches_torch(torch, labels, num_classes):
     ours = one_hot(Tensor(array), num_classes)
     theirs = torch.nn.functional.one_hot(torch.from_numpy(array), num_classes)
     assert ours.dtype == np.int64 and ours.shape == tuple(theirs.shape)
-    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     assert not ours.requires_grad
 
 

@@ -56,10 +56,10 @@ def test_an_empty_batch_flows_forward_and_back_as_in_torch(torch, name):
     call, arrays = CASES[name]
     ours, theirs = on(F, torch.nn.functional, call)
     out, _, leaves, _ = torch_parity(torch, ours, *arrays, torch_fn=theirs)
-    assert out.data.size == 0
+    assert out.numpy().size == 0
     assert leaves[0].grad is not None and leaves[0].grad.shape == arrays[0].shape
     for leaf in leaves[1:]:  # weights and biases: a sum over no samples
-        np.testing.assert_array_equal(leaf.grad.data, np.zeros(leaf.shape))
+        np.testing.assert_array_equal(leaf.grad.numpy(), np.zeros(leaf.shape))
 
 
 @pytest.mark.parametrize("name", ["conv2d", "max_pool2d indices", "linear"])
@@ -72,7 +72,7 @@ def test_the_mean_loss_of_an_empty_batch_is_nan_and_its_gradients_are_empty_or_z
     loss.backward()
     torch_loss.backward()
     for leaf, torch_leaf in zip(leaves, torch_leaves):
-        np.testing.assert_array_equal(leaf.grad.data, torch_leaf.grad.numpy())
+        np.testing.assert_array_equal(leaf.grad.numpy(), torch_leaf.grad.numpy())
 
 
 def test_unbatched_empty_channels_in_max_unpool2d_are_an_empty_output(torch):
@@ -96,7 +96,7 @@ def test_max_unpool2d_of_an_empty_batch(torch):
 def test_modules_take_an_empty_batch_forward_and_back(torch):
     """A LeNet-like stack: conv, pool, flatten, linear, on an empty batch. The parameters'
     gradients are zeros (a sum over no samples), as torch's."""
-    def network(nn_, seed_weights):
+    def network(nn_, seed_weights):  # (the weights: tensors of that framework)
         conv, linear = nn_.Conv2d(3, 4, 3, padding=1), nn_.Linear(4 * 3 * 3, 5)
         for parameter, value in zip([conv.weight, conv.bias, linear.weight, linear.bias],
                                     seed_weights):
@@ -105,7 +105,7 @@ def test_modules_take_an_empty_batch_forward_and_back(torch):
 
     values = [rng.standard_normal(shape).astype(np.float32)
               for shape in [(4, 3, 3, 3), (4,), (5, 36), (5,)]]
-    ours, theirs = network(nn, values), network(torch.nn, [torch.tensor(v) for v in values])
+    ours, theirs = network(nn, [Tensor(v) for v in values]), network(torch.nn, [torch.tensor(v) for v in values])
     x, tx = Tensor(EMPTY.astype(np.float32), requires_grad=True), \
         torch.tensor(EMPTY.astype(np.float32), requires_grad=True)
     for layer, torch_layer in zip(ours, theirs):
@@ -117,8 +117,8 @@ def test_modules_take_an_empty_batch_forward_and_back(torch):
     torch_loss.backward()
     for layer, torch_layer in zip(ours, theirs):
         for (name, p), tp in zip(layer.named_parameters(), torch_layer.parameters()):
-            np.testing.assert_array_equal(p.grad.data, tp.grad.numpy(), err_msg=name)
-            assert not p.grad.data.any()
+            np.testing.assert_array_equal(p.grad.numpy(), tp.grad.numpy(), err_msg=name)
+            assert not p.grad.numpy().any()
 
 
 # ---- other zero sizes ---------------------------------------------------------------------------
@@ -161,10 +161,10 @@ def test_conv2d_with_zero_channels_is_the_bias_alone(torch):
         Tensor(np.zeros((4, 0, 3, 3)), requires_grad=True)
     b = Tensor(BIAS, requires_grad=True)
     out = F.conv2d(x, w, b)
-    np.testing.assert_array_equal(out.data, np.broadcast_to(BIAS[:, None, None], (2, 4, 4, 4)))
+    np.testing.assert_array_equal(out.numpy(), np.broadcast_to(BIAS[:, None, None], (2, 4, 4, 4)))
     out.sum().backward()
     assert x.grad.shape == x.shape and w.grad.shape == w.shape
-    np.testing.assert_array_equal(b.grad.data, np.full(4, 2 * 4 * 4.0))
+    np.testing.assert_array_equal(b.grad.numpy(), np.full(4, 2 * 4 * 4.0))
 
 
 def test_conv2d_refuses_an_input_smaller_than_its_kernel_even_when_empty(torch):

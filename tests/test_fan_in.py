@@ -26,7 +26,7 @@ def grad_of_output_cell(make, x, w, cell):
     upstream = np.zeros(out.shape)
     upstream[cell] = 1.0
     out.backward(upstream)
-    return x.grad.data, None if w is None else w.grad.data
+    return x.grad.numpy(), None if w is None else w.grad.numpy()
 
 
 @pytest.mark.parametrize("geometry", GEOMETRIES)
@@ -52,7 +52,7 @@ def test_conv_input_cell_lights_every_output_reading_it_with_its_weight(rng, geo
     for cell in cells(x.shape):
         one_hot = np.zeros(x.shape)
         one_hot[cell] = 1.0
-        response = F.conv2d(Tensor(one_hot), Tensor(w), **geometry).data  # linear: d out / d x[cell]
+        response = F.conv2d(Tensor(one_hot), Tensor(w), **geometry).numpy()  # linear: d out / d x[cell]
         picture = fan_in(out, input_cell=cell)
         assert {link.output for link in picture.links} == set(zip(*np.nonzero(response)))
         for link in picture.links:
@@ -101,8 +101,8 @@ def test_unbatched_and_released_pool_still_work(rng):
     out.sum().backward()  # frees the saved argmax: fan_in runs the same rule again
     picture = fan_in(out, output_cell=(0, 1, 1))
     chosen = [link.input for link in picture.links if link.derivative]
-    assert chosen == [(0, 0) + tuple(np.argwhere(x.grad.data[0, 2:, 2:] == 1)[0] + 2)]
-    assert x.grad.data.sum() == 4  # fan_in changed no gradient
+    assert chosen == [(0, 0) + tuple(np.argwhere(x.grad.numpy()[0, 2:, 2:] == 1)[0] + 2)]
+    assert x.grad.numpy().sum() == 4  # fan_in changed no gradient
     assert picture.links[0].gradient is None  # out.grad was not retained: no gradient known
 
 
@@ -163,12 +163,12 @@ CONV_CASES = [dict(geometry, groups=1) for geometry in GEOMETRIES] + \
 def test_conv_terms_sum_to_the_engines_input_and_weight_gradients(rng, geometry):
     x, w = rng.standard_normal((2, 2, 5, 5)), rng.standard_normal((2, 2 // geometry["groups"], 3, 3))
     x, out, w = backward_through(lambda x, w: F.conv2d(x, w, **geometry), x, w, rng)
-    g = out.grad.data
+    g = out.grad.numpy()
     for cell in cells(x.shape):
         picture = fan_in(out, input_cell=cell)
         for link in picture.links:  # g · w, term by term
-            assert link.gradient == g[link.output] * w.data[link.weight]
-        assert picture.input_gradient == pytest.approx(x.grad.data[cell], abs=1e-12)
+            assert link.gradient == g[link.output] * w.numpy()[link.weight]
+        assert picture.input_gradient == pytest.approx(x.grad.numpy()[cell], abs=1e-12)
     weight_grad, input_grad = np.zeros(w.shape), np.zeros(x.shape)
     for cell in cells(out.shape):
         picture = fan_in(out, output_cell=cell)
@@ -176,9 +176,9 @@ def test_conv_terms_sum_to_the_engines_input_and_weight_gradients(rng, geometry)
         for link in picture.links:  # where one output's gradient goes: g · w and g · x
             input_grad[link.input] += link.gradient
             weight_grad[link.weight] += link.weight_gradient
-            assert link.weight_gradient == g[cell] * x.data[link.input]
-    np.testing.assert_allclose(input_grad, x.grad.data, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(weight_grad, w.grad.data, rtol=0, atol=1e-12)
+            assert link.weight_gradient == g[cell] * x.numpy()[link.input]
+    np.testing.assert_allclose(input_grad, x.grad.numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(weight_grad, w.grad.numpy(), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("ties", ["first", "split", "all"])
@@ -189,15 +189,15 @@ def test_max_pool_terms_sum_to_the_engines_input_gradient_under_each_tie_rule(rn
     x = rng.integers(0, 3, (2, 2, 7, 7)).astype(float)  # few values: many tied windows
     x, out, _ = backward_through(lambda x, _: F.max_pool2d(x, 3, ties=ties, **geometry), x, None,
                                  rng)
-    g, sent = out.grad.data, np.zeros(x.shape)
+    g, sent = out.grad.numpy(), np.zeros(x.shape)
     for cell in cells(out.shape):
         for link in fan_in(out, output_cell=cell).links:
             sent[link.input] += link.gradient
-    np.testing.assert_allclose(sent, x.grad.data, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(sent, x.grad.numpy(), rtol=0, atol=1e-12)
     split = 0
     for cell in cells(x.shape):
         picture = fan_in(out, input_cell=cell)
-        assert picture.input_gradient == pytest.approx(x.grad.data[cell], abs=1e-12)
+        assert picture.input_gradient == pytest.approx(x.grad.numpy()[cell], abs=1e-12)
         for link in picture.links:
             assert link.gradient == pytest.approx(g[link.output] * link.derivative, abs=1e-15)
             split += 0 < link.derivative < 1
@@ -224,7 +224,7 @@ def test_grad_output_defaults_to_output_grad_and_is_checked(rng):
     out.backward(upstream)
     default = fan_in(out, input_cell=(0, 2, 2))
     assert default.links == explicit.links and default.source == explicit.source
-    assert default.input_gradient == explicit.input_gradient == pytest.approx(x.grad.data[0, 2, 2])
+    assert default.input_gradient == explicit.input_gradient == pytest.approx(x.grad.numpy()[0, 2, 2])
     with pytest.raises(TypeError, match=r"fan_in: grad_output must be a Tensor or a NumPy array "
                                         r"of the output's shape \(2, 4, 4\), got list"):
         fan_in(out, input_cell=(0, 0), grad_output=upstream.tolist())
@@ -240,10 +240,10 @@ def test_fan_in_changes_no_gradient_and_nothing_saved(rng):
     out = F.max_pool2d(x, 3, stride=1, ties="split").retain_grad()
     out.backward(np.ones(out.shape), retain_graph=True)
     saved = {name: value.copy() for name, value in out.grad_fn.saved_for_backward().items()}
-    grads = x.grad.data.copy(), out.grad.data.copy()
+    grads = x.grad.numpy().copy(), out.grad.numpy().copy()
     fan_in(out, input_cell=(2, 2))
     fan_in(out, output_cell=(1, 1), grad_output=np.full(out.shape, 2.0))
-    assert np.array_equal(x.grad.data, grads[0]) and np.array_equal(out.grad.data, grads[1])
+    assert np.array_equal(x.grad.numpy(), grads[0]) and np.array_equal(out.grad.numpy(), grads[1])
     after = out.grad_fn.saved_for_backward()
     assert saved.keys() == after.keys() and all(np.array_equal(saved[k], after[k]) for k in saved)
 

@@ -142,9 +142,9 @@ def test_max_pool_fast_path_matches_torch_values_indices_and_grads(torch, rng, k
         tx = torch.tensor(x, requires_grad=True)
         t_out, t_idx = torch.nn.functional.max_pool2d(tx, kernel, stride, return_indices=True)
         t_out.backward(torch.from_numpy(grad))
-        np.testing.assert_array_equal(out.data, t_out.detach().numpy())
-        np.testing.assert_array_equal(idx.data, t_idx.numpy())
-        np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(out.numpy(), t_out.detach().numpy())
+        np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+        np.testing.assert_allclose(xt.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-6)
         assert out.dtype == dtype and xt.grad.dtype == dtype
 
 
@@ -165,9 +165,9 @@ def test_max_pool_windows_wider_than_the_plane_match_torch(torch, rng, kernel, p
     tx = torch.tensor(x, requires_grad=True)
     t_out, t_idx = torch.nn.functional.max_pool2d(tx, kernel, 1, padding, dilation, return_indices=True)
     t_out.backward(torch.from_numpy(grad))
-    np.testing.assert_array_equal(out.data, t_out.detach().numpy())
-    np.testing.assert_array_equal(idx.data, t_idx.numpy())
-    np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(out.numpy(), t_out.detach().numpy())
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    np.testing.assert_allclose(xt.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32])
@@ -180,8 +180,8 @@ def test_windows_of_only_the_least_value_point_at_a_real_pixel_as_torch(torch, r
     x[1, 1, :2, :2] = least
     out, idx = F.max_pool2d(Tensor(x), 3, 1, 1, return_indices=True)
     t_out, t_idx = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 1, 1, return_indices=True)
-    np.testing.assert_array_equal(out.data, t_out.numpy())
-    np.testing.assert_array_equal(idx.data, t_idx.numpy())
+    np.testing.assert_array_equal(out.numpy(), t_out.numpy())
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
 
 
 def test_tap_offsets_are_each_taps_place_in_the_plane():
@@ -216,9 +216,9 @@ def test_max_pool_random_geometries_match_torch(torch, rng):
         tx = torch.tensor(x, requires_grad=True)
         t_out, t_idx = torch.nn.functional.max_pool2d(tx, k, s, p, d, ceil, return_indices=True)
         t_out.backward(torch.from_numpy(grad))
-        np.testing.assert_array_equal(out.data, t_out.detach().numpy())
-        np.testing.assert_array_equal(idx.data, t_idx.numpy())
-        np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(out.numpy(), t_out.detach().numpy())
+        np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+        np.testing.assert_allclose(xt.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-6)
         assert xt.grad.dtype == dtype
         checked += 1
     assert checked > 100
@@ -247,7 +247,7 @@ def test_max_pool_backward_scatter_keeps_float32_and_sums_overlaps():
     xt = Tensor(x, requires_grad=True)
     F.max_pool2d(xt, 3, stride=2).sum().backward()
     assert xt.grad.dtype == np.float32
-    assert xt.grad.data[0, 0, 2, 2] == 4 and xt.grad.data.sum() == 4
+    assert xt.grad.numpy()[0, 0, 2, 2] == 4 and xt.grad.numpy().sum() == 4
 
 
 def test_max_pool_argmax_buffer_is_reused_only_after_backward(monkeypatch, rng):
@@ -263,10 +263,10 @@ def test_max_pool_argmax_buffer_is_reused_only_after_backward(monkeypatch, rng):
         _, expected_a = _window_argmax_by_loop(x1, (3, 3), (2, 2), (5, 5))
         _, expected_b = _window_argmax_by_loop(x2, (3, 3), (2, 2), (5, 5))
         F.max_pool2d(Tensor(-x1, requires_grad=True), 3, 2).sum().backward()  # reuses the buffers
-        np.testing.assert_array_equal(idx_a.data, expected_a)
-        np.testing.assert_array_equal(idx_b.data, expected_b)
+        np.testing.assert_array_equal(idx_a.numpy(), expected_a)
+        np.testing.assert_array_equal(idx_b.numpy(), expected_b)
         assert idx_a.dtype == np.int64
-        for grad, idx, other in ((a.grad.data, expected_a, out_b.data), (b.grad.data, expected_b, out_a.data)):
+        for grad, idx, other in ((a.grad.numpy(), expected_a, out_b.numpy()), (b.grad.numpy(), expected_b, out_a.numpy())):
             routed = np.zeros(2 * 3 * 144)
             np.add.at(routed, (idx + np.arange(6).reshape(2, 3, 1, 1) * 144).ravel(), other.ravel())
             np.testing.assert_array_equal(grad, routed.reshape(2, 3, 12, 12))
@@ -296,7 +296,7 @@ def _conv_grads(x, w, b, **kw):
     xt, wt, bt = (Tensor(a, requires_grad=True) for a in (x, w, b))
     out = F.conv2d(xt, wt, bt, **kw)
     (out * out).sum().backward()
-    return out.data, xt.grad.data, wt.grad.data, bt.grad.data
+    return out.numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()
 
 
 def test_conv_scratch_buffers_are_never_shared_between_live_nodes(torch, rng):
@@ -307,7 +307,7 @@ def test_conv_scratch_buffers_are_never_shared_between_live_nodes(torch, rng):
     for _ in range(2):
         xt, a, b = (Tensor(v, requires_grad=True) for v in (x, w1, w2))
         (F.conv2d(xt, a, padding=1) * F.conv2d(xt, b, padding=1)).sum().backward()
-        grads = (xt.grad.data, a.grad.data, b.grad.data)
+        grads = (xt.grad.numpy(), a.grad.numpy(), b.grad.numpy())
     tx, ta, tb = (torch.tensor(v, requires_grad=True) for v in (x, w1, w2))
     tconv = torch.nn.functional.conv2d
     (tconv(tx, ta, padding=1) * tconv(tx, tb, padding=1)).sum().backward()
@@ -327,10 +327,10 @@ def test_conv_gradients_repeat_exactly_from_recycled_buffers_and_after_retain_gr
     wt = Tensor(w, requires_grad=True)
     out = F.conv2d(Tensor(x), wt, padding=1).sum()
     out.backward(retain_graph=True)
-    once = wt.grad.data.copy()
+    once = wt.grad.numpy().copy()
     _conv_grads(x, w, b, padding=1)  # another conv of the same shape in between
     out.backward()
-    np.testing.assert_allclose(wt.grad.data, 2 * once, rtol=1e-12)
+    np.testing.assert_allclose(wt.grad.numpy(), 2 * once, rtol=1e-12)
     node = out.grad_fn.parents[0].grad_fn
     assert node.released and node.saved_for_backward() == {}
 
@@ -354,7 +354,7 @@ def test_engine_walk_orders_a_diamond_and_a_long_chain():
     y = x * x
     z = (y + x) * (y - x)  # y and x each reach z along two paths
     z.sum().backward()
-    np.testing.assert_allclose(x.grad.data, 4 * x.data ** 3 - 2 * x.data)
+    np.testing.assert_allclose(x.grad.numpy(), 4 * x.numpy() ** 3 - 2 * x.numpy())
     order = _topological_order([z.grad_fn])  # nodes: Functions, and the leaf x itself
     assert len(order) == len({id(node) for node in order}) == 5  # x, Mul, Add, Sub, Mul
     position = {id(node): k for k, node in enumerate(order)}
@@ -365,7 +365,7 @@ def test_engine_walk_orders_a_diamond_and_a_long_chain():
     for _ in range(5000):
         chain = chain * 1.0
     chain.sum().backward()
-    np.testing.assert_allclose(x.grad.data, 4 * x.data ** 3 - 2 * x.data + 1)
+    np.testing.assert_allclose(x.grad.numpy(), 4 * x.numpy() ** 3 - 2 * x.numpy() + 1)
 
 
 @pytest.mark.parametrize("route", ["taps or two passes", "one bincount"])
@@ -561,7 +561,7 @@ def test_only_small_columns_are_kept_and_the_gradients_are_the_same_either_way(r
         if limit == size:
             assert saved["cols"].nbytes == size
         (out * out).sum().backward()
-        grads[limit] = (xt.grad.data, wt.grad.data)
+        grads[limit] = (xt.grad.numpy(), wt.grad.numpy())
     for kept, remade in zip(grads[size], grads[size - 1]):
         np.testing.assert_allclose(kept, remade, rtol=1e-12, atol=1e-12)
     out = F.conv2d(Tensor(x, requires_grad=True), Tensor(w), padding=1)
@@ -645,20 +645,20 @@ def test_leaf_gradient_is_adopted_only_when_nothing_else_holds_it():
     from tinygrad_pool import Function
     x = Tensor(np.arange(16.0).reshape(1, 1, 4, 4), requires_grad=True)
     F.max_pool2d(x, 2).sum().backward()
-    np.testing.assert_array_equal(x.grad.data.ravel()[[5, 7, 13, 15]], 1)
-    assert x.grad.data.sum() == 4 and x.grad.data.flags.writeable
+    np.testing.assert_array_equal(x.grad.numpy().ravel()[[5, 7, 13, 15]], 1)
+    assert x.grad.numpy().sum() == 4 and x.grad.numpy().flags.writeable
 
     a, b = Tensor(np.ones(3), requires_grad=True), Tensor(np.ones(3), requires_grad=True)
     (a + b).sum().backward()  # Add hands one array to both inputs
-    assert not np.shares_memory(a.grad.data, b.grad.data)
-    a.grad.data[0] = 7
-    assert b.grad.data[0] == 1
+    assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
+    a.grad.numpy()[0] = 7
+    assert b.grad.numpy()[0] == 1
 
     seed = np.ones(3)
     c = Tensor(np.ones(3), requires_grad=True)
     c.backward(seed)  # the caller's own array
     seed[0] = 5
-    assert c.grad.data[0] == 1
+    assert c.grad.numpy()[0] == 1
 
     class Saved(Function):
         def forward(ctx, x):
@@ -671,9 +671,9 @@ def test_leaf_gradient_is_adopted_only_when_nothing_else_holds_it():
     d = Tensor(np.ones(3), requires_grad=True)
     out = Saved.apply(d)
     out.backward(np.ones(3), retain_graph=True)
-    assert not np.shares_memory(d.grad.data, out.grad_fn.grad_to_return)
+    assert not np.shares_memory(d.grad.numpy(), out.grad_fn.grad_to_return)
     out.backward(np.ones(3))
-    np.testing.assert_array_equal(d.grad.data, 4.0)
+    np.testing.assert_array_equal(d.grad.numpy(), 4.0)
 
 
 def test_a_recorded_elementwise_op_keeps_four_objects_for_the_garbage_collector():
@@ -869,7 +869,7 @@ def test_convolution_where_the_two_pass_routes_are_taken_unpatched_matches_torch
     xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
     expected = torch.nn.functional.conv2d(xt, wt, padding=2, dilation=2)
     expected.backward(torch.tensor(g))
-    for ours, theirs in ((out.data, expected), (xs.grad.data, xt.grad), (ws.grad.data, wt.grad)):
+    for ours, theirs in ((out.numpy(), expected), (xs.grad.numpy(), xt.grad), (ws.grad.numpy(), wt.grad)):
         theirs = theirs.detach().numpy()
         np.testing.assert_allclose(ours, theirs, rtol=0, atol=2e-5 * np.abs(theirs).max())
     assert {"shifted_rows", "col2im_in_two_passes"} <= set(taken) and "pad" not in taken

@@ -1269,7 +1269,7 @@ def assert_same(ours, theirs, what: str, tol: tuple) -> None:
     """Our array equals torch's: shape and dtype exactly, integers exactly, floats to
     rtol and atol, atol scaled by the magnitude of torch's values."""
     expected = theirs.numpy(force=True)  # (force: torch may give a ZeroTensor)
-    got = np.asarray(ours.data if isinstance(ours, tinygrad_pool.Tensor) else ours)
+    got = np.asarray(ours.numpy() if isinstance(ours, tinygrad_pool.Tensor) else ours)
     assert got.shape == expected.shape, f"{what}: shape {got.shape}, torch {expected.shape}"
     assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype}, torch {expected.dtype}"
     if expected.dtype.kind != "f":

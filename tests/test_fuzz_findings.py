@@ -73,7 +73,7 @@ def test_norm_second_derivative_at_zero_is_nan_as_torch():
             results.append(module.autograd.grad(g.sum(), x, allow_unused=True)[0])
         assert (results[0] is None) == (results[1] is None)
         if results[0] is not None:
-            np.testing.assert_array_equal(results[1].data, results[0].numpy())
+            np.testing.assert_array_equal(results[1].numpy(), results[0].numpy())
 
 
 # ---- test_movement.py --------------------------------------------------------------------------
@@ -91,7 +91,7 @@ def test_an_empty_list_index_selects_nothing():
     x = tinygrad_pool.ones(3, 2, requires_grad=True)
     assert x[[]].shape == (0, 2) and x[:, []].shape == (3, 0) and x[[]].dtype == x.dtype
     x[[]].sum().backward()
-    np.testing.assert_array_equal(x.grad.data, np.zeros((3, 2)))
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 2)))
 
 
 # ---- test_loss.py ------------------------------------------------------------------------------
@@ -106,7 +106,7 @@ def test_smooth_l1_at_beta_takes_torchs_branches(loss):
                                         reduction="sum")
         g, = module.autograd.grad(out, x, create_graph=True)
         h, = module.autograd.grad(g.sum(), x)
-        results.append([np.asarray(t.detach().numpy() if module is torch else t.data)
+        results.append([np.asarray(t.detach().numpy() if module is torch else t.numpy())
                          for t in (g, h)])
     for ours, theirs in zip(results[1], results[0]):
         np.testing.assert_array_equal(ours, theirs)

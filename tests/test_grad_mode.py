@@ -194,7 +194,7 @@ def test_no_grad_decorates_a_method():
 
     y = Model().predict(2.0)
     assert y.grad_fn is None and y.requires_grad is False
-    np.testing.assert_array_equal(y.data, [2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(y.numpy(), [2.0, 4.0, 6.0])
 
 
 # ---- nesting, exceptions, recursion ---------------------------------------------------------
@@ -375,7 +375,7 @@ def test_enable_grad_inside_no_grad_records_again_and_backward_works():
     assert ignored.grad_fn is None
     assert y.grad_fn is not None and y.requires_grad is True
     y.backward()
-    np.testing.assert_allclose(x.grad.data, 2 * x.data)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy())
 
 
 def test_enable_grad_decorated_function_records_when_called_inside_no_grad():
@@ -388,7 +388,7 @@ def test_enable_grad_decorated_function_records_when_called_inside_no_grad():
         y = square_sum(x)
     assert y.grad_fn is not None
     y.backward()
-    np.testing.assert_allclose(x.grad.data, 2 * x.data)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy())
 
 
 def test_no_grad_output_is_a_constant_in_a_later_graph():
@@ -396,7 +396,7 @@ def test_no_grad_output_is_a_constant_in_a_later_graph():
     with tp.no_grad():
         c = x * 5
     (c * x).sum().backward()  # d/dx (c * x) with c constant = c
-    np.testing.assert_allclose(x.grad.data, 5 * x.data)
+    np.testing.assert_allclose(x.grad.numpy(), 5 * x.numpy())
 
 
 def test_backward_inside_no_grad_still_computes_gradients():
@@ -405,7 +405,7 @@ def test_backward_inside_no_grad_still_computes_gradients():
     s = (x * x).sum()
     with tp.no_grad():
         s.backward()
-    np.testing.assert_allclose(x.grad.data, 2 * x.data)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy())
 
 
 def recording_scenario(lib, make) -> list:
@@ -592,7 +592,7 @@ def test_new_thread_records_graph_while_spawner_is_in_no_grad():
         x = leaf()
         y = (x * x).sum()
         y.backward()
-        seen.append((y.grad_fn is not None, x.grad.data.tolist()))
+        seen.append((y.grad_fn is not None, x.grad.numpy().tolist()))
 
     with tp.no_grad():
         thread, errors = run_thread(worker)
@@ -686,7 +686,7 @@ def test_requires_grad__returns_self_and_turns_grad_on():
     assert t.requires_grad_() is t
     assert t.requires_grad is True
     (t * t).sum().backward()
-    np.testing.assert_allclose(t.grad.data, [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(t.grad.numpy(), [2.0, 2.0, 2.0])
 
 
 def test_requires_grad__false_turns_grad_off_on_a_leaf():

@@ -182,7 +182,7 @@ def test_max_pool_tie_reports_the_rule_and_the_chosen_cell(ties, first, second):
                              "(pixel (1, 0)) of MaxPool2d window (0, 0, 0, 0); ")
     if ties == "first":  # the chosen cell is the argmax the op saved
         _, argmax = F.max_pool2d(Tensor(TIED), 2, return_indices=True)
-        assert int(argmax.data.reshape(-1)[0]) == 1  # flat pixel 1 = (0, 1)
+        assert int(argmax.numpy().reshape(-1)[0]) == 1  # flat pixel 1 = (0, 1)
         assert "ties='first' chose window cell (0, 1) (pixel (0, 1))" in reason
     elif ties == "split":
         assert "1/2 of the gradient" in reason
@@ -254,7 +254,7 @@ def test_a_kink_inside_a_user_function_gets_the_generic_reason():
 
 def test_a_graph_that_changes_with_the_element_is_explained():
     def fn(t):  # Python control flow on the value: a different op either side of 0
-        return t * 2 if float(t.data[0]) > 0 else -t
+        return t * 2 if float(t.numpy()[0]) > 0 else -t
     report = gradcheck_report(fn, [leaf([0.0])])
     [kink] = report.kinks
     R = report.output_weights
@@ -278,8 +278,8 @@ def test_report_structure_and_inputs_left_alone():
     assert isinstance(kink, Kink) and kink.index == (0,)
     assert str(kink).startswith("input 0 element (0,): ReLU's input (0,) is 0")
     assert "0 failure(s), 1 kink(s)" in str(report)
-    np.testing.assert_array_equal(x.data, data)
-    np.testing.assert_array_equal(x.grad.data, np.full(3, 7.0))  # .grad untouched
+    np.testing.assert_array_equal(x.numpy(), data)
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 7.0))  # .grad untouched
     failing = gradcheck_report(TripleWithDoubleBackward.apply, [leaf([1.0])])
     assert isinstance(failing.failures[0], Failure) and "FAILED" in str(failing)
 

@@ -146,7 +146,7 @@ def test_argmax_cells_of_the_pool_input_are_highlighted_in_value_and_grad():
     assert {i for i, g in enumerate(grads) if g} == ARGMAX_CELLS
     assert "as saved by MaxPool2d" in label
     _, indices = F.max_pool2d(a, 2, return_indices=True)
-    assert set(indices.data.ravel().tolist()) == ARGMAX_CELLS
+    assert set(indices.numpy().ravel().tolist()) == ARGMAX_CELLS
     # The pooled output itself is not a pool input: nothing highlighted there.
     assert STYLE["argmax"] not in nodes(dot)[node_of(dot, "pooled")]
 
@@ -220,7 +220,7 @@ def test_no_negative_zero_is_drawn():
     h = (x * Tensor([[0.0, 1.0], [0.0, 1.0]])).retain_grad()
     loss = (h * Tensor([[-1.0, -2.0], [-3.0, 1e-9]])).sum()
     loss.backward()
-    assert np.signbit(h.data[0, 0])  # the engine's own -0.0 is there to be drawn
+    assert np.signbit(h.numpy()[0, 0])  # the engine's own -0.0 is there to be drawn
     for precision in (3, ".3f", ".2e"):
         source = draw_graph(loss, show_values=True, precision=precision).source
         assert not re.search(r">-0(\.0*)?(e[+-]0+)?<", source), precision

@@ -294,9 +294,9 @@ def test_stats_are_the_values_min_mean_max_and_the_gradient_norm(pictures):
     g = lambda v: f"{v:.4g}"
     weight = model.features[3].weight
     (lo, mean, hi), norm = stats_of(node_lines(dot)[one(dot, "features.3.weight")])
-    assert (lo, mean, hi) == (g(weight.data.min()), g(weight.data.astype(np.float64).mean()),
-                              g(weight.data.max()))
-    assert norm == g(np.sqrt((weight.grad.data.astype(np.float64) ** 2).sum()))
+    assert (lo, mean, hi) == (g(weight.numpy().min()), g(weight.numpy().astype(np.float64).mean()),
+                              g(weight.numpy().max()))
+    assert norm == g(np.sqrt((weight.grad.numpy().astype(np.float64) ** 2).sum()))
     assert float(norm) > 0
     (lo, mean, hi), norm = stats_of(node_lines(dot)[one(dot, "loss")])
     assert lo == mean == hi == g(loss.item()) and norm is None  # no .grad on an intermediate

@@ -41,7 +41,7 @@ def _np(t) -> np.ndarray:
     """A Tensor / torch tensor as a float64 array. force=True: torch returns some zero gradients
     (e.g. abs's second derivative) as a ZeroTensor, which plain .numpy() refuses to convert."""
     if isinstance(t, Tensor):
-        return np.asarray(t.data)
+        return np.asarray(t.numpy())
     return t.detach().numpy(force=True)
 
 
@@ -324,7 +324,7 @@ def test_piecewise_linear_ops_have_zero_second_derivative(rng, name):
     s = (g * Tensor(rng.standard_normal(x.shape))).sum()
     dx, dw = ag.grad(s, [x, W], allow_unused=True)
     np.testing.assert_array_equal(_zeros_if_none(dx, x.shape), np.zeros(x.shape))
-    assert dw is not None and np.abs(dw.data).max() > 0
+    assert dw is not None and np.abs(dw.numpy()).max() > 0
 
 
 # Smooth ops whose Hessian-vector product is checked against central differences of the first
@@ -414,7 +414,7 @@ def test_third_derivative_matches_torch(torch, rng, name):
 def test_third_derivative_matches_closed_form(rng, name):
     x = rng.uniform(0.5, 2.0, (2, 3))
     _, _, g3 = _three_derivatives(_autograd().grad, ELEMENTWISE[name][0], leaf(x))
-    _close(g3.data, _third(name, x), "third derivative", rtol=1e-12, atol=1e-12)
+    _close(g3.numpy(), _third(name, x), "third derivative", rtol=1e-12, atol=1e-12)
 
 
 def test_third_derivative_of_composition_matches_finite_differences(rng):
@@ -423,8 +423,8 @@ def test_third_derivative_of_composition_matches_finite_differences(rng):
     grad = _autograd().grad
     x, h = rng.uniform(0.5, 2.0, (2, 3)), 1e-5
     _, _, g3 = _three_derivatives(grad, fn, leaf(x))
-    g2 = [_three_derivatives(grad, fn, leaf(x + d))[1].data for d in (h, -h)]
-    np.testing.assert_allclose(g3.data, (g2[0] - g2[1]) / (2 * h), rtol=1e-6, atol=1e-8)
+    g2 = [_three_derivatives(grad, fn, leaf(x + d))[1].numpy() for d in (h, -h)]
+    np.testing.assert_allclose(g3.numpy(), (g2[0] - g2[1]) / (2 * h), rtol=1e-6, atol=1e-8)
 
 
 # ---- the seed article's network: Hessian-vector product ---------------------------------------
@@ -494,9 +494,9 @@ def test_article_network_hessian_vector_product_matches_finite_differences(rng, 
                                      example.activation, ties="first")
         costs = [net.cost(image, target) for image, target in zip(article.IMAGES, example.targets())]
         (costs[0] + costs[1]).backward()
-        grads.append([p.grad.data for p in net.parameters()])
+        grads.append([p.grad.numpy() for p in net.parameters()])
     for k in range(2):
-        np.testing.assert_allclose(hvp[k].data, (grads[0][k] - grads[1][k]) / (2 * h),
+        np.testing.assert_allclose(hvp[k].numpy(), (grads[0][k] - grads[1][k]) / (2 * h),
                                    rtol=1e-5, atol=1e-6)
 
 
@@ -640,7 +640,7 @@ def test_functional_hessian_is_the_jacobian_of_the_gradient(rng):
     """Torch-free: hessian(f, x) for f(x) = Σ x_i³ + (Σ x_i)² is diag(6x) + 2."""
     x = rng.standard_normal(4)
     got = _functional().hessian(lambda t: (t ** 3).sum() + t.sum() ** 2, Tensor(x))
-    _close(got.data, np.diag(6 * x) + 2.0, "hessian")
+    _close(got.numpy(), np.diag(6 * x) + 2.0, "hessian")
 
 
 def test_functional_jacobian_create_graph_is_differentiable(torch, rng):
@@ -662,7 +662,7 @@ def test_grad_does_not_touch_dot_grad():
     x = leaf([1.0, 2.0, 3.0])
     (g,) = _autograd().grad((x ** 2).sum(), [x])
     assert x.grad is None
-    np.testing.assert_allclose(g.data, [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(g.numpy(), [2.0, 4.0, 6.0])
 
 
 def test_grad_leaves_an_existing_dot_grad_unchanged():
@@ -671,14 +671,14 @@ def test_grad_leaves_an_existing_dot_grad_unchanged():
     before = x.grad
     _autograd().grad((x ** 3).sum(), [x])
     assert x.grad is before
-    np.testing.assert_allclose(x.grad.data, [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0])
 
 
 def test_grad_accepts_a_single_tensor_input():
     x = leaf([1.0, 2.0])
     got = _autograd().grad((x * x).sum(), x)
     assert isinstance(got, tuple) and len(got) == 1
-    np.testing.assert_allclose(got[0].data, [2.0, 4.0])
+    np.testing.assert_allclose(got[0].numpy(), [2.0, 4.0])
 
 
 def test_grad_unused_input_raises():
@@ -691,14 +691,14 @@ def test_grad_unused_input_with_allow_unused_is_none():
     x, unused = leaf([1.0, 2.0]), leaf([3.0])
     gx, gu = _autograd().grad((x * x).sum(), [x, unused], allow_unused=True)
     assert gu is None
-    np.testing.assert_allclose(gx.data, [2.0, 4.0])
+    np.testing.assert_allclose(gx.numpy(), [2.0, 4.0])
 
 
 def test_grad_without_create_graph_returns_tensors_without_grad_fn():
     x = leaf([0.5, 1.5])
     (g,) = _autograd().grad((x ** 3).sum(), [x])
     assert g.grad_fn is None and not g.requires_grad
-    np.testing.assert_allclose(g.data, [0.75, 6.75])
+    np.testing.assert_allclose(g.numpy(), [0.75, 6.75])
 
 
 def test_grad_with_create_graph_returns_tensors_with_grad_fn():
@@ -711,7 +711,7 @@ def test_grad_of_several_outputs_sums_their_contributions():
     x = leaf([1.0, 2.0])
     (g,) = _autograd().grad([(x ** 2).sum(), x * 3], [x],
                             grad_outputs=[Tensor(1.0), Tensor(np.array([1.0, 10.0]))])
-    np.testing.assert_allclose(g.data, [2.0 + 3.0, 4.0 + 30.0])
+    np.testing.assert_allclose(g.numpy(), [2.0 + 3.0, 4.0 + 30.0])
 
 
 def test_grad_through_a_freed_graph_raises():
@@ -727,8 +727,8 @@ def test_grad_with_retain_graph_can_run_twice():
     y = x.exp().sum()
     (a,) = _autograd().grad(y, [x], retain_graph=True)
     (b,) = _autograd().grad(y, [x])
-    np.testing.assert_allclose(a.data, np.exp([0.5, 1.5]))
-    np.testing.assert_allclose(b.data, a.data)
+    np.testing.assert_allclose(a.numpy(), np.exp([0.5, 1.5]))
+    np.testing.assert_allclose(b.numpy(), a.numpy())
 
 
 def test_grad_create_graph_retains_the_graph_by_default():
@@ -736,14 +736,14 @@ def test_grad_create_graph_retains_the_graph_by_default():
     y = x.exp().sum()
     _autograd().grad(y, [x], create_graph=True)
     (again,) = _autograd().grad(y, [x])  # retain_graph defaulted to create_graph=True
-    np.testing.assert_allclose(again.data, np.exp([0.5, 1.5]))
+    np.testing.assert_allclose(again.numpy(), np.exp([0.5, 1.5]))
 
 
 def test_backward_create_graph_leaves_grad_with_grad_fn():
     x = leaf([1.0, 2.0])
     (x ** 3).sum().backward(create_graph=True)
     assert x.grad.requires_grad and x.grad.grad_fn is not None
-    np.testing.assert_allclose(x.grad.data, [3.0, 12.0])
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 12.0])
 
 
 def test_backward_of_grad_after_zeroing_gives_second_derivative():
@@ -752,14 +752,14 @@ def test_backward_of_grad_after_zeroing_gives_second_derivative():
     first = x.grad
     x.grad = None
     first.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [6.0, 12.0])  # d/dx Σ 3x² = 6x
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 12.0])  # d/dx Σ 3x² = 6x
 
 
 def test_backward_of_grad_without_zeroing_accumulates():
     x = leaf([1.0, 2.0])
     (x ** 3).sum().backward(create_graph=True)
     x.grad.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [3.0 + 6.0, 12.0 + 12.0])  # 3x² + 6x
+    np.testing.assert_allclose(x.grad.numpy(), [3.0 + 6.0, 12.0 + 12.0])  # 3x² + 6x
 
 
 def test_backward_retain_graph_defaults_to_create_graph():
@@ -767,7 +767,7 @@ def test_backward_retain_graph_defaults_to_create_graph():
     y = x.exp().sum()
     y.backward(create_graph=True)
     y.backward()  # the graph is still there
-    np.testing.assert_allclose(x.grad.data, 2 * np.exp([0.5, 1.5]))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([0.5, 1.5]))
 
 
 def test_backward_twice_without_retain_graph_raises():
@@ -782,14 +782,14 @@ def test_backward_inputs_accumulates_only_into_the_listed_leaves():
     x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
     (x * w).sum().backward(inputs=[w])
     assert x.grad is None
-    np.testing.assert_allclose(w.grad.data, [1.0, 2.0])
+    np.testing.assert_allclose(w.grad.numpy(), [1.0, 2.0])
 
 
 def test_autograd_backward_with_grad_tensors_and_inputs():
     x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
     _autograd().backward([x * w], grad_tensors=[Tensor(np.array([1.0, -1.0]))], inputs=[x])
     assert w.grad is None
-    np.testing.assert_allclose(x.grad.data, [3.0, -4.0])
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, -4.0])
 
 
 @pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")  # torch's leak note
@@ -801,9 +801,9 @@ def test_backward_create_graph_then_grad_of_grad_norm_matches_torch(torch, rng):
     (tx.grad ** 2).sum().backward(inputs=[tw])
     x, w = leaf(a), leaf(b)
     (x @ w).tanh().sum().backward(create_graph=True, inputs=[x])
-    _close(x.grad.data, _np(tx.grad), "x.grad")
+    _close(x.grad.numpy(), _np(tx.grad), "x.grad")
     (x.grad ** 2).sum().backward(inputs=[w])
-    _close(w.grad.data, _np(tw.grad), "w.grad")
+    _close(w.grad.numpy(), _np(tw.grad), "w.grad")
 
 
 # ---- hypothesis -------------------------------------------------------------------------------

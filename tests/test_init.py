@@ -106,7 +106,7 @@ STATISTICS = [  # (initializer, kwargs, distribution, its parameters for a (400,
 def test_large_draws_have_the_distributions_statistics(fn, kwargs, kind, params, dtype):
     t = Parameter(np.empty((400, 500), dtype=dtype))
     fn(t, generator=np.random.default_rng(0), **kwargs)
-    values = t.data
+    values = t.numpy()
     assert values.dtype == dtype
     if kind == "uniform":
         low, high = params
@@ -123,11 +123,11 @@ def test_large_draws_have_the_distributions_statistics(fn, kwargs, kind, params,
 
 def test_constant_fills():
     t = Tensor(np.empty((2, 3), dtype=np.float32))
-    assert init.constant_(t, 0.25) is t and np.all(t.data == 0.25) and t.dtype == np.float32
+    assert init.constant_(t, 0.25) is t and np.all(t.numpy() == 0.25) and t.dtype == np.float32
     init.zeros_(t)
-    assert not t.data.any()
+    assert not t.numpy().any()
     init.ones_(t)
-    assert np.all(t.data == 1)
+    assert np.all(t.numpy() == 1)
 
 
 @pytest.mark.parametrize("fill", [
@@ -155,7 +155,7 @@ def test_each_is_an_inplace_write_that_a_saved_graph_notices(torch, fill):
 def test_generators_make_draws_repeatable():
     def draw(**kwargs):
         t = Tensor(np.empty((5, 4)))
-        return init.kaiming_normal_(t, **kwargs).data.copy()
+        return init.kaiming_normal_(t, **kwargs).numpy().copy()
 
     np.testing.assert_array_equal(draw(generator=np.random.default_rng(3)),
                                   draw(generator=np.random.default_rng(3)))
@@ -199,13 +199,13 @@ def test_errors_have_torchs_types(torch):
         (lambda: init.constant_(t, "a"), lambda: torch.nn.init.constant_(torch.empty(2), "a"),
          TypeError, "val must be a number, got str"),
     ]
-    before = t.data.copy()
+    before = t.numpy().copy()
     for ours, theirs, error, pattern in cases:
         with pytest.raises(error, match=pattern):
             ours()
         with pytest.raises(error):
             theirs()
-    np.testing.assert_array_equal(t.data, before)  # nothing was written
+    np.testing.assert_array_equal(t.numpy(), before)  # nothing was written
     with pytest.raises(TypeError, match="uniform_: tensor must be a Tensor, got ndarray"):
         init.uniform_(np.zeros(3))
 

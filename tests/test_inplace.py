@@ -38,10 +38,10 @@ class Ours:
         return self.Tensor(np.array(labels, dtype=np.int64))
 
     def numpy(self, t):
-        return np.array(t.data)
+        return np.array(t.numpy())
 
     def array(self, data):
-        """A copy of what ``t.data`` returned."""
+        """A copy of what ``t.numpy()`` returned."""
         return np.array(data)
 
     def linear(self, n_in, n_out):
@@ -703,7 +703,8 @@ def test_views_share_version_and_data_with_base_like_torch(ours, tfw, name, kind
 
 
 def test_data_writes_do_not_bump_version(ours):
-    """Writes through .data (the NumPy array) are invisible to the version counter."""
+    """Writes through .data (a Tensor over the same memory) are invisible to the version
+    counter, as in torch."""
     t = ours.leaf(X_MIXED) * 1.0
     t.data[0, 0] = 9.0
     t.data *= 2.0
@@ -1067,7 +1068,7 @@ def test_a_refused_in_place_op_changes_nothing():
     from tinygrad_pool import Tensor
     base = Tensor(np.ones((2, 3), np.float32), requires_grad=True)
     x = base * 2
-    node, data = x.grad_fn, x.data.copy()
+    node, data = x.grad_fn, x.numpy().copy()
     for bad in (lambda: x.add_(Tensor(np.ones((3, 2), np.float32))),  # shape
                 lambda: x.mul_("a"), lambda: x.sub_(Tensor(np.ones(3, bool))),  # type, bool
                 lambda: x.clamp_(min=1j), lambda: x.copy_(np.ones((2, 3))),
@@ -1075,9 +1076,9 @@ def test_a_refused_in_place_op_changes_nothing():
         with pytest.raises((TypeError, RuntimeError)):
             bad()
         assert x.grad_fn is node and x._version == 0
-        np.testing.assert_array_equal(x.data, data)
+        np.testing.assert_array_equal(x.numpy(), data)
     ints = Tensor(np.arange(6).reshape(2, 3))
     with pytest.raises(RuntimeError, match="add_: result type float32 can't be cast to the "
                                            "desired output type int64 of input"):
         ints.add_(1.5)
-    np.testing.assert_array_equal(ints.data, np.arange(6).reshape(2, 3))
+    np.testing.assert_array_equal(ints.numpy(), np.arange(6).reshape(2, 3))

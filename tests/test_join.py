@@ -63,8 +63,8 @@ def test_joins_gradcheck(rng, name):
 def test_cat_gradient_is_each_inputs_slice():
     a, b = leaf(np.zeros((2, 1))), leaf(np.zeros((2, 2)))
     cat([a, b], 1).backward(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
-    np.testing.assert_array_equal(a.grad.data, [[1.0], [4.0]])
-    np.testing.assert_array_equal(b.grad.data, [[2.0, 3.0], [5.0, 6.0]])
+    np.testing.assert_array_equal(a.grad.numpy(), [[1.0], [4.0]])
+    np.testing.assert_array_equal(b.grad.numpy(), [[2.0, 3.0], [5.0, 6.0]])
 
 
 # ---- dtypes: torch's promotion (the higher kind wins; NumPy would widen int64 + float32) -----
@@ -89,13 +89,13 @@ def test_mixed_precision_cat_gives_each_input_a_gradient_of_its_own_dtype(torch,
     tb = torch.tensor(b0, requires_grad=True)
     (torch.cat([ta, tb]) ** 2).sum().backward()
     assert a.grad.dtype == np.float32 and b.grad.dtype == np.float64
-    np.testing.assert_allclose(a.grad.data, ta.grad.numpy(), rtol=1e-6)
-    np.testing.assert_allclose(b.grad.data, tb.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-12)
 
 
 def test_cat_of_integers_needs_no_graph():
     out = cat([Tensor(np.array([1, 2])), Tensor(np.array([3]))])
-    np.testing.assert_array_equal(out.data, [1, 2, 3])
+    np.testing.assert_array_equal(out.numpy(), [1, 2, 3])
     assert out.dtype == np.int64 and out.grad_fn is None
 
 
@@ -120,11 +120,11 @@ def test_pieces_are_views_sharing_memory_and_version(torch, rng):
     x0 = rng.standard_normal((5, 2))
     x, tx = Tensor(x0), torch.tensor(x0)
     pieces, tpieces = split(x, [2, 3]), tx.split([2, 3])
-    assert type(pieces) is tuple and all(np.shares_memory(p.data, x.data) for p in pieces)
+    assert type(pieces) is tuple and all(np.shares_memory(p.numpy(), x.numpy()) for p in pieces)
     pieces[1].mul_(3)
     tpieces[1].mul_(3)
     assert x._version == pieces[0]._version == pieces[1]._version == tx._version == 1
-    np.testing.assert_array_equal(x.data, tx.numpy())
+    np.testing.assert_array_equal(x.numpy(), tx.numpy())
 
 
 def test_writing_into_a_piece_is_differentiated():
@@ -134,7 +134,7 @@ def test_writing_into_a_piece_is_differentiated():
     base = x * 1
     chunk(base, 2)[1].mul_(3)
     (base * base).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, 2 * np.arange(4.0) * [1, 1, 9, 9])
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * np.arange(4.0) * [1, 1, 9, 9])
 
 
 # ---- hypothesis ------------------------------------------------------------------------------

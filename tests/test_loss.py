@@ -136,7 +136,7 @@ def _run(fn):
 
 
 def _np(t):
-    return t.data if isinstance(t, Tensor) else t.detach().numpy()
+    return t.numpy() if isinstance(t, Tensor) else t.detach().numpy()
 
 
 def _parity(torch, fn, arrays, dtype, rtol, atol):
@@ -146,13 +146,13 @@ def _parity(torch, fn, arrays, dtype, rtol, atol):
     tout = _run(lambda: fn(_theirs(torch, dtype), *theirs))
     out = _run(lambda: fn(_ours(dtype), *ours))
     assert out.dtype == dtype and out.shape == tuple(tout.shape)
-    np.testing.assert_allclose(out.data, _np(tout), rtol=rtol, atol=atol, err_msg="forward")
+    np.testing.assert_allclose(out.numpy(), _np(tout), rtol=rtol, atol=atol, err_msg="forward")
     weights = np.random.default_rng(1).standard_normal(out.shape).astype(dtype)
     tout.backward(torch.tensor(weights))
     out.backward(weights)
     for k, (a, b) in enumerate(zip(ours, theirs)):
         assert a.grad.dtype == dtype
-        np.testing.assert_allclose(a.grad.data, _np(b.grad), rtol=rtol, atol=atol,
+        np.testing.assert_allclose(a.grad.numpy(), _np(b.grad), rtol=rtol, atol=atol,
                                    err_msg=f"gradient of input {k}")
 
 
@@ -367,7 +367,7 @@ def test_sum_of_squares_by_hand():
     y = F.sum_of_squares(x)
     assert y.shape == () and y.item() == 14.0  # 1 + 4 + 9
     y.backward()
-    np.testing.assert_array_equal(x.grad.data, [2.0, -4.0, 6.0])  # 2x
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, -4.0, 6.0])  # 2x
 
 
 def test_mse_loss_by_hand():
@@ -375,31 +375,31 @@ def test_mse_loss_by_hand():
     # squared errors [1, 0, 9]: mean 10/3, sum 10
     assert F.mse_loss(x, t).item() == pytest.approx(10 / 3)
     assert F.mse_loss(x, t, reduction="sum").item() == pytest.approx(10.0)
-    np.testing.assert_allclose(F.mse_loss(x, t, reduction="none").data, [1.0, 0.0, 9.0])
+    np.testing.assert_allclose(F.mse_loss(x, t, reduction="none").numpy(), [1.0, 0.0, 9.0])
     F.mse_loss(x, t).backward()
-    np.testing.assert_allclose(x.grad.data, 2 * (x.data - t) / 3)  # 2(x - t)/n
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (x.numpy() - t) / 3)  # 2(x - t)/n
 
 
 def test_l1_smooth_l1_and_huber_by_hand():
     x, t = leaf([0.0, 0.5, 3.0, -2.0]), Tensor(np.zeros(4))
-    np.testing.assert_allclose(L.l1_loss(x, t, reduction="none").data, [0.0, 0.5, 3.0, 2.0])
+    np.testing.assert_allclose(L.l1_loss(x, t, reduction="none").numpy(), [0.0, 0.5, 3.0, 2.0])
     # beta = 1: |d| < 1 -> d²/2; else |d| - 1/2
-    np.testing.assert_allclose(L.smooth_l1_loss(x, t, reduction="none").data,
+    np.testing.assert_allclose(L.smooth_l1_loss(x, t, reduction="none").numpy(),
                                [0.0, 0.125, 2.5, 1.5])
     # delta = 2: |d| < 2 -> d²/2; else 2 (|d| - 1)
-    np.testing.assert_allclose(L.huber_loss(x, t, reduction="none", delta=2.0).data,
+    np.testing.assert_allclose(L.huber_loss(x, t, reduction="none", delta=2.0).numpy(),
                                [0.0, 0.125, 4.0, 2.0])
     L.smooth_l1_loss(x, t, reduction="sum").backward()
-    np.testing.assert_allclose(x.grad.data, [0.0, 0.5, 1.0, -1.0])  # clamp(d / beta, -1, 1)
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.5, 1.0, -1.0])  # clamp(d / beta, -1, 1)
 
 
 def test_softmax_rows_sum_to_one_and_log_softmax_is_its_log(rng):
     x = rng.standard_normal((3, 4))
-    p = F.softmax(Tensor(x), dim=1).data
+    p = F.softmax(Tensor(x), dim=1).numpy()
     np.testing.assert_allclose(p.sum(axis=1), np.ones(3))
     expected = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
     np.testing.assert_allclose(p, expected)
-    np.testing.assert_allclose(F.log_softmax(Tensor(x), 1).data, np.log(expected))
+    np.testing.assert_allclose(F.log_softmax(Tensor(x), 1).numpy(), np.log(expected))
 
 
 def test_cross_entropy_by_hand():
@@ -408,7 +408,7 @@ def test_cross_entropy_by_hand():
     loss = F.cross_entropy(x, Tensor(np.array([0])))
     assert loss.item() == pytest.approx(np.log(2))
     loss.backward()
-    np.testing.assert_allclose(x.grad.data, [[-0.5, 0.5]])
+    np.testing.assert_allclose(x.grad.numpy(), [[-0.5, 0.5]])
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
@@ -428,7 +428,7 @@ def test_nll_without_weights_or_ignored_targets_equals_the_weighted_path(rng, dt
         loss = L.nll_loss(x, labels, weight=weight, reduction=reduction)
         upstream = Tensor(np.linspace(0.5, 2, loss.numel(), dtype=dtype).reshape(loss.shape))
         (grad,) = autograd.grad(loss, x, upstream, create_graph=True)
-        results.append((loss.data, grad.data))
+        results.append((loss.numpy(), grad.numpy()))
     assert results[0][0].dtype == results[1][0].dtype == dtype
     for short, general in zip(*results):
         np.testing.assert_array_equal(short, general, strict=True)
@@ -442,7 +442,7 @@ def test_weighted_mean_divides_by_the_weights_of_the_targets_not_ignored():
     expected = -(1 * np.log(0.5) + 4 * np.log(0.1)) / (1 + 4)
     assert loss.item() == pytest.approx(expected)
     loss.backward()
-    np.testing.assert_allclose(log_probs.grad.data, [[-1 / 5, 0, 0], [0, 0, -4 / 5], [0, 0, 0]])
+    np.testing.assert_allclose(log_probs.grad.numpy(), [[-1 / 5, 0, 0], [0, 0, -4 / 5], [0, 0, 0]])
 
 
 def test_label_smoothing_by_hand():
@@ -464,7 +464,7 @@ def test_probability_targets_by_hand():
     loss = L.cross_entropy(x, target)
     assert loss.item() == pytest.approx(np.log(2))
     loss.backward()
-    np.testing.assert_allclose(x.grad.data, [[0.25, -0.25]])
+    np.testing.assert_allclose(x.grad.numpy(), [[0.25, -0.25]])
 
 
 @pytest.mark.parametrize("smoothing", [0.0, 0.3])
@@ -487,7 +487,7 @@ def test_all_targets_ignored(torch, weighted, smoothing):
         np.testing.assert_equal(tloss.item(), expected)
         loss.backward()
         tloss.backward()
-        np.testing.assert_array_equal(ours.grad.data, np.zeros((3, 4)))
+        np.testing.assert_array_equal(ours.grad.numpy(), np.zeros((3, 4)))
         np.testing.assert_array_equal(theirs.grad.numpy(), np.zeros((3, 4)))
 
 
@@ -515,15 +515,15 @@ def test_cross_entropy_is_stable_for_huge_logits():
     loss = F.cross_entropy(x, Tensor(np.array([1, 2])), reduction="none")
     # row 0: label logit is 1e4 below the max -> loss 1e4 (exactly, to double precision)
     # row 1: two equal maxima, label on one -> log 2
-    np.testing.assert_allclose(loss.data, [1e4, np.log(2)])
+    np.testing.assert_allclose(loss.numpy(), [1e4, np.log(2)])
     loss.sum().backward()
-    assert np.isfinite(x.grad.data).all()
-    np.testing.assert_allclose(x.grad.data, [[1.0, -1.0, 0.0], [0.0, 0.5, -0.5]], atol=1e-12)
+    assert np.isfinite(x.grad.numpy()).all()
+    np.testing.assert_allclose(x.grad.numpy(), [[1.0, -1.0, 0.0], [0.0, 0.5, -0.5]], atol=1e-12)
     big = leaf(np.array([[1e4, -1e4]]))
     ls = F.log_softmax(big, 1)
-    assert np.isfinite(ls.data).all()
+    assert np.isfinite(ls.numpy()).all()
     ls.sum().backward()
-    assert np.isfinite(big.grad.data).all()
+    assert np.isfinite(big.grad.numpy()).all()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -533,19 +533,19 @@ def test_bce_with_logits_is_stable_for_huge_logits(dtype):
     loss = L.binary_cross_entropy_with_logits(x, t, reduction="none",
                                               pos_weight=Tensor(np.array([2.0], dtype=dtype)))
     # wrong by 1e4 (weighted 2 for the positive) or right: exactly 1e4, 2e4, 0, 0
-    np.testing.assert_array_equal(loss.data, np.array([1e4, 2e4, 0.0, 0.0], dtype=dtype))
+    np.testing.assert_array_equal(loss.numpy(), np.array([1e4, 2e4, 0.0, 0.0], dtype=dtype))
     loss.sum().backward()
     # ∂/∂x = (1 + (p - 1) t) σ(x) - p t: 1, -2, 0, 0
-    np.testing.assert_array_equal(x.grad.data, np.array([1.0, -2.0, 0.0, 0.0], dtype=dtype))
+    np.testing.assert_array_equal(x.grad.numpy(), np.array([1.0, -2.0, 0.0, 0.0], dtype=dtype))
 
 
 def test_bce_clamps_its_logs_at_minus_100():
     x = leaf([0.0, 1.0, 0.0])
     loss = L.binary_cross_entropy(x, Tensor(np.array([1.0, 0.0, 0.0])), reduction="none")
-    np.testing.assert_array_equal(loss.data, [100.0, 100.0, 0.0])
+    np.testing.assert_array_equal(loss.numpy(), [100.0, 100.0, 0.0])
     loss.sum().backward()
     # (x - t) / max(x (1 - x), 1e-12): finite where the log is clamped
-    np.testing.assert_allclose(x.grad.data, [-1e12, 1e12, 0.0])
+    np.testing.assert_allclose(x.grad.numpy(), [-1e12, 1e12, 0.0])
 
 
 def test_float32_losses_stay_float32():
@@ -577,14 +577,14 @@ def test_mse_loss_broadcasts_with_torchs_warning(torch):
                                          r"different to the input size \(\(4, 1\)\)"):
         loss = L.mse_loss(x, t, reduction="none")
     assert loss.shape == (4, 3)
-    np.testing.assert_array_equal(loss.data, (x.data - t.data) ** 2)
+    np.testing.assert_array_equal(loss.numpy(), (x.numpy() - t.numpy()) ** 2)
     with pytest.warns(UserWarning, match="Using a target size"):
         torch.nn.functional.mse_loss(torch.zeros(4, 1), torch.zeros(3))
 
 
 def test_deprecated_size_average_and_reduce(torch):
     x, t = leaf([[1.0, 2.0], [3.0, 5.0]]), np.array([0, 1])
-    tx, tt = torch.tensor(x.data), torch.tensor(t)
+    tx, tt = torch.tensor(x.numpy()), torch.tensor(t)
     for size_average, reduce in [(False, None), (None, False), (True, True), (False, True)]:
         with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
             ours = L.cross_entropy(x, Tensor(t), size_average=size_average, reduce=reduce)
@@ -593,7 +593,7 @@ def test_deprecated_size_average_and_reduce(torch):
             theirs = torch.nn.functional.cross_entropy(tx, tt, size_average=size_average,
                                                        reduce=reduce)
             module = torch.nn.MSELoss(size_average=size_average, reduce=reduce)
-        np.testing.assert_allclose(ours.data, theirs.numpy())
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())
         with pytest.warns(UserWarning):
             assert nn_loss.MSELoss(size_average=size_average, reduce=reduce).reduction \
                 == module.reduction

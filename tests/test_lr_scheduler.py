@@ -201,8 +201,8 @@ def test_optimizer_and_scheduler_resume_from_their_state_dicts(torch, opt_name, 
     train(straight_opt, straight_sched, straight, Tensor, seed=0)
     train(straight_opt, straight_sched, straight, Tensor, seed=1)
     for p, q, tp in zip(params, straight, tparams):
-        np.testing.assert_array_equal(p.data, q.data)
-        np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=1e-10)
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-10)
     assert sched.get_last_lr() == straight_sched.get_last_lr()
     assert momenta(opt) == momenta(straight_opt)
     assert_close(sched.get_last_lr(), tsched.get_last_lr())

@@ -31,8 +31,8 @@ def test_matmul_forward_matches_numpy(rng, shapes):
     a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
     out = Tensor(a) @ Tensor(b)
     assert out.shape == np.matmul(a, b).shape
-    np.testing.assert_allclose(out.data, a @ b)
-    np.testing.assert_allclose(Tensor(a).matmul(Tensor(b)).data, a @ b)
+    np.testing.assert_allclose(out.numpy(), a @ b)
+    np.testing.assert_allclose(Tensor(a).matmul(Tensor(b)).numpy(), a @ b)
 
 
 def test_dot_product_gradient_by_hand():
@@ -41,8 +41,8 @@ def test_dot_product_gradient_by_hand():
     y = a @ b
     assert y.shape == () and y.item() == 32.0
     y.backward()
-    np.testing.assert_array_equal(a.grad.data, [4.0, 5.0, 6.0])
-    np.testing.assert_array_equal(b.grad.data, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [4.0, 5.0, 6.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 2.0, 3.0])
 
 
 def test_constant_operand_gets_no_gradient_and_ndarray_on_the_left_is_recorded(rng):
@@ -51,7 +51,7 @@ def test_constant_operand_gets_no_gradient_and_ndarray_on_the_left_is_recorded(r
     y = x @ w  # ndarray @ Tensor
     assert isinstance(y, Tensor) and y.grad_fn is not None
     y.sum().backward()
-    np.testing.assert_allclose(w.grad.data, x.T @ np.ones((4, 2)))  # ∂/∂W = xᵀ G
+    np.testing.assert_allclose(w.grad.numpy(), x.T @ np.ones((4, 2)))  # ∂/∂W = xᵀ G
 
 
 def test_broadcast_batch_gradient_is_summed():
@@ -59,8 +59,8 @@ def test_broadcast_batch_gradient_is_summed():
     a = leaf(np.ones((5, 1, 3)))
     b = leaf(np.ones((3, 2)))
     (a @ b).sum().backward()
-    np.testing.assert_array_equal(b.grad.data, np.full((3, 2), 5.0))
-    np.testing.assert_array_equal(a.grad.data, np.full((5, 1, 3), 2.0))
+    np.testing.assert_array_equal(b.grad.numpy(), np.full((3, 2), 5.0))
+    np.testing.assert_array_equal(a.grad.numpy(), np.full((5, 1, 3), 2.0))
 
 
 # ---- F.linear -------------------------------------------------------------------------------
@@ -77,16 +77,16 @@ def test_linear_is_one_node_whose_gradients_are_laid_out_as_the_parameters(rng):
     out = F.linear(x, w, b)
     assert out.grad_fn.name == "Linear" and out.grad_fn.parents == (x, w, b)
     out.backward(np.ones((2, 5, 4)))
-    np.testing.assert_allclose(w.grad.data, np.ones((10, 4)).T @ x.data.reshape(10, 3))
-    np.testing.assert_allclose(b.grad.data, [40.0])
-    assert w.grad.data.flags.c_contiguous  # (no transposed gradient to copy into place)
+    np.testing.assert_allclose(w.grad.numpy(), np.ones((10, 4)).T @ x.numpy().reshape(10, 3))
+    np.testing.assert_allclose(b.grad.numpy(), [40.0])
+    assert w.grad.numpy().flags.c_contiguous  # (no transposed gradient to copy into place)
     check_grad(lambda x, w, b: F.linear(x, w, b), rng.standard_normal((2, 5, 3)),
                rng.standard_normal((4, 3)), rng.standard_normal(1))
 
 
 def test_linear_forward(rng):
     x, w, b = rng.standard_normal((4, 3)), rng.standard_normal((2, 3)), rng.standard_normal(2)
-    np.testing.assert_allclose(F.linear(Tensor(x), Tensor(w), Tensor(b)).data, x @ w.T + b)
+    np.testing.assert_allclose(F.linear(Tensor(x), Tensor(w), Tensor(b)).numpy(), x @ w.T + b)
 
 
 # ---- errors ---------------------------------------------------------------------------------

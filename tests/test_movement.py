@@ -29,12 +29,12 @@ def parity(torch, ours, theirs, *arrays, dtype=np.float64, seed=0):
     out, tout = ours(*xs), theirs(*ts)
     assert tuple(out.shape) == tuple(tout.shape), (out.shape, tuple(tout.shape))
     assert out.dtype.name == str(tout.dtype).removeprefix("torch."), (out.dtype, tout.dtype)
-    np.testing.assert_allclose(out.data, tout.detach().numpy(), **tol, err_msg="forward")
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), **tol, err_msg="forward")
     w = rng.standard_normal(out.shape).astype(dtype)
     grads = autograd.grad((out * out * Tensor(w)).sum(), xs, create_graph=True)
     tgrads = torch.autograd.grad((tout * tout * torch.tensor(w)).sum(), ts, create_graph=True)
     for k, (g, tg) in enumerate(zip(grads, tgrads)):
-        np.testing.assert_allclose(g.data, tg.detach().numpy(), **tol,
+        np.testing.assert_allclose(g.numpy(), tg.detach().numpy(), **tol,
                                    err_msg=f"first derivative of input {k}")
     vs = [rng.standard_normal(a.shape).astype(dtype) for a in xs]
     second = sum((g * Tensor(v)).sum() for g, v in zip(grads, vs))
@@ -45,7 +45,7 @@ def parity(torch, ours, theirs, *arrays, dtype=np.float64, seed=0):
     if tsecond.requires_grad:
         tsecond.backward()
     for k, (x, t) in enumerate(zip(xs, ts)):
-        np.testing.assert_allclose(np.zeros(x.shape) if x.grad is None else x.grad.data,
+        np.testing.assert_allclose(np.zeros(x.shape) if x.grad is None else x.grad.numpy(),
                                    np.zeros(x.shape) if t.grad is None else t.grad.numpy(),
                                    **tol, err_msg=f"second derivative of input {k}")
     return out, tout
@@ -115,7 +115,7 @@ def test_movement_forward_matches_numpy(rng, name):
         "chain": x.transpose(1, 0, 2).reshape(3, -1)[:, ::-1][1:],
     }
     out = MOVES[name](Tensor(x))
-    np.testing.assert_array_equal(out.data, np_moves[name])
+    np.testing.assert_array_equal(out.numpy(), np_moves[name])
 
 
 def test_transpose_swaps_two_dims_and_without_args_reverses():
@@ -130,30 +130,30 @@ def test_repeated_indices_add_their_gradients():
     # x[[0, 0, 2]] reads x[0] twice: its gradient is the sum of both reads (by hand)
     x = leaf([10.0, 20.0, 30.0])
     x[[0, 0, 2]].backward(np.array([1.0, 2.0, 5.0]))
-    np.testing.assert_array_equal(x.grad.data, [3.0, 0.0, 5.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 0.0, 5.0])
     y = leaf(np.zeros((2, 2)))
     y[[1, 1, 1], [0, 0, 1]].sum().backward()
-    np.testing.assert_array_equal(y.grad.data, [[0.0, 0.0], [2.0, 1.0]])
+    np.testing.assert_array_equal(y.grad.numpy(), [[0.0, 0.0], [2.0, 1.0]])
 
 
 def test_index_with_a_tensor():
     x = leaf([1.0, 2.0, 3.0])
     y = x[Tensor([2, 2])]
-    np.testing.assert_array_equal(y.data, [3.0, 3.0])
+    np.testing.assert_array_equal(y.numpy(), [3.0, 3.0])
     y.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [0.0, 0.0, 2.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 2.0])
 
 
 def test_slice_gradient_lands_in_place():
     x = leaf(np.zeros((3, 3)))
     x[1:, ::2].backward(np.array([[1.0, 2.0], [3.0, 4.0]]))
-    np.testing.assert_array_equal(x.grad.data, [[0, 0, 0], [1, 0, 2], [3, 0, 4]])
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 0], [1, 0, 2], [3, 0, 4]])
 
 
 def test_reshape_gradient_has_input_shape():
     x = leaf(np.arange(6.0))
     x.reshape(2, 3).backward(np.arange(6.0).reshape(2, 3))
-    np.testing.assert_array_equal(x.grad.data, np.arange(6.0))
+    np.testing.assert_array_equal(x.grad.numpy(), np.arange(6.0))
 
 
 # ---- errors (torch's types: RuntimeError for shapes, IndexError for dims) ---------------------
@@ -295,7 +295,7 @@ def test_contiguous_returns_the_tensor_itself_when_it_already_is():
     x = leaf(np.ones((2, 3)))
     assert V.contiguous(x) is x
     y = V.contiguous(V.t(x))
-    assert y is not x and y.data.flags.c_contiguous and y.grad_fn is not None
+    assert y is not x and y.numpy().flags.c_contiguous and y.grad_fn is not None
 
 
 def test_pad_always_makes_a_new_tensor_and_truncates_values_for_integers(torch):
@@ -303,9 +303,9 @@ def test_pad_always_makes_a_new_tensor_and_truncates_values_for_integers(torch):
     out = V.pad(x, (1, 1), value=1.7)
     expected = torch.nn.functional.pad(torch.arange(6).reshape(2, 3), (1, 1), value=1.7)
     assert out.dtype == np.int64
-    np.testing.assert_array_equal(out.data, expected.numpy())
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
     same = V.pad(x, ())
-    assert same is not x and not np.shares_memory(same.data, x.data)
+    assert same is not x and not np.shares_memory(same.numpy(), x.numpy())
 
 
 # ---- views: shared memory and version, in-place writes reach the base -----------------------
@@ -332,29 +332,29 @@ def test_views_share_memory_and_version_and_writes_reach_the_base(torch, rng, na
     x, tx = leaf(x0), torch.tensor(x0, requires_grad=True)
     base, tbase = x * 1, tx * 1
     view, tview = ours(base), theirs(torch, tbase)
-    assert np.shares_memory(view.data, base.data)
+    assert np.shares_memory(view.numpy(), base.numpy())
     before = base._version
     view.mul_(2)
     tview.mul_(2)
     assert base._version == view._version == before + 1
-    np.testing.assert_array_equal(base.data, tbase.detach().numpy())
+    np.testing.assert_array_equal(base.numpy(), tbase.detach().numpy())
     (base * Tensor(w)).sum().backward()
     (tbase * torch.tensor(w)).sum().backward()
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
 
 
 def test_base_writes_show_in_the_views():
     base = Tensor(np.zeros((2, 3)))
     view = V.narrow(base, 1, 1, 2)
     base.fill_(4.0)
-    np.testing.assert_array_equal(view.data, np.full((2, 2), 4.0))
+    np.testing.assert_array_equal(view.numpy(), np.full((2, 2), 4.0))
     assert view._version == base._version == 1
 
 
 def test_copies_do_not_share_memory():
     x = Tensor(np.zeros((2, 3)))
     for out in (V.repeat(x, 1, 1), V.roll(x, 1), V.pad(x, (0, 0)), V.contiguous(V.t(x))):
-        assert not np.shares_memory(out.data, x.data)
+        assert not np.shares_memory(out.numpy(), x.numpy())
 
 
 # ---- hypothesis: shapes and arguments vary ---------------------------------------------------
@@ -516,11 +516,11 @@ def test_tensor_index_writes_match_torch(torch, rng, name):
     base, tbase = x * 1, tx * 1
     base[ours] = v
     tbase[theirs] = tv
-    np.testing.assert_array_equal(base.data, tbase.detach().numpy())
+    np.testing.assert_array_equal(base.numpy(), tbase.detach().numpy())
     (base * Tensor(w)).sum().backward()
     (tbase * torch.tensor(w)).sum().backward()
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(v.grad.data, tv.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(v.grad.numpy(), tv.grad.numpy(), rtol=1e-12)
 
 
 def test_bool_mask_write_of_a_number_matches_torch(torch, rng):
@@ -528,15 +528,15 @@ def test_bool_mask_write_of_a_number_matches_torch(torch, rng):
     x, tx = Tensor(x0), torch.tensor(x0)
     x[x > 0] = 0.0
     tx[tx > 0] = 0.0
-    np.testing.assert_array_equal(x.data, tx.numpy())
+    np.testing.assert_array_equal(x.numpy(), tx.numpy())
 
 
 def test_index_by_a_0d_int_tensor_is_a_view_as_torchs_select():
     x = Tensor(np.arange(6.0).reshape(2, 3))
     row = x[Tensor(np.array(1))]
-    assert np.shares_memory(row.data, x.data)
+    assert np.shares_memory(row.numpy(), x.numpy())
     row.fill_(0.0)
-    np.testing.assert_array_equal(x.data, [[0, 1, 2], [0, 0, 0]])
+    np.testing.assert_array_equal(x.numpy(), [[0, 1, 2], [0, 0, 0]])
 
 
 def test_index_errors_as_torch():
@@ -569,7 +569,7 @@ def test_view_refuses_what_its_strides_cannot_express_as_torch(torch):
             ours.view(6)
         np.testing.assert_array_equal(ours.reshape(6).numpy(), theirs.reshape(6).numpy())
     x = tg.arange(6.0)
-    assert np.shares_memory(x.view(2, 3).data, x.data) and x.view(3, -1).shape == (3, 2)
+    assert np.shares_memory(x.view(2, 3).numpy(), x.numpy()) and x.view(3, -1).shape == (3, 2)
 
 
 def test_a_bool_index_writes_through_as_torch(torch, rng):
@@ -577,5 +577,5 @@ def test_a_bool_index_writes_through_as_torch(torch, rng):
     x, row = rng.standard_normal((3, 4)), rng.standard_normal(4)
     ours, theirs = Tensor(x.copy()), torch.tensor(x)
     ours[True], theirs[True] = Tensor(row), torch.tensor(row)
-    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     assert ours[True].shape == tuple(theirs[True].shape) == (1, 3, 4)

@@ -117,27 +117,27 @@ def test_state_dict_is_keyed_by_parameter_names_and_shares_their_memory():
     model = TwoBranch()
     state = model.state_dict()
     assert list(state) == [name for name, _ in model.named_parameters()]
-    state["head.bias"].data[...] = 123.0
-    assert np.all(model.head.bias.data == 123.0)  # torch's values are the parameters' memory
+    state["head.bias"].numpy()[...] = 123.0
+    assert np.all(model.head.bias.numpy() == 123.0)  # torch's values are the parameters' memory
 
 
 def test_state_dict_round_trip_into_a_fresh_model():
     rng = np.random.default_rng(1)
     source, target = small_cnn(rng), small_cnn(np.random.default_rng(2))
-    assert not np.array_equal(source[0].weight.data, target[0].weight.data)
+    assert not np.array_equal(source[0].weight.numpy(), target[0].weight.numpy())
     weight_object = target[0].weight
     result = target.load_state_dict(source.state_dict())
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert target[0].weight is weight_object  # loaded in place: optimizers keep their references
     for (name, a), (_, b) in zip(source.named_parameters(), target.named_parameters()):
-        np.testing.assert_array_equal(a.data, b.data, err_msg=name)
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
     x = Tensor(rng.standard_normal((3, 1, 4, 4)).astype(np.float32))
-    np.testing.assert_array_equal(source(x).data, target(x).data)
+    np.testing.assert_array_equal(source(x).numpy(), target(x).numpy())
 
 
 def test_load_state_dict_reports_missing_unexpected_and_shape_errors_and_changes_nothing():
     model = small_cnn()
-    before = {name: value.data.copy() for name, value in model.state_dict().items()}
+    before = {name: value.numpy().copy() for name, value in model.state_dict().items()}
     state = model.state_dict()
     del state["4.bias"]
     state["5.weight"] = np.zeros(3)
@@ -170,8 +170,8 @@ def test_load_state_dict_non_strict_returns_the_key_lists_but_still_refuses_bad_
 def test_load_state_dict_casts_to_the_parameter_dtype():
     layer = nn.Linear(2, 2)
     layer.load_state_dict({"weight": np.ones((2, 2), dtype=np.float64), "bias": Tensor([1.0, 2.0])})
-    assert layer.weight.dtype == np.float32 and np.all(layer.weight.data == 1)
-    np.testing.assert_array_equal(layer.bias.data, [1, 2])
+    assert layer.weight.dtype == np.float32 and np.all(layer.weight.numpy() == 1)
+    np.testing.assert_array_equal(layer.bias.numpy(), [1, 2])
 
 
 # ---- initialisation ---------------------------------------------------------------------------
@@ -183,16 +183,16 @@ def test_load_state_dict_casts_to_the_parameter_dtype():
 def test_default_init_is_uniform_within_one_over_sqrt_fan_in(make, fan_in):
     layer = make(np.random.default_rng(0))
     bound = 1 / math.sqrt(fan_in)
-    assert np.all(np.abs(layer.bias.data) <= bound)
-    assert np.all(np.abs(layer.weight.data) <= bound)
+    assert np.all(np.abs(layer.bias.numpy()) <= bound)
+    assert np.all(np.abs(layer.weight.numpy()) <= bound)
     # Uniform, not squeezed: the extremes come near the bound and the mean near zero.
-    assert np.abs(layer.weight.data).max() > 0.9 * bound
-    assert abs(layer.weight.data.mean()) < 0.1 * bound
-    assert layer.weight.data.std() == pytest.approx(bound / math.sqrt(3), rel=0.15)
+    assert np.abs(layer.weight.numpy()).max() > 0.9 * bound
+    assert abs(layer.weight.numpy().mean()) < 0.1 * bound
+    assert layer.weight.numpy().std() == pytest.approx(bound / math.sqrt(3), rel=0.15)
 
 
 def test_bias_init_reaches_one_over_sqrt_fan_in():
-    bias = nn.Linear(4, 2000, generator=np.random.default_rng(0)).bias.data
+    bias = nn.Linear(4, 2000, generator=np.random.default_rng(0)).bias.numpy()
     assert 0.45 < np.abs(bias).max() <= 0.5 and bias.min() < -0.45  # U(-1/2, 1/2)
 
 
@@ -219,11 +219,11 @@ def test_manual_seed_and_generator_make_init_reproducible():
 
 def test_init_functions_fill_in_place_and_keep_dtype():
     t = nn.Parameter(np.empty((4, 5), dtype=np.float32))
-    assert init.zeros_(t) is t and np.all(t.data == 0)
+    assert init.zeros_(t) is t and np.all(t.numpy() == 0)
     init.uniform_(t, -2, -1, generator=np.random.default_rng(0))
-    assert t.dtype == np.float32 and np.all((t.data >= -2) & (t.data <= -1))
+    assert t.dtype == np.float32 and np.all((t.numpy() >= -2) & (t.numpy() <= -1))
     init.kaiming_uniform_(t, a=0, nonlinearity="relu", generator=np.random.default_rng(0))
-    assert np.all(np.abs(t.data) <= math.sqrt(2) * math.sqrt(3 / 5))
+    assert np.all(np.abs(t.numpy()) <= math.sqrt(2) * math.sqrt(3 / 5))
     assert init.calculate_gain("leaky_relu", math.sqrt(5)) == pytest.approx(math.sqrt(1 / 3))
     with pytest.raises(ValueError, match="fewer than 2 dimensions"):
         init.kaiming_uniform_(nn.Parameter(np.zeros(3, dtype=np.float32)))
@@ -276,12 +276,12 @@ def test_layers_match_torch_with_copied_weights(torch, name, kwargs):
     with torch.no_grad():  # ours -> torch, so the comparison also checks our shapes
         for param_name, param in ours.named_parameters():
             assert tuple(getattr(theirs, param_name).shape) == param.shape
-            getattr(theirs, param_name).copy_(torch.from_numpy(param.data))
+            getattr(theirs, param_name).copy_(torch.from_numpy(param.numpy()))
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
     out = ours(Tensor(x))
     expected = theirs(torch.from_numpy(x)).detach().numpy()
     assert out.shape == expected.shape and out.dtype == np.float32
-    np.testing.assert_allclose(out.data, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-5)
     if name not in ("ReLU", "Flatten"):
         assert repr(ours) == repr(theirs)
 
@@ -291,11 +291,11 @@ def test_linear_matches_torch_forward_and_backward(torch):
     theirs.load_state_dict({k: torch.from_numpy(v.numpy()) for k, v in ours.state_dict().items()})
     x = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
     out, expected = ours(Tensor(x)), theirs(torch.from_numpy(x))
-    np.testing.assert_allclose(out.data, expected.detach().numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), rtol=1e-6, atol=1e-6)
     (out * out).sum().backward()
     (expected * expected).sum().backward()
-    np.testing.assert_allclose(ours.weight.grad.data, theirs.weight.grad.numpy(), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(ours.bias.grad.data, theirs.bias.grad.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours.bias.grad.numpy(), theirs.bias.grad.numpy(), rtol=1e-5, atol=1e-5)
     assert repr(ours) == repr(theirs)
 
 
@@ -306,7 +306,7 @@ def test_torch_state_dict_loads_into_our_model(torch):
     ours = small_cnn()
     ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
     x = np.random.default_rng(2).standard_normal((2, 1, 4, 4)).astype(np.float32)
-    np.testing.assert_allclose(ours(Tensor(x)).data, theirs(torch.from_numpy(x)).detach().numpy(),
+    np.testing.assert_allclose(ours(Tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
 
 
@@ -341,13 +341,13 @@ def test_clip_grad_norm_matches_torch(torch, norm_type, max_norm, dtypes):
     expected = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type=norm_type)
     assert isinstance(total, Tensor) and total.shape == () and not total.requires_grad
     assert total.dtype == np.dtype(str(expected.dtype).replace("torch.", ""))
-    np.testing.assert_allclose(total.data, expected.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(total.numpy(), expected.numpy(), rtol=1e-6)
     for p, q in zip(ours, theirs):
         if q.grad is None:
             assert p.grad is None
         else:
             assert p.grad.dtype == p.dtype
-            np.testing.assert_allclose(p.grad.data, q.grad.numpy(), rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-7)
 
 
 def test_clip_grad_norm_edge_cases_match_torch(torch):
@@ -358,16 +358,16 @@ def test_clip_grad_norm_edge_cases_match_torch(torch):
     assert empty.item() == torch.nn.utils.clip_grad_norm_([torch.nn.Parameter(
         torch.zeros(2))], 1.0).item() == 0.0
     ours, theirs = _params_with_grads(torch, (np.float32, np.float32))
-    ours[0].grad.data[0, 0] = theirs[0].grad[0, 0] = float("nan")
-    before = ours[1].grad.data.copy()
+    ours[0].grad.numpy()[0, 0] = theirs[0].grad[0, 0] = float("nan")
+    before = ours[1].grad.numpy().copy()
     with pytest.raises(RuntimeError, match="is non-finite, so it cannot be clipped"):
         utils.clip_grad_norm_(ours, 1.0, error_if_nonfinite=True)
-    np.testing.assert_array_equal(ours[1].grad.data, before)  # refused before any scaling
+    np.testing.assert_array_equal(ours[1].grad.numpy(), before)  # refused before any scaling
     with pytest.raises(RuntimeError, match="is non-finite"):
         torch.nn.utils.clip_grad_norm_(theirs, 1.0, error_if_nonfinite=True)
     utils.clip_grad_norm_(ours, 1.0)  # without the check: NaN everywhere, as torch
     torch.nn.utils.clip_grad_norm_(theirs, 1.0)
-    assert np.isnan(ours[1].grad.data).all() and torch.isnan(theirs[1].grad).all()
+    assert np.isnan(ours[1].grad.numpy()).all() and torch.isnan(theirs[1].grad).all()
     with pytest.raises(TypeError, match="clip_grad_norm_: max_norm must be a number, got str"):
         utils.clip_grad_norm_(ours, "big")
     with pytest.raises(TypeError, match="parameters must be Tensors, got a ndarray"):
@@ -388,7 +388,7 @@ def test_clip_grad_value_matches_torch(torch, clip_value):
     torch.nn.utils.clip_grad_value_(theirs, clip_value)
     for p, q in zip(ours, theirs):
         if q.grad is not None:
-            np.testing.assert_array_equal(p.grad.data, q.grad.numpy())
+            np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
     with pytest.raises(TypeError, match="clip_value must be a number"):
         utils.clip_grad_value_(ours, None)
 
@@ -400,19 +400,19 @@ def test_parameters_to_vector_matches_torch_and_is_differentiable(torch, dtypes)
         p.grad = q.grad = None
     v, tv = utils.parameters_to_vector(ours), torch.nn.utils.parameters_to_vector(theirs)
     assert v.dtype == np.dtype(str(tv.dtype).replace("torch.", ""))
-    np.testing.assert_array_equal(v.data, tv.detach().numpy())
+    np.testing.assert_array_equal(v.numpy(), tv.detach().numpy())
     weights = np.random.default_rng(5).standard_normal(v.shape)
     (v * v * Tensor(weights)).sum().backward()
     (tv * tv * torch.tensor(weights)).sum().backward()
     for p, q in zip(ours, theirs):
         assert p.grad.dtype == p.dtype
-        np.testing.assert_allclose(p.grad.data, q.grad.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
     # twice differentiable: the backward is indexing and reshapes
     from tinygrad_pool import autograd
     p = nn.Parameter(np.arange(3.0))
     (g,) = autograd.grad((utils.parameters_to_vector([p]) ** 3).sum(), [p], create_graph=True)
     (h,) = autograd.grad(g.sum(), [p])
-    np.testing.assert_allclose(h.data, 6 * np.arange(3.0))
+    np.testing.assert_allclose(h.numpy(), 6 * np.arange(3.0))
     with pytest.raises(ValueError, match="expected a non-empty list of Tensors"):
         utils.parameters_to_vector([])
 
@@ -427,13 +427,13 @@ def test_vector_to_parameters_matches_torch(torch):
     torch.nn.utils.vector_to_parameters(tv, theirs)
     for p, q, obj in zip(ours, theirs, param_objects):
         assert p is obj and p.dtype == np.float64 and str(q.dtype) == "torch.float64"
-        np.testing.assert_array_equal(p.data, q.detach().numpy())
-        assert np.shares_memory(p.data, v.data)  # views of the vector, as torch's
+        np.testing.assert_array_equal(p.numpy(), q.detach().numpy())
+        assert np.shares_memory(p.numpy(), v.numpy())  # views of the vector, as torch's
     with pytest.raises(TypeError, match="expected a Tensor, but got: list"):
         utils.vector_to_parameters([1.0], ours)
     with pytest.raises(RuntimeError, match=r"shape '\[3, 4\]' is invalid for input of size 2"):
         utils.vector_to_parameters(Tensor(np.zeros(2)), ours)
-    held = ours[0].data
+    held = ours[0].numpy()
     with pytest.raises(RuntimeError, match=r"shape '\[5\]' is invalid for input of size 1"):
         utils.vector_to_parameters(Tensor(np.zeros(13)), ours)  # the first fits, not the second
-    assert ours[0].data is held  # nothing changed
+    assert ours[0].numpy() is held  # nothing changed

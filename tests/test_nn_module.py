@@ -128,7 +128,7 @@ def test_forward_matches_torch_with_copied_weights(torch):
     ours, theirs = build(nn), build(tnn)
     copy_weights(ours, theirs, torch)
     x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
-    np.testing.assert_allclose(ours(Tensor(x)).data, theirs(torch.tensor(x)).detach().numpy(),
+    np.testing.assert_allclose(ours(Tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
 
 
@@ -143,14 +143,14 @@ def test_state_dict_values_are_detached_tensors_sharing_the_parameters_memory(to
         assert type(weight) is not lib.Parameter and not weight.requires_grad
         assert weight.grad_fn is None
         if ours:
-            assert np.shares_memory(weight.data, model.weight.data)
+            assert np.shares_memory(weight.numpy(), model.weight.numpy())
         else:
             assert weight.data_ptr() == model.weight.data_ptr()
         version = model.weight._version
         weight.add_(1.0)  # a write through the state dict is a write to the parameter
         assert model.weight._version == version + 1 == weight._version
-        np.testing.assert_array_equal(np.asarray(weight.data if ours else weight.numpy()),
-                                      np.asarray(model.weight.data if ours
+        np.testing.assert_array_equal(np.asarray(weight.numpy() if ours else weight.numpy()),
+                                      np.asarray(model.weight.numpy() if ours
                                                  else model.weight.detach().numpy()))
         kept = model.state_dict(keep_vars=True)
         assert kept["weight"] is model.weight and kept["bias"] is model.bias
@@ -159,11 +159,11 @@ def test_state_dict_values_are_detached_tensors_sharing_the_parameters_memory(to
 def test_state_dict_follows_optimizer_steps():
     model = OURS.Linear(3, 2)
     state = model.state_dict()
-    before = state["weight"].data.copy()
+    before = state["weight"].numpy().copy()
     model(Tensor(np.ones((1, 3), dtype=np.float32))).sum().backward()
     optim.SGD(model.parameters(), lr=0.1).step()
-    np.testing.assert_array_equal(state["weight"].data, model.weight.data)
-    assert not np.array_equal(state["weight"].data, before)
+    np.testing.assert_array_equal(state["weight"].numpy(), model.weight.numpy())
+    assert not np.array_equal(state["weight"].numpy(), before)
 
 
 def test_state_dict_destination_and_prefix():
@@ -186,7 +186,7 @@ def test_load_state_dict_errors_are_torchs(torch, edit):
     nn, tnn = libraries(torch)
     ours, theirs = build(nn), build(tnn)
     messages = []
-    for model, to_array in ((ours, lambda v: v.data.copy()), (theirs, lambda v: v.clone())):
+    for model, to_array in ((ours, lambda v: v.numpy().copy()), (theirs, lambda v: v.clone())):
         state = OrderedDict((k, to_array(v)) for k, v in model.state_dict().items())
         if edit in ("missing", "all"):
             del state["blocks.1.fc.bias"], state["temperature"]
@@ -205,16 +205,16 @@ def test_load_state_dict_errors_are_torchs(torch, edit):
 
 def test_load_state_dict_changes_nothing_when_it_fails():
     model = build(OURS)
-    before = {k: v.data.copy() for k, v in model.state_dict().items()}
+    before = {k: v.numpy().copy() for k, v in model.state_dict().items()}
     versions = {k: v._version for k, v in model.state_dict(keep_vars=True).items()}
-    state = {k: v.data * 0 + 7 for k, v in model.state_dict().items()}
+    state = {k: v.numpy() * 0 + 7 for k, v in model.state_dict().items()}
     state["heads.main.bias"] = np.zeros(5)
     with pytest.raises(RuntimeError, match=r"size mismatch for heads.main.bias: copying a param "
                                            r"with shape \(5,\) from checkpoint, the shape in "
                                            r"current model is \(2,\)\."):
         model.load_state_dict(state, strict=False)  # a shape mismatch is an error either way
     for k, v in model.state_dict(keep_vars=True).items():
-        np.testing.assert_array_equal(v.data, before[k])
+        np.testing.assert_array_equal(v.numpy(), before[k])
         assert v._version == versions[k]
 
 
@@ -231,7 +231,7 @@ def test_load_state_dict_copies_in_place_casts_and_bumps_versions(torch):
     named = model.state_dict(keep_vars=True)
     for name, value in named.items():
         copies = sum(other is value for other in named.values())  # shared: loaded per name
-        assert np.all(value.data == 3) and value._version == versions[name] + copies
+        assert np.all(value.numpy() == 3) and value._version == versions[name] + copies
         if name in params:
             assert value is params[name] and value.dtype == np.float32  # same objects, cast
 
@@ -277,7 +277,7 @@ def test_to_casts_floating_parameters_and_buffers_keeping_the_parameter_objects(
     copy_weights(model, theirs, torch)
     theirs.double()
     x = np.random.default_rng(1).standard_normal((2, 3))
-    np.testing.assert_allclose(model(Tensor(x)).data, theirs(torch.tensor(x)).detach().numpy(),
+    np.testing.assert_allclose(model(Tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(),
                                rtol=1e-12)
     assert model.float() is model and all(p.dtype == np.float32 for p in params)
 
@@ -403,8 +403,8 @@ def test_deepcopy_and_pickle_keep_the_tree_and_copy_the_parameters():
         assert list(clone.state_dict()) == list(model.state_dict())
         for (name, ours), (_, theirs) in zip(model.named_parameters(), clone.named_parameters()):
             assert type(theirs) is OURS.Parameter and theirs.requires_grad
-            assert not np.shares_memory(ours.data, theirs.data), name
-            np.testing.assert_array_equal(ours.data, theirs.data)
+            assert not np.shares_memory(ours.numpy(), theirs.numpy()), name
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     assert pairs[0][1].heads["aux"] is pairs[0][1].stem.shared  # sharing survives the copy
 
 
@@ -444,7 +444,7 @@ def test_zero_grad_and_requires_grad_():
     model(Tensor(np.ones((2, 3), dtype=np.float32))).sum().backward()
     grads = [p.grad for p in model.parameters()]
     model.zero_grad(set_to_none=False)
-    assert all(p.grad is g and not g.data.any() for p, g in zip(model.parameters(), grads))
+    assert all(p.grad is g and not g.numpy().any() for p, g in zip(model.parameters(), grads))
     model.zero_grad()
     assert all(p.grad is None for p in model.parameters())
     assert model.requires_grad_(False) is model
@@ -461,13 +461,13 @@ def test_forward_hooks_change_inputs_and_outputs_and_can_be_removed(torch):
         pre = layer.register_forward_pre_hook(lambda m, args: log.append("pre") or args[0] * 2)
         post = layer.register_forward_hook(lambda m, args, out: log.append("post") or out + 1)
         first = layer(lib.tensor(np.array([0.5])))
-        first = float(first.data[0]) if lib is nn else float(first[0])
+        first = float(first.numpy()[0]) if lib is nn else float(first[0])
         pre.remove()
         with post:  # leaving the block removes it
             second = layer(lib.tensor(np.array([0.5])))
         third = layer(lib.tensor(np.array([0.5])))
-        results.append((first, float(np.asarray(second.data if lib is nn else second)[0]),
-                        float(np.asarray(third.data if lib is nn else third)[0]), log))
+        results.append((first, float(np.asarray(second.numpy() if lib is nn else second)[0]),
+                        float(np.asarray(third.numpy() if lib is nn else third)[0]), log))
     assert results[0][:3] == pytest.approx(results[1][:3])
     assert results[0][3] == results[1][3] == ["pre", "post", "post"]
 

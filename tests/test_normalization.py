@@ -33,13 +33,13 @@ def _double_backward_parity(torch, fn, torch_fn, arrays, seed=0):
     first = tinygrad_grad(((out * out * out) * Tensor(weights)).sum(), ours)
     tfirst = torch.autograd.grad((tout ** 3 * torch.tensor(weights)).sum(), theirs, create_graph=True)
     for g, tg in zip(first, tfirst):
-        np.testing.assert_allclose(g.data, tg.detach().numpy(), **F64)
+        np.testing.assert_allclose(g.numpy(), tg.detach().numpy(), **F64)
     second = sum((g * g).sum() for g in first)
     tsecond = sum((tg * tg).sum() for tg in tfirst)
     second.backward()
     tsecond.backward()
     for k, (a, b) in enumerate(zip(ours, theirs)):
-        np.testing.assert_allclose(a.grad.data, b.grad.numpy(), **F64,
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), **F64,
                                    err_msg=f"second-order gradient of input {k}")
 
 
@@ -90,7 +90,7 @@ def test_standardize_backward_matches_its_composition_of_tensor_ops(rng):
         y = fn(x)
         (grad,) = tinygrad_grad(((y * y * y) * Tensor(weights)).sum(), [x])
         (grad * grad).sum().backward()
-        results.append((y.data, grad.data, x.grad.data))
+        results.append((y.numpy(), grad.numpy(), x.grad.numpy()))
     for ours, reference in zip(*results):
         np.testing.assert_allclose(ours, reference, rtol=1e-10, atol=1e-12)
 
@@ -109,9 +109,9 @@ def test_batch_norm_matches_torch_float64(torch, rng, shape, training):
                                                                       training, 0.3, 1e-3),
                  **F64)
     for ours, theirs in zip(ours_stats, theirs_stats):  # updated in training, untouched in eval
-        np.testing.assert_allclose(ours.data, theirs.numpy(), **F64)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), **F64)
     if not training:
-        np.testing.assert_array_equal(ours_stats[0].data, mean)
+        np.testing.assert_array_equal(ours_stats[0].numpy(), mean)
 
 
 @pytest.mark.parametrize("shape", BN_SHAPES, ids=str)
@@ -167,7 +167,7 @@ def test_random_batch_norm_matches_torch(torch, shape, training, momentum, eps, 
                  torch_fn=lambda x, w, b: _torch_f(torch).batch_norm(
                      x, *theirs_stats, w, b, training, momentum, eps), seed=seed, **F64)
     for ours, theirs in zip(ours_stats, theirs_stats):
-        np.testing.assert_allclose(ours.data, theirs.numpy(), **F64)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), **F64)
 
 
 @HYPOTHESIS
@@ -191,8 +191,8 @@ def _pair(torch, make, torch_make, dtype):
     theirs = torch_make().to(getattr(torch, np.dtype(dtype).name))
     rng = np.random.default_rng(1)
     for name, param in ours.named_parameters():
-        param.data[...] = rng.standard_normal(param.shape)
-        getattr(theirs, name).data.copy_(torch.from_numpy(param.data.copy()))
+        param.numpy()[...] = rng.standard_normal(param.shape)
+        getattr(theirs, name).data.copy_(torch.from_numpy(param.numpy().copy()))
     return ours, theirs
 
 
@@ -219,25 +219,25 @@ def test_batch_norm_module_training_steps_match_torch(torch, kind, shape, kwargs
         target = rng.standard_normal(shape).astype(dtype)
         ours_x, tx = Tensor(x, requires_grad=True), torch.from_numpy(x.copy()).requires_grad_()
         out, tout = ours(ours_x), theirs(tx)
-        np.testing.assert_allclose(out.data, tout.detach().numpy(), **tolerance)
+        np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), **tolerance)
         ((out - Tensor(target)) ** 2).mean().backward()
         ((tout - torch.from_numpy(target)) ** 2).mean().backward()
-        np.testing.assert_allclose(ours_x.grad.data, tx.grad.numpy(), **tolerance)
+        np.testing.assert_allclose(ours_x.grad.numpy(), tx.grad.numpy(), **tolerance)
         for (name, p), tp in zip(ours.named_parameters(), theirs.parameters()):
-            np.testing.assert_allclose(p.grad.data, tp.grad.numpy(), **tolerance, err_msg=name)
+            np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), **tolerance, err_msg=name)
             p.data -= 0.1 * p.grad.data
             p.grad = None
             with torch.no_grad():
                 tp -= 0.1 * tp.grad
             tp.grad = None
         for name, buffer in ours.named_buffers():
-            np.testing.assert_allclose(buffer.data, getattr(theirs, name).numpy(), **tolerance,
+            np.testing.assert_allclose(buffer.numpy(), getattr(theirs, name).numpy(), **tolerance,
                                        err_msg=name)
     assert ours.num_batches_tracked.item() == 4 and ours.num_batches_tracked.dtype == np.int64
     ours.eval()
     theirs.eval()
     x = rng.standard_normal(shape).astype(dtype)
-    np.testing.assert_allclose(ours(Tensor(x)).data, theirs(torch.from_numpy(x)).detach().numpy(),
+    np.testing.assert_allclose(ours(Tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(),
                                **tolerance)
     assert ours.num_batches_tracked.item() == 4  # eval does not count batches
 
@@ -247,8 +247,8 @@ def test_batch_norm_momentum_none_is_the_cumulative_average(rng):
     batches = [rng.standard_normal((6, 2)) * (k + 1) for k in range(3)]
     for batch in batches:
         bn(Tensor(batch))
-    np.testing.assert_allclose(bn.running_mean.data, np.mean([b.mean(0) for b in batches], 0))
-    np.testing.assert_allclose(bn.running_var.data,
+    np.testing.assert_allclose(bn.running_mean.numpy(), np.mean([b.mean(0) for b in batches], 0))
+    np.testing.assert_allclose(bn.running_var.numpy(),
                                np.mean([b.var(0, ddof=1) for b in batches], 0))
 
 
@@ -259,21 +259,21 @@ def test_batch_norm_without_running_stats_uses_batch_statistics_in_eval(torch, r
     bn.eval()
     tbn.eval()
     x = rng.standard_normal((2, 3, 4, 4)) * 5 + 2
-    out = bn(Tensor(x)).data
+    out = bn(Tensor(x)).numpy()
     np.testing.assert_allclose(out, tbn(torch.from_numpy(x)).detach().numpy(), **F64)
     np.testing.assert_allclose(out.mean(axis=(0, 2, 3)), 0, atol=1e-12)  # batch statistics
 
 
 def test_batch_norm_eval_uses_running_stats(rng):
     bn = BatchNorm1d(2, dtype=np.float64).eval()
-    bn.running_mean.data[...] = [1.0, -2.0]
-    bn.running_var.data[...] = [4.0, 0.25]
-    bn.weight.data[...] = [2.0, 1.0]
-    bn.bias.data[...] = [0.0, 3.0]
+    bn.running_mean.numpy()[...] = [1.0, -2.0]
+    bn.running_var.numpy()[...] = [4.0, 0.25]
+    bn.weight.numpy()[...] = [2.0, 1.0]
+    bn.bias.numpy()[...] = [0.0, 3.0]
     x = rng.standard_normal((5, 2))
     expected = (x - [1.0, -2.0]) / np.sqrt(np.array([4.0, 0.25]) + 1e-5) * [2.0, 1.0] + [0.0, 3.0]
-    np.testing.assert_allclose(bn(Tensor(x)).data, expected, rtol=1e-12)
-    np.testing.assert_array_equal(bn.running_mean.data, [1.0, -2.0])
+    np.testing.assert_allclose(bn(Tensor(x)).numpy(), expected, rtol=1e-12)
+    np.testing.assert_array_equal(bn.running_mean.numpy(), [1.0, -2.0])
 
 
 @pytest.mark.parametrize("kwargs", [dict(), dict(affine=False), dict(track_running_stats=False),
@@ -306,17 +306,17 @@ def test_batch_norm_reset_running_stats_and_parameters(rng):
     bn = BatchNorm1d(3)
     for _ in range(2):
         bn(Tensor(rng.standard_normal((4, 3)).astype(np.float32)))
-    bn.weight.data[...] = 5
+    bn.weight.numpy()[...] = 5
     bn.reset_running_stats()
-    np.testing.assert_array_equal(bn.running_mean.data, 0)
-    np.testing.assert_array_equal(bn.running_var.data, 1)
+    np.testing.assert_array_equal(bn.running_mean.numpy(), 0)
+    np.testing.assert_array_equal(bn.running_var.numpy(), 1)
     assert bn.num_batches_tracked.item() == 0
-    np.testing.assert_array_equal(bn.weight.data, 5)  # parameters untouched
+    np.testing.assert_array_equal(bn.weight.numpy(), 5)  # parameters untouched
     bn(Tensor(rng.standard_normal((4, 3)).astype(np.float32)))
     bn.reset_parameters()
-    np.testing.assert_array_equal(bn.weight.data, 1)
-    np.testing.assert_array_equal(bn.bias.data, 0)
-    np.testing.assert_array_equal(bn.running_mean.data, 0)
+    np.testing.assert_array_equal(bn.weight.numpy(), 1)
+    np.testing.assert_array_equal(bn.bias.numpy(), 0)
+    np.testing.assert_array_equal(bn.running_mean.numpy(), 0)
     assert bn.weight.dtype == np.float32 and bn.running_var.dtype == np.float32
 
 
@@ -333,7 +333,7 @@ def test_batch_norm_in_a_model_trains_and_loads_state(rng):
     net(Tensor(rng.standard_normal((5, 3)).astype(np.float32)))
     copy.load_state_dict(net.state_dict())
     assert copy.bn.num_batches_tracked.item() == 1
-    np.testing.assert_array_equal(copy.bn.running_var.data, net.bn.running_var.data)
+    np.testing.assert_array_equal(copy.bn.running_var.numpy(), net.bn.running_var.numpy())
 
 
 @pytest.mark.parametrize("shape,normalized,kwargs", [((4, 5), 5, dict()),
@@ -352,23 +352,23 @@ def test_layer_norm_module_matches_torch(torch, shape, normalized, kwargs, dtype
     tx = torch.from_numpy(x.copy()).requires_grad_()
     ours_x = Tensor(x, requires_grad=True)
     out, tout = ours(ours_x), theirs(tx)
-    np.testing.assert_allclose(out.data, tout.detach().numpy(), **tolerance)
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), **tolerance)
     (out * out).sum().backward()
     (tout * tout).sum().backward()
-    np.testing.assert_allclose(ours_x.grad.data, tx.grad.numpy(), **tolerance)
+    np.testing.assert_allclose(ours_x.grad.numpy(), tx.grad.numpy(), **tolerance)
     for (name, p), tp in zip(ours.named_parameters(), theirs.parameters()):
-        np.testing.assert_allclose(p.grad.data, tp.grad.numpy(), **tolerance, err_msg=name)
+        np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), **tolerance, err_msg=name)
 
 
 def test_layer_norm_initialises_weight_one_bias_zero():
     ln = LayerNorm((2, 3))
     assert ln.normalized_shape == (2, 3)
-    np.testing.assert_array_equal(ln.weight.data, np.ones((2, 3)))
-    np.testing.assert_array_equal(ln.bias.data, np.zeros((2, 3)))
+    np.testing.assert_array_equal(ln.weight.numpy(), np.ones((2, 3)))
+    np.testing.assert_array_equal(ln.bias.numpy(), np.zeros((2, 3)))
     assert ln.weight.dtype == np.float32
-    ln.weight.data[...] = 3
+    ln.weight.numpy()[...] = 3
     ln.reset_parameters()
-    np.testing.assert_array_equal(ln.weight.data, 1)
+    np.testing.assert_array_equal(ln.weight.numpy(), 1)
 
 
 # ---- errors -----------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ def test_products_are_the_same_numbers_on_one_thread_and_two(restore_threads):
     results = []
     for threads in (1, 2):
         tp.set_num_threads(threads)
-        results.append(tp.nn.functional.linear(x, w).data)
+        results.append(tp.nn.functional.linear(x, w).numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-12, atol=1e-12)
 
 

@@ -123,7 +123,7 @@ def first_and_second_derivatives(fn, x: Tensor):
     out = fn(x)
     (grad,) = autograd.grad(out, [x], Tensor(np.ones(out.shape, x.dtype)), create_graph=True)
     (second,) = autograd.grad(grad.sum(), [x])
-    return out.data, grad.data, second.data
+    return out.numpy(), grad.numpy(), second.numpy()
 
 
 def torch_derivatives(torch, fn, array):
@@ -171,10 +171,10 @@ def test_softplus_and_logsigmoid_have_the_tails_right():
     softplus(-1e4) = 0 (not -inf), σ(-x) in the slope of log σ at x = 30 (not 1 - σ = 0)."""
     x = Tensor(np.array([-1e4, 30.0, 1e4], np.float32), requires_grad=True)
     out = A.logsigmoid(x)
-    np.testing.assert_array_equal(out.data[[0, 2]], [-1e4, 0])
+    np.testing.assert_array_equal(out.numpy()[[0, 2]], [-1e4, 0])
     out.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [1, np.exp(-30.0), 0], rtol=1e-6)
-    np.testing.assert_array_equal(A.softplus(x).data, [0, 30, 1e4])
+    np.testing.assert_allclose(x.grad.numpy(), [1, np.exp(-30.0), 0], rtol=1e-6)
+    np.testing.assert_array_equal(A.softplus(x).numpy(), [0, 30, 1e4])
 
 
 @settings(max_examples=25, deadline=None)
@@ -207,7 +207,7 @@ def test_modules_and_their_reprs(torch):
     x = np.linspace(-30, 30, 13, dtype=np.float32)
     for ours, theirs in pairs:
         assert repr(ours) == repr(theirs)
-        np.testing.assert_allclose(ours(Tensor(x)).data, theirs(torch.tensor(x)).numpy(),
+        np.testing.assert_allclose(ours(Tensor(x)).numpy(), theirs(torch.tensor(x)).numpy(),
                                    rtol=1e-6, atol=1e-7)
 
 
@@ -243,7 +243,7 @@ def _first_derivative(fn, array):
     x = Tensor(array, requires_grad=True)
     out = fn(x)
     out.backward(np.ones(out.shape, array.dtype))
-    return out.data, x.grad.data
+    return out.numpy(), x.grad.numpy()
 
 
 @pytest.mark.parametrize("name", sorted(ELEMENTWISE))
@@ -306,9 +306,9 @@ def test_pow_with_tensor_exponent_at_zero_base_is_torchs(torch):
     tout = ta ** tb
     tgrads = torch.autograd.grad(tout.sum(), [ta, tb], create_graph=True)
     tseconds = torch.autograd.grad(sum(g.sum() for g in tgrads), [ta, tb])
-    np.testing.assert_array_equal(out.data, tout.detach().numpy())
+    np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
     for ours, theirs in zip(list(grads) + list(seconds), list(tgrads) + list(tseconds)):
-        np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-14)
+        np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-14)
 
 
 @pytest.mark.parametrize("base", [0.0, 2.0])
@@ -330,7 +330,7 @@ def test_the_slope_of_the_square_root_of_a_square_at_zero_is_torchs_nan(torch):
         ((x * x) ** 0.5).sum().backward()
     t = torch.tensor([0.0, 3.0], requires_grad=True)
     ((t * t) ** 0.5).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, t.grad.numpy())  # [nan, 1]
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())  # [nan, 1]
 
 
 def test_the_square_root_of_a_square_at_zero_backpropagates_silently():
@@ -358,7 +358,7 @@ def test_reductions_of_infinities_are_torchs_and_silent(torch, dtype):
 def test_mean_of_nothing_is_nan_silently(torch):
     empty = np.zeros((0, 3), np.float32)
     ours = silently(lambda: Tensor(empty).mean(0))
-    np.testing.assert_array_equal(ours.data, torch.tensor(empty).mean(0).numpy())
+    np.testing.assert_array_equal(ours.numpy(), torch.tensor(empty).mean(0).numpy())
 
 
 # ---- 3. losses at the edges -------------------------------------------------------------------
@@ -375,8 +375,8 @@ def test_binary_cross_entropy_of_certain_probabilities_is_torchs(torch, dtype):
         tx = torch.tensor(p, requires_grad=True)
         tout = torch.nn.functional.binary_cross_entropy(tx, torch.tensor(t), reduction=reduction)
         tout.backward(torch.ones_like(tout))
-        np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-6)
-        np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -435,15 +435,15 @@ def test_nan_propagates_and_routes_gradients_as_torch(torch, name, dtype):
     array = NAN_ROWS.astype(dtype)
     x = Tensor(array, requires_grad=True)
     out, indices = _values_and_indices(silently(fn, x))
-    weights = np.arange(1, out.data.size + 1, dtype=dtype).reshape(out.shape)
+    weights = np.arange(1, out.numpy().size + 1, dtype=dtype).reshape(out.shape)
     silently(lambda: out.backward(weights))
     tx = torch.tensor(array, requires_grad=True)
     tout, tindices = _values_and_indices(fn(tx))
     tout.backward(torch.tensor(weights))
-    np.testing.assert_array_equal(out.data, tout.detach().numpy())
-    np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
+    np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
     if indices is not None:
-        np.testing.assert_array_equal(indices.data, tindices.numpy())
+        np.testing.assert_array_equal(indices.numpy(), tindices.numpy())
 
 
 @pytest.mark.parametrize("dim", [None, 0, 1])
@@ -451,7 +451,7 @@ def test_argmax_and_argmin_point_at_the_first_nan(torch, dim):
     for op in ("argmax", "argmin"):
         ours = getattr(Tensor(NAN_ROWS), op)(dim)
         theirs = getattr(torch.tensor(NAN_ROWS), op)(dim)
-        np.testing.assert_array_equal(ours.data, theirs.numpy())
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 POOLS = [dict(kernel_size=2), dict(kernel_size=3, stride=1), dict(kernel_size=3, stride=2, padding=1),
@@ -483,10 +483,10 @@ def test_max_pool2d_propagates_nan_and_routes_to_it(torch, kwargs, shape, dtype)
     tx = torch.tensor(image, requires_grad=True)
     tout, tindices = torch.nn.functional.max_pool2d(tx, return_indices=True, **kwargs)
     tout.backward(torch.tensor(weights))
-    assert np.isnan(out.data).any()
-    np.testing.assert_array_equal(out.data, tout.detach().numpy())
-    np.testing.assert_array_equal(indices.data, tindices.numpy())
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+    assert np.isnan(out.numpy()).any()
+    np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
+    np.testing.assert_array_equal(indices.numpy(), tindices.numpy())
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("output_size", [3, (2, 3), 1, 7])
@@ -498,9 +498,9 @@ def test_adaptive_max_pool2d_propagates_nan_as_torch(torch, output_size):
     tx = torch.tensor(image, requires_grad=True)
     tout, tindices = torch.nn.functional.adaptive_max_pool2d(tx, output_size, return_indices=True)
     tout.backward(torch.ones_like(tout))
-    np.testing.assert_array_equal(out.data, tout.detach().numpy())
-    np.testing.assert_array_equal(indices.data, tindices.numpy())
-    np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
+    np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
+    np.testing.assert_array_equal(indices.numpy(), tindices.numpy())
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
 
 
 # ---- 5. float32 reductions as accurate as torch's ---------------------------------------------
@@ -540,7 +540,7 @@ def test_float32_reductions_along_every_axis_are_as_accurate_as_torchs(torch, fl
         wide = array.astype(np.float64)
         for axis in range(array.ndim):
             exact = exact_fn(wide, axis)
-            ours = silently(ours_fn, Tensor(array), axis).data
+            ours = silently(ours_fn, Tensor(array), axis).numpy()
             assert ours.dtype == np.float32
             ours_error = _reduction_error(ours, exact)
             torch_error = _reduction_error(torch_fn(torch.tensor(array), axis).numpy(), exact)
@@ -551,8 +551,8 @@ def test_float32_reductions_along_every_axis_are_as_accurate_as_torchs(torch, fl
 def test_a_long_float32_sum_is_accurate(torch):
     tenth = np.full(10**7, 0.1, np.float32)
     exact = tenth.astype(np.float64).sum()
-    for result in (Tensor(tenth).sum().data, Tensor(tenth.reshape(-1, 1)).sum(0).data,
-                   Tensor(tenth.reshape(-1, 10)).mean(0).data * 10**7):
+    for result in (Tensor(tenth).sum().numpy(), Tensor(tenth.reshape(-1, 1)).sum(0).numpy(),
+                   Tensor(tenth.reshape(-1, 10)).mean(0).numpy() * 10**7):
         assert abs(float(np.asarray(result).reshape(-1)[0]) - exact) / exact < 4e-7
 
 
@@ -575,7 +575,7 @@ def test_float32_losses_are_as_accurate_as_torchs(torch):
                  + np.log1p(np.exp(-np.abs(logits64))))),
     ]
     for ours, theirs, exact in cases:
-        assert _reduction_error(ours.data, exact) <= \
+        assert _reduction_error(ours.numpy(), exact) <= \
             2 * _reduction_error(theirs.numpy(), exact) + 2 * np.finfo(np.float32).eps
 
 
@@ -583,7 +583,7 @@ def test_small_reductions_keep_numpys_own_sum():
     """Below LONG_SUM elements a reduction is NumPy's sum as it is (fast, already accurate)."""
     from tinygrad_pool.ops.reduce import LONG_SUM
     x = np.random.default_rng(1).random((LONG_SUM - 1, 5)).astype(np.float32)
-    np.testing.assert_array_equal(Tensor(x).sum(0).data, x.sum(0))
+    np.testing.assert_array_equal(Tensor(x).sum(0).numpy(), x.sum(0))
 
 
 def test_loss_module_keeps_logsigmoid_as_the_activation_op():

@@ -24,7 +24,7 @@ def test_sgd_plain_step():
     p = param([1.0, -2.0])
     set_grad(p, [0.5, 1.0])
     optim.SGD([p], lr=0.1).step()
-    np.testing.assert_allclose(p.data, [1.0 - 0.05, -2.0 - 0.1])
+    np.testing.assert_allclose(p.numpy(), [1.0 - 0.05, -2.0 - 0.1])
 
 
 def test_sgd_momentum_weight_decay_dampening_by_hand():
@@ -32,11 +32,11 @@ def test_sgd_momentum_weight_decay_dampening_by_hand():
     opt = optim.SGD([p], lr=0.1, momentum=0.9, dampening=0.5, weight_decay=0.1)
     set_grad(p, [2.0])
     opt.step()  # d = 2 + 0.1·1 = 2.1; first step: buf = d (no dampening); p = 1 - 0.21
-    np.testing.assert_allclose(p.data, [0.79])
+    np.testing.assert_allclose(p.numpy(), [0.79])
     set_grad(p, [2.0])
     opt.step()  # d = 2 + 0.079 = 2.079; buf = 0.9·2.1 + 0.5·2.079 = 2.9295; p = 0.79 - 0.29295
-    np.testing.assert_allclose(p.data, [0.79 - 0.29295])
-    np.testing.assert_allclose(opt.state[p]["momentum_buffer"].data, [2.9295])
+    np.testing.assert_allclose(p.numpy(), [0.79 - 0.29295])
+    np.testing.assert_allclose(opt.state[p]["momentum_buffer"].numpy(), [2.9295])
 
 
 def test_sgd_nesterov_and_maximize_by_hand():
@@ -44,14 +44,14 @@ def test_sgd_nesterov_and_maximize_by_hand():
     opt = optim.SGD([p], lr=1.0, momentum=0.5, nesterov=True)
     set_grad(p, [1.0])
     opt.step()  # buf = 1; d = 1 + 0.5·1 = 1.5
-    np.testing.assert_allclose(p.data, [-1.5])
+    np.testing.assert_allclose(p.numpy(), [-1.5])
     set_grad(p, [1.0])
     opt.step()  # buf = 0.5 + 1 = 1.5; d = 1 + 0.75 = 1.75
-    np.testing.assert_allclose(p.data, [-3.25])
+    np.testing.assert_allclose(p.numpy(), [-3.25])
     q = param([0.0])
     set_grad(q, [2.0])
     optim.SGD([q], lr=0.5, maximize=True).step()  # ascent: q = 0 + 0.5·2
-    np.testing.assert_allclose(q.data, [1.0])
+    np.testing.assert_allclose(q.numpy(), [1.0])
 
 
 def test_adam_first_step_moves_every_coordinate_by_about_lr():
@@ -60,7 +60,7 @@ def test_adam_first_step_moves_every_coordinate_by_about_lr():
     optim.Adam([p], lr=0.01).step()
     # m̂ = g and v̂ = g² after bias correction, so the step is lr · g / (|g| + eps).
     expected = 1.0 - 0.01 * np.array([1e-3, 5.0, -300.0]) / (np.abs([1e-3, 5.0, -300.0]) + 1e-8)
-    np.testing.assert_allclose(p.data, expected, rtol=1e-12)
+    np.testing.assert_allclose(p.numpy(), expected, rtol=1e-12)
 
 
 def test_adam_two_steps_with_weight_decay_by_hand():
@@ -68,11 +68,11 @@ def test_adam_two_steps_with_weight_decay_by_hand():
     opt = optim.Adam([p], lr=0.1, betas=(0.5, 0.75), eps=0.0, weight_decay=0.5)
     set_grad(p, [1.0])
     opt.step()  # g = 1 + 1 = 2; m̂ = 2, v̂ = 4 -> p = 2 - 0.1·2/2 = 1.9
-    np.testing.assert_allclose(p.data, [1.9])
+    np.testing.assert_allclose(p.numpy(), [1.9])
     set_grad(p, [1.0])
     opt.step()  # g = 1.95; m = 0.5·1 + 0.5·1.95 = 1.475; v = 0.75·1 + 0.25·3.8025 = 1.700625
     m_hat, v_hat = 1.475 / (1 - 0.25), 1.700625 / (1 - 0.5625)
-    np.testing.assert_allclose(p.data, [1.9 - 0.1 * m_hat / math.sqrt(v_hat)])
+    np.testing.assert_allclose(p.numpy(), [1.9 - 0.1 * m_hat / math.sqrt(v_hat)])
     assert float(opt.state[p]["step"]) == 2.0 and opt.state[p]["step"].dtype == np.float32
 
 
@@ -81,22 +81,22 @@ def test_adamw_decays_the_weight_not_the_gradient_by_hand():
     set_grad(p, [1.0])
     optim.AdamW([p], lr=0.1, eps=0.0, weight_decay=0.5).step()
     # p = 2·(1 - 0.1·0.5) = 1.9, then the Adam step of g = 1 (m̂/sqrt(v̂) = 1): 1.9 - 0.1
-    np.testing.assert_allclose(p.data, [1.8])
+    np.testing.assert_allclose(p.numpy(), [1.8])
 
 
 def test_rmsprop_and_adagrad_first_step_by_hand():
     p = param([1.0])
     set_grad(p, [2.0])
     optim.RMSprop([p], lr=0.1, alpha=0.75, eps=0.0).step()  # v = 0.25·4 = 1; p = 1 - 0.1·2/1
-    np.testing.assert_allclose(p.data, [0.8])
+    np.testing.assert_allclose(p.numpy(), [0.8])
     q = param([1.0])
     opt = optim.Adagrad([q], lr=0.1, lr_decay=1.0, initial_accumulator_value=5.0, eps=0.0)
     set_grad(q, [2.0])
     opt.step()  # sum = 5 + 4 = 9; q = 1 - 0.1·2/3
-    np.testing.assert_allclose(q.data, [1.0 - 0.2 / 3])
+    np.testing.assert_allclose(q.numpy(), [1.0 - 0.2 / 3])
     set_grad(q, [0.0])
     opt.step()  # a zero gradient: no move, sum unchanged; the decayed rate is 0.1/2
-    np.testing.assert_allclose(opt.state[q]["sum"].data, [9.0])
+    np.testing.assert_allclose(opt.state[q]["sum"].numpy(), [9.0])
     assert float(opt.state[q]["step"]) == 2.0
 
 
@@ -107,7 +107,7 @@ def test_params_without_grad_are_skipped_and_float32_stays_float32():
                 optim.RMSprop([a, b], momentum=0.5, centered=True)):
         opt.step()
         assert a.dtype == np.float32 and b.dtype == np.float32 and a.grad.dtype == np.float32
-        assert b.data.tolist() == [3.0] and b not in opt.state
+        assert b.numpy().tolist() == [3.0] and b not in opt.state
     assert opt.state[a]["square_avg"].dtype == np.float32
 
 
@@ -116,7 +116,7 @@ def test_zero_grad_sets_none_or_zeros():
     opt = optim.SGD([p], lr=0.1)
     set_grad(p, [3.0])
     opt.zero_grad(set_to_none=False)
-    assert p.grad.data.tolist() == [0.0]
+    assert p.grad.numpy().tolist() == [0.0]
     opt.zero_grad()
     assert p.grad is None
 
@@ -132,7 +132,7 @@ def test_step_with_a_closure_returns_its_loss():
         return loss
     loss = opt.step(closure)
     assert loss.item() == 9.0
-    np.testing.assert_allclose(p.data, [3.0 - 0.25 * 6.0])
+    np.testing.assert_allclose(p.numpy(), [3.0 - 0.25 * 6.0])
 
 
 def test_a_step_checks_every_gradient_before_changing_anything():
@@ -142,7 +142,7 @@ def test_a_step_checks_every_gradient_before_changing_anything():
     set_grad(bad, [1.0, 1.0, 1.0])
     with pytest.raises(RuntimeError, match=r"shape \[2\] has a gradient of shape \[3\]"):
         opt.step()
-    assert good.data.tolist() == [1.0, 2.0] and good._version == 0 and len(opt.state) == 0
+    assert good.numpy().tolist() == [1.0, 2.0] and good._version == 0 and len(opt.state) == 0
 
 
 @pytest.mark.parametrize("make", [lambda p: optim.SGD(p, lr=0.1, momentum=0.9),
@@ -173,8 +173,8 @@ def test_training_a_linear_layer_reduces_the_loss():
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < 1e-3 * losses[0]
-    np.testing.assert_allclose(model.weight.data, [[1.0, -2.0, 0.5]], atol=1e-3)
-    np.testing.assert_allclose(model.bias.data, [0.3], atol=1e-3)
+    np.testing.assert_allclose(model.weight.numpy(), [[1.0, -2.0, 0.5]], atol=1e-3)
+    np.testing.assert_allclose(model.bias.numpy(), [0.3], atol=1e-3)
 
 
 # ---- parity with torch.optim -----------------------------------------------------------------------
@@ -199,7 +199,7 @@ def feed_same_grads(torch, ours, theirs, rng, step):
 def assert_same(ours, theirs, rtol):
     for p, tp in zip(ours, theirs):
         assert p.dtype == np.dtype(str(tp.dtype).replace("torch.", ""))
-        np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=rtol, atol=rtol)
+        np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=rtol, atol=rtol)
 
 
 def assert_same_state(opt, topt, ours, theirs, rtol):
@@ -207,7 +207,7 @@ def assert_same_state(opt, topt, ours, theirs, rtol):
     for p, tp in zip(ours, theirs):
         assert list(opt.state.get(p, {})) == list(topt.state.get(tp, {}))
         for key, value in opt.state.get(p, {}).items():
-            np.testing.assert_allclose(value.data, topt.state[tp][key].numpy(), rtol=rtol, atol=rtol,
+            np.testing.assert_allclose(value.numpy(), topt.state[tp][key].numpy(), rtol=rtol, atol=rtol,
                                        err_msg=key)
             assert value.dtype == np.dtype(str(topt.state[tp][key].dtype).replace("torch.", ""))
 
@@ -342,7 +342,7 @@ def test_frozen_parameters_are_accepted_as_torch_does():
     frozen.requires_grad = False
     opt = optim.SGD([frozen], lr=0.1)  # torch allows it: such a parameter simply never moves
     opt.step()
-    assert frozen.data.tolist() == [1.0, 1.0]
+    assert frozen.numpy().tolist() == [1.0, 1.0]
 
 
 def test_a_duplicate_inside_one_group_warns_as_torch():
@@ -441,7 +441,7 @@ def test_state_dict_has_torchs_layout(torch):
             assert list(entry) == list(tsd["state"][index])
             for key, value in entry.items():
                 assert isinstance(value, Tensor)
-                np.testing.assert_allclose(value.data, tsd["state"][index][key].numpy(), rtol=1e-12)
+                np.testing.assert_allclose(value.numpy(), tsd["state"][index][key].numpy(), rtol=1e-12)
         # As torch's, the saved state is the live state (references, not copies).
         assert all(sd["state"][i] is opt.state[p] for i, p in enumerate(ours) if p in opt.state)
 
@@ -472,7 +472,7 @@ def test_five_steps_saved_and_resumed_equal_ten_uninterrupted(torch, name, kwarg
     train(torch, opt2, straight, (tstraight, topt2), np.random.default_rng(5), 5)
     train(torch, opt2, straight, (tstraight, topt2), np.random.default_rng(6), 5, start=5)
     for p, q in zip(ours, straight):
-        np.testing.assert_array_equal(p.data, q.data)
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
     assert_same(ours, theirs, rtol)
     assert_same_state(resumed, tresumed, ours, theirs, rtol)
     assert [g["lr"] for g in resumed.param_groups] == [g["lr"] for g in opt.param_groups]
@@ -489,7 +489,7 @@ def test_load_state_dict_copies_and_casts_to_the_parameter_dtype():
     state = other.state[p32]
     assert state["exp_avg"].dtype == np.float32 and state["step"].dtype == np.float32
     assert state["exp_avg"] is not opt.state[p64]["exp_avg"]
-    np.testing.assert_allclose(state["exp_avg_sq"].data, opt.state[p64]["exp_avg_sq"].data, rtol=1e-6)
+    np.testing.assert_allclose(state["exp_avg_sq"].numpy(), opt.state[p64]["exp_avg_sq"].numpy(), rtol=1e-6)
 
 
 def test_load_state_dict_errors_change_nothing():

@@ -121,23 +121,23 @@ TIE_EXPECTED = {
 def test_max_pool2d_ties_by_hand(ties):
     x = leaf(TIE_IMAGE.reshape(1, 1, 4, 4))
     out, indices = F.max_pool2d(x, 2, return_indices=True, ties=ties)
-    np.testing.assert_array_equal(out.data[0, 0], [[3, 2], [5, 4]])
-    np.testing.assert_array_equal(indices.data[0, 0], [[1, 2], [8, 10]])
-    np.testing.assert_array_equal(out.grad_fn.argmax, indices.data)
+    np.testing.assert_array_equal(out.numpy()[0, 0], [[3, 2], [5, 4]])
+    np.testing.assert_array_equal(indices.numpy()[0, 0], [[1, 2], [8, 10]])
+    np.testing.assert_array_equal(out.grad_fn.argmax, indices.numpy())
     out.backward(TIE_GRAD.reshape(1, 1, 2, 2))
-    np.testing.assert_allclose(x.grad.data[0, 0], TIE_EXPECTED[ties], rtol=1e-15)
+    np.testing.assert_allclose(x.grad.numpy()[0, 0], TIE_EXPECTED[ties], rtol=1e-15)
 
 
 def test_overlapping_windows_add_their_gradients():
     # 3×3 image whose centre (flat 4) is the max of all four 2×2 windows at stride 1
     x = leaf(np.array([[0.0, 1, 0], [2, 9, 3], [0, 4, 0]]).reshape(1, 1, 3, 3))
     out, indices = F.max_pool2d(x, 2, stride=1, return_indices=True)
-    np.testing.assert_array_equal(out.data[0, 0], [[9, 9], [9, 9]])
-    np.testing.assert_array_equal(indices.data[0, 0], [[4, 4], [4, 4]])
+    np.testing.assert_array_equal(out.numpy()[0, 0], [[9, 9], [9, 9]])
+    np.testing.assert_array_equal(indices.numpy()[0, 0], [[4, 4], [4, 4]])
     out.backward(TIE_GRAD.reshape(1, 1, 2, 2))
     expected = np.zeros((3, 3))
     expected[1, 1] = 1 + 2 + 3 + 4  # the sum of all four windows' gradients
-    np.testing.assert_array_equal(x.grad.data[0, 0], expected)
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], expected)
 
 
 @pytest.mark.parametrize("ties", ["first", "split", "all"])
@@ -152,7 +152,7 @@ def test_overlapping_windows_with_ties(ties):
         "split": coverage / 4,  # 1/4 from each window that holds the pixel
         "all": coverage,  # 1 from each window that holds the pixel
     }[ties]
-    np.testing.assert_allclose(x.grad.data[0, 0], expected)
+    np.testing.assert_allclose(x.grad.numpy()[0, 0], expected)
 
 
 def test_padding_behaves_like_minus_infinity():
@@ -162,10 +162,10 @@ def test_padding_behaves_like_minus_infinity():
     # the max of each is a real (negative) pixel, never the zero a zero-padding would give
     x = leaf(-np.array([[1.0, 2.0], [3.0, 4.0]]).reshape(1, 1, 2, 2))
     out, indices = F.max_pool2d(x, 2, stride=1, padding=1, return_indices=True)
-    np.testing.assert_array_equal(out.data[0, 0], [[-1, -1, -2], [-1, -1, -2], [-3, -3, -4]])
-    np.testing.assert_array_equal(indices.data[0, 0], [[0, 0, 1], [0, 0, 1], [2, 2, 3]])
+    np.testing.assert_array_equal(out.numpy()[0, 0], [[-1, -1, -2], [-1, -1, -2], [-3, -3, -4]])
+    np.testing.assert_array_equal(indices.numpy()[0, 0], [[0, 0, 1], [0, 0, 1], [2, 2, 3]])
     out.sum().backward()
-    np.testing.assert_array_equal(x.grad.data[0, 0], [[4, 2], [2, 1]])  # count of each index
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], [[4, 2], [2, 1]])  # count of each index
 
 
 @pytest.mark.parametrize("ties", ["first", "split", "all"])
@@ -174,8 +174,8 @@ def test_all_minus_inf_window_next_to_padding_points_at_a_real_pixel(ties):
     # at padding: the index is the window's first real pixel (same table as the test above).
     x = leaf(np.full((1, 1, 2, 2), -np.inf))
     out, indices = F.max_pool2d(x, 2, stride=1, padding=1, return_indices=True, ties=ties)
-    assert np.isneginf(out.data).all()
-    np.testing.assert_array_equal(indices.data[0, 0], [[0, 0, 1], [0, 0, 1], [2, 2, 3]])
+    assert np.isneginf(out.numpy()).all()
+    np.testing.assert_array_equal(indices.numpy()[0, 0], [[0, 0, 1], [0, 0, 1], [2, 2, 3]])
     out.sum().backward()
     # the gradient goes to real pixels only, none is lost in the padding:
     #   first: each output to its index -> counts [[4, 2], [2, 1]]
@@ -184,15 +184,15 @@ def test_all_minus_inf_window_next_to_padding_points_at_a_real_pixel(ties):
     #   all:   each pixel gets 1 from each of the 4 windows that hold it
     expected = {"first": [[4, 2], [2, 1]], "split": np.full((2, 2), 2.25),
                 "all": np.full((2, 2), 4.0)}[ties]
-    np.testing.assert_allclose(x.grad.data[0, 0], expected)
-    assert x.grad.data.sum() == pytest.approx({"first": 9, "split": 9, "all": 16}[ties])
+    np.testing.assert_allclose(x.grad.numpy()[0, 0], expected)
+    assert x.grad.numpy().sum() == pytest.approx({"first": 9, "split": 9, "all": 16}[ties])
 
 
 def test_all_minus_inf_window_without_padding():
     x = leaf(np.array([[-np.inf, -np.inf], [-np.inf, 1.0]]).reshape(1, 1, 2, 2))
     out, indices = F.max_pool2d(x, (1, 2), return_indices=True)  # rows [-inf,-inf] and [-inf, 1]
-    np.testing.assert_array_equal(out.data[0, 0], [[-np.inf], [1.0]])
-    np.testing.assert_array_equal(indices.data[0, 0], [[0], [3]])
+    np.testing.assert_array_equal(out.numpy()[0, 0], [[-np.inf], [1.0]])
+    np.testing.assert_array_equal(indices.numpy()[0, 0], [[0], [3]])
 
 
 @pytest.mark.parametrize("ties", ["first", "split", "all"])
@@ -201,10 +201,10 @@ def test_nan_propagates_and_takes_the_gradient(ties):
     # as PyTorch's "val > max || isnan(val)"; window 1 = [[0, 5], [4, 5]] is ordinary.
     x = leaf(np.array([[1.0, np.nan, 0.0, 5.0], [3.0, 2.0, 4.0, -1.0]]).reshape(1, 1, 2, 4))
     out, indices = F.max_pool2d(x, 2, return_indices=True, ties=ties)
-    assert np.isnan(out.data[0, 0, 0, 0]) and out.data[0, 0, 0, 1] == 5.0
-    np.testing.assert_array_equal(indices.data[0, 0], [[1, 3]])
+    assert np.isnan(out.numpy()[0, 0, 0, 0]) and out.numpy()[0, 0, 0, 1] == 5.0
+    np.testing.assert_array_equal(indices.numpy()[0, 0], [[1, 3]])
     out.backward(np.array([[[[2.0, 7.0]]]]))
-    np.testing.assert_array_equal(x.grad.data[0, 0], [[0, 2, 0, 7], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], [[0, 2, 0, 7], [0, 0, 0, 0]])
 
 
 def test_nan_after_the_max_in_window_order_still_wins():
@@ -217,11 +217,11 @@ def test_argmax_is_stored_on_the_node_and_returned_with_indices(rng):
     x = leaf(rng.standard_normal((2, 3, 5, 5)))
     out, indices = F.max_pool2d(x, 3, stride=2, padding=1, return_indices=True)
     assert np.issubdtype(indices.dtype, np.integer) and not indices.requires_grad
-    np.testing.assert_array_equal(out.grad_fn.argmax, indices.data)
+    np.testing.assert_array_equal(out.grad_fn.argmax, indices.numpy())
     # every index points at a pixel of its own plane that holds the output value
-    planes = x.data.reshape(2, 3, 25)
-    np.testing.assert_array_equal(np.take_along_axis(planes, indices.data.reshape(2, 3, -1), 2),
-                                  out.data.reshape(2, 3, -1))
+    planes = x.numpy().reshape(2, 3, 25)
+    np.testing.assert_array_equal(np.take_along_axis(planes, indices.numpy().reshape(2, 3, -1), 2),
+                                  out.numpy().reshape(2, 3, -1))
     assert "argmax" in out.grad_fn.saved_for_backward()
     out.sum().backward()
     assert out.grad_fn.released and "argmax" not in out.grad_fn.saved_for_backward()
@@ -239,13 +239,13 @@ def test_max_pool2d_forward_matches_a_direct_loop(rng):
             window = padded[:, :, i * s[0]: i * s[0] + d[0] * (k[0] - 1) + 1: d[0],
                             j * s[1]: j * s[1] + d[1] * (k[1] - 1) + 1: d[1]]
             expected[:, :, i, j] = window.max(axis=(2, 3))
-    np.testing.assert_array_equal(F.max_pool2d(Tensor(x), k, s, p, d).data, expected)
+    np.testing.assert_array_equal(F.max_pool2d(Tensor(x), k, s, p, d).numpy(), expected)
 
 
 def test_integer_input_is_pooled_like_floats(rng):
     x = rng.integers(-5, 5, size=(1, 2, 5, 5))
     out = F.max_pool2d(Tensor(x), 3, stride=2, padding=1)
-    np.testing.assert_array_equal(out.data, F.max_pool2d(Tensor(x.astype(float)), 3, 2, 1).data)
+    np.testing.assert_array_equal(out.numpy(), F.max_pool2d(Tensor(x.astype(float)), 3, 2, 1).numpy())
 
 
 # ---- avg pool: hand-computed cases ---------------------------------------------------------
@@ -263,18 +263,18 @@ def test_avg_pool2d_padding_and_divisors_by_hand():
         x = leaf(image)
         out = F.avg_pool2d(x, 2, stride=1, padding=1, count_include_pad=count_include_pad,
                            divisor_override=divisor_override)
-        np.testing.assert_allclose(out.data[0, 0], sums / divisor)
+        np.testing.assert_allclose(out.numpy()[0, 0], sums / divisor)
         out.sum().backward()
-        np.testing.assert_allclose(x.grad.data[0, 0], grad)
+        np.testing.assert_allclose(x.grad.numpy()[0, 0], grad)
 
 
 def test_avg_pool2d_overlapping_gradient():
     # 3×3 input, 2×2 windows at stride 1: each pixel gets 1/4 from each window that holds it
     x = leaf(np.arange(9.0).reshape(1, 1, 3, 3))
     out = F.avg_pool2d(x, 2, stride=1)
-    np.testing.assert_allclose(out.data[0, 0], [[2, 3], [5, 6]])  # e.g. (0+1+3+4)/4 = 2
+    np.testing.assert_allclose(out.numpy()[0, 0], [[2, 3], [5, 6]])  # e.g. (0+1+3+4)/4 = 2
     out.sum().backward()
-    np.testing.assert_allclose(x.grad.data[0, 0], np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]]) / 4)
+    np.testing.assert_allclose(x.grad.numpy()[0, 0], np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]]) / 4)
 
 
 # ---- errors ---------------------------------------------------------------------------------
@@ -372,7 +372,7 @@ def test_max_pool2d_matches_torch(torch, rng, config):
     _, theirs = torch.nn.functional.max_pool2d(torch.tensor(x), *config[:1],
                                                config[1] if config[1] is not None else config[0],
                                                *config[2:], return_indices=True)
-    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 @pytest.mark.parametrize("config", MAX_CONFIGS, ids=MAX_IDS)
@@ -384,7 +384,7 @@ def test_max_pool2d_first_matches_torch_with_many_ties(torch, rng, config):
     _, theirs = torch.nn.functional.max_pool2d(torch.tensor(x), kernel, stride, *config[2:],
                                                return_indices=True)
     _, ours = F.max_pool2d(Tensor(x), *config, return_indices=True)
-    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 def test_max_pool2d_nan_matches_torch(torch):
@@ -392,8 +392,8 @@ def test_max_pool2d_nan_matches_torch(torch):
     x[0, 0, 1, 1] = x[0, 0, 4, 2] = x[0, 0, 0, 5] = np.nan
     out, idx = F.max_pool2d(Tensor(x), 3, stride=2, padding=1, return_indices=True)
     tout, tidx = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 2, 1, return_indices=True)
-    np.testing.assert_array_equal(out.data, tout.numpy())  # NaNs compare equal here
-    np.testing.assert_array_equal(idx.data, tidx.numpy())
+    np.testing.assert_array_equal(out.numpy(), tout.numpy())  # NaNs compare equal here
+    np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
 
 
 def test_max_pool2d_minus_inf_matches_torch(torch):
@@ -402,8 +402,8 @@ def test_max_pool2d_minus_inf_matches_torch(torch):
     for kwargs in [dict(padding=1, stride=1), dict(padding=1, stride=2, dilation=2)]:
         out, idx = F.max_pool2d(Tensor(x), 3, return_indices=True, **kwargs)
         tout, tidx = torch.nn.functional.max_pool2d(torch.tensor(x), 3, return_indices=True, **kwargs)
-        np.testing.assert_array_equal(out.data, tout.numpy())
-        np.testing.assert_array_equal(idx.data, tidx.numpy())
+        np.testing.assert_array_equal(out.numpy(), tout.numpy())
+        np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
 
 
 @pytest.mark.parametrize("config", AVG_CONFIGS, ids=AVG_IDS)
@@ -453,8 +453,8 @@ def test_max_pool2d_random_geometry_matches_torch(torch, g):
         assume(False)
     assert tout is not None, "PyTorch refused this geometry but max_pool2d accepted it"
     assert out.shape == tuple(tout.shape)
-    np.testing.assert_array_equal(out.data, tout.numpy())
-    np.testing.assert_array_equal(idx.data, tidx.numpy())
+    np.testing.assert_array_equal(out.numpy(), tout.numpy())
+    np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
     # backward: same routing as PyTorch (which sends each gradient to its index)
     t = torch.tensor(x, requires_grad=True)
     tout = torch.nn.functional.max_pool2d(t, *args)
@@ -462,7 +462,7 @@ def test_max_pool2d_random_geometry_matches_torch(torch, g):
     tout.backward(torch.tensor(weights))
     x_leaf = out.grad_fn.parents[0]
     out.backward(weights)
-    np.testing.assert_allclose(x_leaf.grad.data, t.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(x_leaf.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
 @HYPOTHESIS
@@ -495,9 +495,9 @@ def test_several_nans_in_a_window_the_last_wins_on_every_path(torch):
         x[0, 0, 0, :6] = row
         out, ours = F.max_pool2d(leaf(x), (1, 3), return_indices=True)
         tout, theirs = torch.nn.functional.max_pool2d(torch.tensor(x), (1, 3), return_indices=True)
-        np.testing.assert_array_equal(ours.data, theirs.numpy())
-        np.testing.assert_array_equal(out.data, tout.numpy())
-        assert ours.data[0, 0, 0, 0] == 2 and ours.data[0, 0, 0, 1] == 3
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+        np.testing.assert_array_equal(out.numpy(), tout.numpy())
+        assert ours.numpy()[0, 0, 0, 0] == 2 and ours.numpy()[0, 0, 0, 1] == 3
 
 
 # ---- unbatched input (C, H, W), as torch -----------------------------------------------------
@@ -515,7 +515,7 @@ def test_unbatched_max_pool2d_indices_and_torch_parity(torch, rng):
     out, ours = F.max_pool2d(Tensor(x), 2, return_indices=True)
     _, theirs = torch.nn.functional.max_pool2d(torch.tensor(x), 2, return_indices=True)
     assert ours.shape == (2, 2, 3)
-    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     torch_parity(torch, maxpool(3, 2, 1, 1, True), x, rtol=1e-12, atol=1e-12,
                  torch_fn=_torch_maxpool(torch, 3, 2, 1, 1, True))
     torch_parity(torch, avgpool(3, 2, 1, False, False, None), x, rtol=1e-12, atol=1e-12,
@@ -562,20 +562,20 @@ def test_max_unpool2d_matches_torch(torch, rng, shape, kernel, stride, padding, 
     out.backward(weights.astype(np.float32))
     tout.backward(torch.tensor(weights, dtype=torch.float32))
     assert out.dtype == x32.grad.dtype == np.float32
-    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-6)
-    np.testing.assert_allclose(x32.grad.data, t32.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x32.grad.numpy(), t32.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_max_unpool2d_by_hand():
     # 2×2 values put back at the flat indices max pooling gave (TIE_IMAGE above: [[1,2],[8,10]])
     x = leaf([[[[3.0, 2.0], [5.0, 4.0]]]])
     out = max_unpool2d(x, Tensor(np.array([[[[1, 2], [8, 10]]]])), 2)
-    np.testing.assert_array_equal(out.data[0, 0], [[0, 3, 2, 0],
+    np.testing.assert_array_equal(out.numpy()[0, 0], [[0, 3, 2, 0],
                                                    [0, 0, 0, 0],
                                                    [5, 0, 4, 0],
                                                    [0, 0, 0, 0]])
     out.backward(np.arange(16.0).reshape(1, 1, 4, 4))
-    np.testing.assert_array_equal(x.grad.data[0, 0], [[1, 2], [8, 10]])  # G read at the indices
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], [[1, 2], [8, 10]])  # G read at the indices
 
 
 def test_max_unpool2d_repeated_index_gradient_is_torchs_gather(torch):
@@ -604,14 +604,14 @@ def test_max_unpool2d_gradcheck_and_double_backward(torch, rng):
 def test_max_unpool2d_unbatched_is_a_batch_of_one(rng):
     x = rng.standard_normal((3, 6, 4))
     pooled, indices = F.max_pool2d(Tensor(x), 2, return_indices=True)
-    single, batch = leaf(pooled.data), leaf(pooled.data[None])
+    single, batch = leaf(pooled.numpy()), leaf(pooled.numpy()[None])
     out = max_unpool2d(single, indices, 2)
-    batch_out = max_unpool2d(batch, Tensor(indices.data[None]), 2)
+    batch_out = max_unpool2d(batch, Tensor(indices.numpy()[None]), 2)
     assert out.shape == x.shape
-    np.testing.assert_array_equal(out.data, batch_out.data[0])
+    np.testing.assert_array_equal(out.numpy(), batch_out.numpy()[0])
     out.backward(x)
     batch_out.backward(x[None])
-    np.testing.assert_array_equal(single.grad.data, batch.grad.data[0])
+    np.testing.assert_array_equal(single.grad.numpy(), batch.grad.numpy()[0])
 
 
 def test_max_unpool2d_errors_as_torch(torch):
@@ -642,7 +642,7 @@ def test_max_unpool2d_errors_as_torch(torch):
         with pytest.raises(error, match=message):
             max_unpool2d(input, Tensor(indices), 2, **kwargs)
         with pytest.raises(error):  # PyTorch refuses the same
-            torch.nn.functional.max_unpool2d(torch.tensor(input.data), torch.tensor(indices), 2,
+            torch.nn.functional.max_unpool2d(torch.tensor(input.numpy()), torch.tensor(indices), 2,
                                              **kwargs)
     with pytest.raises(ValueError, match="max_unpool2d: kernel_size must be at least 1"):
         max_unpool2d(x, Tensor(index), 0)
@@ -655,9 +655,9 @@ def test_max_unpool2d_module(torch, rng):
     x = rng.standard_normal((1, 2, 7, 9))
     pooled, indices = F.max_pool2d(Tensor(x), 2, return_indices=True)
     out = MaxUnpool2d(2)(pooled, indices, output_size=(7, 9))
-    expected = torch.nn.MaxUnpool2d(2)(torch.tensor(pooled.data), torch.tensor(indices.data),
+    expected = torch.nn.MaxUnpool2d(2)(torch.tensor(pooled.numpy()), torch.tensor(indices.numpy()),
                                        output_size=(7, 9))
-    np.testing.assert_array_equal(out.data, expected.numpy())
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
     assert list(MaxUnpool2d(2).parameters()) == []
 
 

@@ -32,7 +32,7 @@ def test_reduce_forward_matches_numpy(rng, op, axis, keepdims):
     out = getattr(Tensor(x), op)(dim=axis, keepdim=keepdims)
     expected = getattr(np, op)(x, axis=axis, keepdims=keepdims)
     assert out.shape == np.shape(expected)
-    np.testing.assert_allclose(out.data, expected)
+    np.testing.assert_allclose(out.numpy(), expected)
 
 
 @pytest.mark.parametrize("op", ["sum", "mean"])
@@ -42,11 +42,11 @@ def test_pytorch_dim_keepdim_spelling(rng, op):
     ya = getattr(a, op)(dim=1, keepdim=True)
     yb = getattr(b, op)(axis=1, keepdims=True)
     assert ya.shape == yb.shape == (2, 1, 4)
-    np.testing.assert_array_equal(ya.data, yb.data)
+    np.testing.assert_array_equal(ya.numpy(), yb.numpy())
     w = rng.standard_normal(ya.shape)
     ya.backward(w)
     yb.backward(w)
-    np.testing.assert_array_equal(a.grad.data, b.grad.data)
+    np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
     assert getattr(Tensor(x), op)(dim=(0, 2)).shape == (3,)
 
 
@@ -58,31 +58,31 @@ def test_full_reduction_is_0d():
 def test_sum_and_mean_gradients_by_hand():
     x = leaf(np.ones((2, 3)))
     x.mean(axis=1).sum().backward()  # each row's mean: ∂/∂x = 1/3
-    np.testing.assert_allclose(x.grad.data, np.full((2, 3), 1 / 3))
+    np.testing.assert_allclose(x.grad.numpy(), np.full((2, 3), 1 / 3))
     y = leaf(np.ones((2, 3)))
     y.sum(axis=0).backward(np.array([1.0, 2.0, 3.0]))  # column j receives g_j
-    np.testing.assert_allclose(y.grad.data, [[1, 2, 3], [1, 2, 3]])
+    np.testing.assert_allclose(y.grad.numpy(), [[1, 2, 3], [1, 2, 3]])
 
 
 def test_max_ties_split_the_gradient_equally():
     # hand-derived: the max 3 appears twice, so each copy gets 1/2 (torch.amax's rule)
     x = leaf([1.0, 3.0, 3.0, 2.0])
     x.max().backward()
-    np.testing.assert_allclose(x.grad.data, [0.0, 0.5, 0.5, 0.0])
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.5, 0.5, 0.0])
     # per row: row 0 = [1, 1] (a tie: 1/2 each), row 1 = [2, 0] (one max)
     y = leaf([[1.0, 1.0], [2.0, 0.0]])
     y.amax(dim=1).backward(np.array([1.0, 4.0]))
-    np.testing.assert_allclose(y.grad.data, [[0.5, 0.5], [4.0, 0.0]])
+    np.testing.assert_allclose(y.grad.numpy(), [[0.5, 0.5], [4.0, 0.0]])
     # three-way tie over a tuple of axes: 1/3 each
     z = leaf(np.array([[[5.0, 1.0], [5.0, 0.0]], [[5.0, 2.0], [1.0, 1.0]]]))
     z.amax(dim=(0, 1)).backward(np.array([3.0, 6.0]))
-    np.testing.assert_allclose(z.grad.data, [[[1.0, 0.0], [1.0, 0.0]], [[1.0, 6.0], [0.0, 0.0]]])
+    np.testing.assert_allclose(z.grad.numpy(), [[[1.0, 0.0], [1.0, 0.0]], [[1.0, 6.0], [0.0, 0.0]]])
 
 
 def test_argmax_is_an_integer_index():
     x = Tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 1.0]])
-    np.testing.assert_array_equal(x.argmax(1).data, [1, 0])
-    np.testing.assert_array_equal(x.argmax(dim=0).data, [1, 0, 0])
+    np.testing.assert_array_equal(x.argmax(1).numpy(), [1, 0])
+    np.testing.assert_array_equal(x.argmax(dim=0).numpy(), [1, 0, 0])
     assert x.argmax().item() == 3
 
 
@@ -225,10 +225,10 @@ def test_prod_with_zeros_matches_torch_to_second_order(torch, rng, zeros, dim):
 def test_prod_gradient_with_zeros_by_hand():
     x = leaf([2.0, 0.0, 3.0, 4.0])
     R.prod(x).backward()
-    np.testing.assert_array_equal(x.grad.data, [0.0, 24.0, 0.0, 0.0])  # 2·3·4 at the zero
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 24.0, 0.0, 0.0])  # 2·3·4 at the zero
     y = leaf([[0.0, 5.0, 0.0], [1.0, 2.0, 3.0]])
     R.prod(y, 1).backward(np.array([1.0, 1.0]))
-    np.testing.assert_array_equal(y.grad.data, [[0.0, 0.0, 0.0], [6.0, 3.0, 2.0]])
+    np.testing.assert_array_equal(y.grad.numpy(), [[0.0, 0.0, 0.0], [6.0, 3.0, 2.0]])
 
 
 def test_prod_with_zeros_refuses_a_third_derivative():
@@ -236,7 +236,7 @@ def test_prod_with_zeros_refuses_a_third_derivative():
     x = leaf([0.0, 2.0, 3.0])
     (g,) = autograd.grad(R.prod(x), x, create_graph=True)
     (h,) = autograd.grad((g * Tensor([1.0, 1.0, 1.0])).sum(), x, create_graph=True)
-    np.testing.assert_array_equal(h.data, [5.0, 3.0, 2.0])  # Σⱼ≠ₖ Πᵢ∉{j,k} xᵢ
+    np.testing.assert_array_equal(h.numpy(), [5.0, 3.0, 2.0])  # Σⱼ≠ₖ Πᵢ∉{j,k} xᵢ
     with pytest.raises(RuntimeError, match="once_differentiable.*ProdOfOthers"):
         h.sum().backward()
 
@@ -250,7 +250,7 @@ def test_cumsum_gradcheck_and_torch(torch, rng, dim):
 
 def test_cumsum_dtypes_and_0d(torch):
     assert R.cumsum(Tensor(np.array([1, 2, 3], dtype=np.int32)), 0).dtype == np.int64
-    np.testing.assert_array_equal(R.cumsum(Tensor(np.array([True, True, False])), 0).data,
+    np.testing.assert_array_equal(R.cumsum(Tensor(np.array([True, True, False])), 0).numpy(),
                                   [1, 2, 2])
     x = leaf(3.0)
     out = R.cumsum(x, 0)
@@ -272,7 +272,7 @@ def test_norm_at_zero_and_with_zeros_matches_torch(torch, p):
 def test_norm_2_gradient_at_zero_is_zero():
     x = leaf(np.zeros(3))
     R.norm(x).backward()
-    np.testing.assert_array_equal(x.grad.data, np.zeros(3))
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
 
 
 def test_std_of_a_constant_slice_has_zero_gradient(torch):
@@ -280,7 +280,7 @@ def test_std_of_a_constant_slice_has_zero_gradient(torch):
     full_parity(torch, lambda t: R.std(t, 1), x, torch_fn=lambda t: t.std(1))
     t = leaf(x)
     R.std(t, 1).sum().backward()
-    np.testing.assert_array_equal(t.grad.data[0], np.zeros(3))
+    np.testing.assert_array_equal(t.grad.numpy()[0], np.zeros(3))
 
 
 def test_var_std_legacy_spellings(torch, rng):
@@ -291,7 +291,7 @@ def test_var_std_legacy_spellings(torch, rng):
         for name in ("var", "std"):
             ours = getattr(R, name)(Tensor(x), *args, **kwargs)
             theirs = getattr(torch, name)(torch.tensor(x), *args, **kwargs)
-            np.testing.assert_allclose(ours.data, theirs.numpy(), rtol=1e-12)
+            np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
 
 
 def test_var_with_too_few_elements_is_inf_or_nan_as_torch(torch):
@@ -308,8 +308,8 @@ def test_logsumexp_is_stable(torch):
     x = np.array([[1000.0, 1000.0, -1000.0], [-np.inf, -np.inf, -np.inf], [np.inf, 0.0, 1.0]])
     ours = R.logsumexp(Tensor(x), 1)
     theirs = torch.logsumexp(torch.tensor(x), 1)
-    np.testing.assert_allclose(ours.data, theirs.numpy())
-    assert ours.data[0] == pytest.approx(1000 + math.log(2))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+    assert ours.numpy()[0] == pytest.approx(1000 + math.log(2))
     full_parity(torch, lambda t: R.logsumexp(t, (0, 1)), np.array([[800.0, 799.0], [0.0, 1.0]]),
                 torch_fn=lambda t: torch.logsumexp(t, (0, 1)))
     assert R.logsumexp(Tensor(np.array([1, 2, 3])), 0).dtype == np.float32
@@ -323,7 +323,7 @@ def test_max_min_with_dim_match_torch_with_ties(torch, rng, op, dim, keepdim):
     x = rng.integers(0, 3, size=(4, 5)).astype(float)  # many ties: torch takes the first
     result = getattr(R, op)(Tensor(x), dim, keepdim)
     expected = getattr(torch.tensor(x), op)(dim, keepdim)
-    np.testing.assert_array_equal(result.indices.data, expected.indices.numpy())
+    np.testing.assert_array_equal(result.indices.numpy(), expected.indices.numpy())
     assert result.indices.dtype == np.int64
     full_parity(torch, lambda t: getattr(R, op)(t, dim, keepdim).values, x,
                 torch_fn=lambda t: getattr(t, op)(dim, keepdim).values)
@@ -338,12 +338,12 @@ def test_max_with_dim_gradcheck(rng, op):
 def test_max_with_dim_gradient_goes_to_the_first_tied_index_only():
     x = leaf([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
     values, indices = R.max(x, 1)  # unpacks as a tuple
-    np.testing.assert_array_equal(indices.data, [1, 0])
+    np.testing.assert_array_equal(indices.numpy(), [1, 0])
     values.backward(np.array([1.0, 5.0]))
-    np.testing.assert_array_equal(x.grad.data, [[0.0, 1.0, 0.0], [5.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 1.0, 0.0], [5.0, 0.0, 0.0]])
     y = leaf([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
     R.max(y).backward()  # without a dim: split among the tied maxima, as torch
-    np.testing.assert_array_equal(y.grad.data, [[0.0, 0.5, 0.5], [0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(y.grad.numpy(), [[0.0, 0.5, 0.5], [0.0, 0.0, 0.0]])
 
 
 def test_max_result_is_torchs_named_tuple(torch):
@@ -356,7 +356,7 @@ def test_max_result_is_torchs_named_tuple(torch):
     assert repr(R.min(Tensor(x), 0)).startswith("torch.return_types.min(")
     assert isinstance(R.min(Tensor(x), 0), R.MinResult)
     # max(x, other) is the elementwise maximum
-    np.testing.assert_array_equal(R.max(Tensor(x), Tensor(x.T)).data, np.maximum(x, x.T))
+    np.testing.assert_array_equal(R.max(Tensor(x), Tensor(x.T)).numpy(), np.maximum(x, x.T))
 
 
 def test_max_of_0d_and_nan_as_torch(torch):
@@ -377,7 +377,7 @@ def test_argmax_argmin_match_torch(torch, rng, op, dim, keepdim):
     ours = getattr(R, op)(Tensor(x), dim, keepdim)
     theirs = getattr(torch, op)(torch.tensor(x), dim, keepdim)
     assert ours.dtype == np.int64 and ours.shape == tuple(theirs.shape)
-    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 @pytest.mark.parametrize("op", ["amax", "amin"])
@@ -465,7 +465,7 @@ def test_nan_routes_the_gradient_as_torch(torch, op):
             "amin": lambda t: t.amin(), "max_dim": lambda t: t.max(dim=1).values,
             "min_dim": lambda t: t.min(dim=1).values}[op]
     ours, theirs = leaf(x), torch.tensor(x, requires_grad=True)
-    np.testing.assert_array_equal(call(ours).data, call(theirs).detach().numpy())
+    np.testing.assert_array_equal(call(ours).numpy(), call(theirs).detach().numpy())
     call(ours).sum().backward()
     call(theirs).sum().backward()
-    np.testing.assert_array_equal(ours.grad.data, theirs.grad.numpy())
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())

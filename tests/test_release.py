@@ -39,7 +39,7 @@ def _gone(array_ref) -> bool:
 
 def test_an_input_its_op_did_not_save_is_freed_once_nobody_holds_it(rng):
     x, w, conv, relu, loss = conv_relu_pool(rng)
-    conv_array, relu_array = weakref.ref(conv.data), weakref.ref(relu.data)
+    conv_array, relu_array = weakref.ref(conv.numpy()), weakref.ref(relu.numpy())
     conv, relu = weakref.ref(conv), weakref.ref(relu)
     gc.collect()
     assert conv() is None and _gone(conv_array)  # ReLU did not save it: gone before backward
@@ -52,7 +52,7 @@ def test_an_input_its_op_did_not_save_is_freed_once_nobody_holds_it(rng):
     # The graph keeps its shape: each stand-in says what the tensor was and which node made it.
     assert stand_in.shape == LARGE and stand_in.dtype == np.float32
     assert stand_in.grad_fn.name == "Conv2d" and relu_node.name == "ReLU"
-    assert not stand_in.data.any() and stand_in.data.strides == (0, 0, 0, 0)  # no memory of its own
+    assert not stand_in.numpy().any() and stand_in.numpy().strides == (0, 0, 0, 0)  # no memory of its own
     assert stand_in.grad is None
 
 
@@ -61,9 +61,9 @@ def test_a_tensor_the_user_holds_keeps_its_value_in_the_graph(rng):
     conv.retain_grad()
     stand_in = relu.grad_fn.parents[0]
     assert type(stand_in) is ReleasedValue and not stand_in.value_freed
-    assert stand_in.data is conv.data and stand_in.name is None
+    assert stand_in.numpy() is conv.numpy() and stand_in.name is None
     loss.backward()
-    assert stand_in.data is conv.data and stand_in.grad is conv.grad
+    assert stand_in.numpy() is conv.numpy() and stand_in.grad is conv.grad
     del conv
     gc.collect()
     assert stand_in.value_freed and stand_in.grad is None  # now nobody holds it
@@ -107,7 +107,7 @@ def test_an_op_of_three_inputs_holds_only_its_large_unsaved_ones_weakly(rng):
     del big
     assert node.parents[0].value_freed
     out.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, np.full(LARGE, 3, np.float32))
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(LARGE, 3, np.float32))
 
 
 def test_an_intermediate_used_twice_has_one_stand_in(rng):
@@ -131,11 +131,11 @@ def test_what_stays_in_the_graph(rng, how):
     y = x * 2
     z = y * y  # Mul saves its inputs
     node_z = z.grad_fn
-    y_array = y.data
+    y_array = y.numpy()
     del y
     z.sum().backward(retain_graph=how == "retain_graph")
     # A retained graph, a small intermediate: kept as themselves, values and all.
-    assert type(node_z.parents[0]) is Tensor and node_z.parents[0].data is y_array
+    assert type(node_z.parents[0]) is Tensor and node_z.parents[0].numpy() is y_array
     if how == "small":  # ... a small one whatever the op saved
         y = x * 2
         node = y.relu().grad_fn
@@ -162,7 +162,7 @@ def test_an_in_place_write_replaces_the_stand_in_of_its_old_self(rng):
     y.relu_()
     assert y.grad_fn.name == "ReLU" and y.grad_fn.parents[0].grad_fn is mul_node
     y.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, np.where(x.data > 0, 2, 0).astype(np.float32))
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(x.numpy() > 0, 2, 0).astype(np.float32))
 
 
 def test_gradients_are_the_same_whatever_the_user_holds(rng):
@@ -174,7 +174,7 @@ def test_gradients_are_the_same_whatever_the_user_holds(rng):
         held = [conv, relu] if hold else []
         del conv, relu
         loss.backward()
-        results.append(w.grad.data.copy())
+        results.append(w.grad.numpy().copy())
         del held
     np.testing.assert_array_equal(results[0], results[1])
 
@@ -193,8 +193,8 @@ def test_second_order_gradients_through_freed_inputs(rng, torch):
     tout = torch.nn.functional.conv2d(tx, tw, padding=1).relu()
     (tgw,) = torch.autograd.grad((tout * tout).sum(), [tw], create_graph=True)
     (tgw * tgw).sum().backward()
-    np.testing.assert_allclose(ours_x.grad.data, tx.grad.numpy(), rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(ours_w.grad.data, tw.grad.numpy(), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(ours_x.grad.numpy(), tx.grad.numpy(), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(ours_w.grad.numpy(), tw.grad.numpy(), rtol=1e-9, atol=1e-9)
 
 
 def test_a_second_backward_through_a_released_graph_still_says_so(rng):

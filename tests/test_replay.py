@@ -70,8 +70,8 @@ def test_frames_are_the_engines_order_and_gradients(tmp_path, torch):
     order = list(reversed(_topological_order([_node_of(t["loss"])])))
     assert [f.node for f in r.frames] == order  # every node is reached here
     for name in ("h", "a", "p", "loss"):
-        np.testing.assert_array_equal(frame_of(r, name).grad_output, t[name].grad.data)
-    np.testing.assert_array_equal(frame_of(r, "w").grad_output, t["w"].grad.data)
+        np.testing.assert_array_equal(frame_of(r, name).grad_output, t[name].grad.numpy())
+    np.testing.assert_array_equal(frame_of(r, "w").grad_output, t["w"].grad.numpy())
     # ... and the engine's numbers are torch's
     tw = torch.tensor(W, requires_grad=True)
     tp = torch.nn.functional.max_pool2d(torch.relu(torch.nn.functional.conv2d(torch.tensor(X), tw)), 2)
@@ -80,7 +80,7 @@ def test_frames_are_the_engines_order_and_gradients(tmp_path, torch):
     # what Conv2d sends to w is what the leaf then receives; x is a constant: nothing sent
     conv = frame_of(r, "h")
     assert conv.input_grads[0] is None and conv.input_names == ("constant", "w")
-    np.testing.assert_array_equal(conv.input_grads[1], t["w"].grad.data)
+    np.testing.assert_array_equal(conv.input_grads[1], t["w"].grad.numpy())
 
 
 def test_a_fresh_graph_accumulates_grad_exactly_once(tmp_path):
@@ -88,7 +88,7 @@ def test_a_fresh_graph_accumulates_grad_exactly_once(tmp_path):
     reference["loss"].backward()
     t["w"].grad = Tensor(np.ones_like(W))
     replay(t["loss"], tmp_path / "r.html")
-    np.testing.assert_allclose(t["w"].grad.data, 1 + reference["w"].grad.data, rtol=1e-15)
+    np.testing.assert_allclose(t["w"].grad.numpy(), 1 + reference["w"].grad.numpy(), rtol=1e-15)
     assert t["loss"].grad_fn.released  # as backward() without retain_graph leaves it
 
 
@@ -96,17 +96,17 @@ def test_a_retained_graph_is_replayed_without_touching_grad_or_saved_state(tmp_p
     t = tiny()
     t["loss"].backward(retain_graph=True)
     grad = t["w"].grad
-    before = np.array(grad.data)
+    before = np.array(grad.numpy())
     pool = t["p"].grad_fn
     saved = dict(pool.saved_for_backward())
     r = replay(t["loss"], tmp_path / "r.html")
     assert t["w"].grad is grad
-    np.testing.assert_array_equal(grad.data, before)
+    np.testing.assert_array_equal(grad.numpy(), before)
     np.testing.assert_array_equal(frame_of(r, "w").grad_output, before)
     assert pool.saved_for_backward().keys() == saved.keys()
     assert all(pool.saved_for_backward()[k] is v for k, v in saved.items())
     t["loss"].backward()  # still retained: a real second pass adds the same gradient again
-    np.testing.assert_allclose(t["w"].grad.data, 2 * before, rtol=1e-15)
+    np.testing.assert_allclose(t["w"].grad.numpy(), 2 * before, rtol=1e-15)
 
 
 def test_a_freed_graph_raises_backwards_own_error(tmp_path):
@@ -122,7 +122,7 @@ def test_accumulation_shows_each_contribution_and_their_sum(tmp_path):
     r = replay(t["loss"], tmp_path / "r.html")
     pool = frame_of(r, "p")
     assert [(sender.name, k) for sender, k, _ in pool.parts] == [("Mul#1", 0), ("Mul#1", 1), ("Sum#1", 0)]
-    p = t["p"].data
+    p = t["p"].numpy()
     for (_, _, part), expected in zip(pool.parts, (p, p, np.ones_like(p))):  # d(p·p)/dp = p, twice
         np.testing.assert_array_equal(part, expected)
     np.testing.assert_array_equal(pool.grad_output, 2 * p + 1)
@@ -140,7 +140,7 @@ def test_max_pool_lights_each_windows_argmax(tmp_path):
     pool = frame_of(r, "p")
     np.testing.assert_array_equal(pool.argmax, t["p"].grad_fn.saved_for_backward()["argmax"])
     # The first maximum of each 2×2 window, found here from the values alone.
-    a = t["a"].data
+    a = t["a"].numpy()
     expected = np.zeros_like(a, dtype=bool)
     for c in range(2):
         for i in range(2):
@@ -182,14 +182,14 @@ def test_the_lit_cells_are_exactly_where_each_tie_rule_sends_gradient(ties, geom
     (pool,) = [f for f in r.frames if f.op == "MaxPool2d"]
     paid = pool.input_grads[0] != 0
     np.testing.assert_array_equal(pool.chosen | pool.tied, paid)
-    np.testing.assert_array_equal(paid, x.grad.data != 0)
+    np.testing.assert_array_equal(paid, x.grad.numpy() != 0)
     assert not (pool.chosen & pool.tied).any() and pool.ties == ties
     assert pool.tied.any() == (ties != "first")  # this input does tie: the rules differ on it
     # the page: dark cells are the saved argmax, light ones the other cells paid
     page = section(r.html, pool.index)
     for role in ("pool_input", "input_grad"):
         block = page[page.index(f'data-role="{role}"'):]
-        classes = re.findall(r"<td( class=\w+)? data-value", block)[:x.data.size]
+        classes = re.findall(r"<td( class=\w+)? data-value", block)[:x.numpy().size]
         np.testing.assert_array_equal(np.array(classes).reshape(x.shape),
                                       np.where(pool.chosen, " class=argmax",
                                                np.where(pool.tied, " class=tied", "")))
@@ -264,9 +264,9 @@ def test_custom_functions_replay_like_built_in_ops(tmp_path):
     r = replay(loss, tmp_path / "r.html")
     assert [f.name for f in r.frames] == ["Sum#1", "ExpBackward#1", "Cube#1", "x"]
     cube = r.frames[2]
-    expected = np.exp(x.data ** 3) * 3 * x.data ** 2
+    expected = np.exp(x.numpy() ** 3) * 3 * x.numpy() ** 2
     np.testing.assert_allclose(cube.input_grads[0], expected, rtol=1e-14)
-    np.testing.assert_array_equal(r.frames[3].grad_output, x.grad.data)
+    np.testing.assert_array_equal(r.frames[3].grad_output, x.grad.numpy())
     assert cube.saved == {"x": "3 float64"}
 
 
@@ -306,7 +306,7 @@ def test_large_tensors_are_statistics_and_a_heat_map(tmp_path):
     loss = (x * x).sum()
     r = replay(loss, tmp_path / "r.html", max_elements=16)
     page = section(r.html, frame_of(r, "x").index)
-    grad = 2 * x.data
+    grad = 2 * x.numpy()
     block = page[page.index('data-role="grad_output"'):page.index('data-role="value"')]
     stats = dict(re.findall(r'data-stat="(\w+)" data-value="([^"]+)"', block))
     assert {k: float(v) for k, v in stats.items()} == {
@@ -326,7 +326,7 @@ def test_a_freed_forward_value_is_said_so_and_a_held_one_shown(tmp_path):
     r = replay(loss, tmp_path / "r.html", max_elements=16)
     freed_frame, held_frame = frame_of(r, "freed"), frame_of(r, "held")
     assert freed_frame.value is None and freed_frame.value_freed
-    np.testing.assert_array_equal(held_frame.value, held.data)
+    np.testing.assert_array_equal(held_frame.value, held.numpy())
     assert not held_frame.value_freed
     page = section(r.html, freed_frame.index)
     assert "The forward value of freed was freed: only the graph held it" in page
@@ -404,7 +404,7 @@ def test_losses_backward_refuses_are_refused_as_backward_does(tmp_path):
     with pytest.raises(RuntimeError, match="only for scalar outputs"):
         replay(x * 2, tmp_path / "r.html")
     r = replay(x * 2, tmp_path / "r.html", gradient=Tensor([1.0, -1.0]))
-    np.testing.assert_array_equal(x.grad.data, [2.0, -2.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, -2.0])
     np.testing.assert_array_equal(r.frames[0].grad_output, [1.0, -1.0])
 
 
@@ -417,7 +417,7 @@ def test_the_article_network_replays_its_first_step(tmp_path):
     reference = article.ArticleNetwork(*example.initial_weights(), example.activation, "all")
     reference.cost(article.X1, example.targets()[0]).backward()
     for name, t in (("W1", reference.w1), ("W2", reference.w2)):
-        np.testing.assert_array_equal(frame_of(r, name).grad_output, t.grad.data)
+        np.testing.assert_array_equal(frame_of(r, name).grad_output, t.grad.numpy())
     assert [f.name for f in r.frames][:2] == ["Mul#1", "SumOfSquares#1"]
     assert frame_of(r, "L1Max").op == "MaxPool2d"
 
@@ -543,7 +543,7 @@ def test_the_page_shows_tied_cells_apart_from_the_argmax_in_a_browser(browser, t
     cells = page.eval_on_selector_all(
         f'section[data-frame="{pool.index}"] [data-role="input_grad"] td',
         "cells => cells.map(c => [c.className, getComputedStyle(c).backgroundColor, c.checkVisibility()])")
-    assert len(cells) == x.data.size and all(visible for _, _, visible in cells)
+    assert len(cells) == x.numpy().size and all(visible for _, _, visible in cells)
     shown = np.array([name for name, _, _ in cells]).reshape(x.shape)
     np.testing.assert_array_equal(shown, np.where(pool.chosen, "argmax", np.where(pool.tied, "tied", "")))
     colour = {name: background for name, background, _ in cells}

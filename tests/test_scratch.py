@@ -152,10 +152,10 @@ def test_the_engine_frees_used_gradients_but_never_one_still_held():
     out.backward(seed)
     assert blocks(), "ReLU's output and gradient should have come from the pool"
     assert kept(), "the gradient that Mul received and used up should be free again"
-    for held in (seed, x.grad.data, hidden.grad.data, out.data):
+    for held in (seed, x.grad.numpy(), hidden.grad.numpy(), out.numpy()):
         assert not any(np.shares_memory(held, b) for b in kept())
-    np.testing.assert_array_equal(hidden.grad.data, np.where(x.data > 0, 0.5, 0.0))
-    np.testing.assert_array_equal(x.grad.data, np.where(x.data > 0, 1.5, 0.0))
+    np.testing.assert_array_equal(hidden.grad.numpy(), np.where(x.numpy() > 0, 0.5, 0.0))
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(x.numpy() > 0, 1.5, 0.0))
 
 
 def test_output_like_follows_the_memory_order_of_its_argument():
@@ -175,7 +175,7 @@ def _cnn_step(x, w, v):
     xt, wt, vt = (Tensor(a, requires_grad=True) for a in (x, w, v))
     h = F.max_pool2d(F.relu(F.conv2d(xt, wt, padding=1)), 3, stride=2)
     (h.reshape(x.shape[0], -1) @ vt).sum().backward()
-    return xt.grad.data, wt.grad.data, vt.grad.data
+    return xt.grad.numpy(), wt.grad.numpy(), vt.grad.numpy()
 
 
 def test_training_steps_on_recycled_buffers_match_steps_on_fresh_memory(rng):
@@ -198,7 +198,7 @@ def test_training_steps_on_recycled_buffers_match_steps_on_fresh_memory(rng):
 
 # ---- Engine v2 item 5: references of every kind, held across a training run ----------------
 # A small CNN (nn.Conv2d → ReLU → MaxPool2d → Flatten → Linear, float32) trains with SGD. At its
-# first steps the test grabs everything a user can reach — outputs and their .data/.numpy(),
+# first steps the test grabs everything a user can reach — outputs and their .numpy(),
 # leaf .grad (before zero_grad(set_to_none=True) drops it), what the conv and max-pool nodes
 # saved (through saved_for_backward() and through attributes, before the backward that releases
 # them), the indices of return_indices=True, state_dict() values (the parameters' own memory,
@@ -248,7 +248,7 @@ def _training_data():
 
 
 def _array_of(obj) -> np.ndarray:
-    return obj.data if isinstance(obj, Tensor) else obj
+    return obj.numpy() if isinstance(obj, Tensor) else obj
 
 
 def _a_view(array) -> np.ndarray:
@@ -267,10 +267,10 @@ class _Held:
       "doubled" a leaf's .grad grabbed after the first of two backward passes: the second one
                 accumulates into the same memory (torch's AccumulateGrad adds in place too), so
                 it ends as exactly twice its copy;
-      "param"   the parameter's own memory (p.data, p.numpy(), state_dict() values, the weight
+      "param"   the parameter's own memory (p.numpy(), p.numpy(), state_dict() values, the weight
                 a conv node saved): as in torch it follows the optimizer, ending equal to the
                 parameter after the last step (replayed by the test on copies).
-    Holding: step 0 holds things as returned (Tensors, .data, saved_for_backward() values),
+    Holding: step 0 holds things as returned (Tensors, .numpy(), saved_for_backward() values),
     step 1 through .numpy() and node attributes, step 2 only views of them."""
 
     def __init__(self):
@@ -289,7 +289,7 @@ class _Held:
         if self.step == 0:
             if isinstance(obj, Tensor):
                 self.hold(name + " (the Tensor)", obj, expect, param)
-                self.hold(name + " .data", obj.data, expect, param)
+                self.hold(name + " .numpy()", obj.numpy(), expect, param)
             else:
                 self.hold(name, obj, expect, param)
         elif self.step == 1:
@@ -357,7 +357,7 @@ def _train(monkeypatch, data=None, steps=STEPS):
     model.load_state_dict(weights)
     params = dict(model.named_parameters())
     opt = optim.SGD(model.parameters(), lr=LR)
-    expected = {name: p.data.copy() for name, p in params.items()}  # SGD replayed on copies
+    expected = {name: p.numpy().copy() for name, p in params.items()}  # SGD replayed on copies
     held = _Held()
     _spy_on_the_pool(monkeypatch, held)
     for step in range(steps):
@@ -371,10 +371,10 @@ def _train(monkeypatch, data=None, steps=STEPS):
         logits = model.fc(f)
         conv_fn, pool_fn = c.grad_fn, p.grad_fn
         assert type(conv_fn).__name__ == "Conv2d" and type(pool_fn).__name__ == "MaxPool2d"
-        g_logits = (logits.data - targets[step]) / np.float32(BATCH)  # small (2 KiB)
+        g_logits = (logits.numpy() - targets[step]) / np.float32(BATCH)  # small (2 KiB)
         held.note_clashes(f"step {step} forward", {
-            "conv output": c.data, "relu output": r.data, "pooled output": p.data,
-            "indices": idx.data, "logits": logits.data, "conv columns": conv_fn.cols,
+            "conv output": c.numpy(), "relu output": r.numpy(), "pooled output": p.numpy(),
+            "indices": idx.numpy(), "logits": logits.numpy(), "conv columns": conv_fn.cols,
             "max-pool argmax": pool_fn.argmax}, earlier_only=True)
         if grab:
             held.keep("user's input array", xs[step])
@@ -397,7 +397,7 @@ def _train(monkeypatch, data=None, steps=STEPS):
         else:
             logits.backward(g_logits)
 
-        g_r = r_d.grad.data + np.float32(PENALTY) * r.data  # the user's own array
+        g_r = r_d.grad.numpy() + np.float32(PENALTY) * r.numpy()  # the user's own array
         gradient = Tensor(g_r) if step == 1 else g_r  # step 1 passes it as a Tensor
         if grab:
             held.keep("gradient= of the features", gradient)
@@ -413,10 +413,10 @@ def _train(monkeypatch, data=None, steps=STEPS):
             held.keep("relu-output leaf .grad", r_d.grad)
         else:
             r.backward(gradient=gradient)
-        grads = {name: param.grad.data for name, param in params.items()}
+        grads = {name: param.grad.numpy() for name, param in params.items()}
         held.note_clashes(f"step {step} backward", dict(
             {f"{name} .grad": g for name, g in grads.items()}, gradient=g_r,
-            **{"input .grad": x.grad.data, "relu-output leaf .grad": r_d.grad.data}),
+            **{"input .grad": x.grad.numpy(), "relu-output leaf .grad": r_d.grad.numpy()}),
             earlier_only=True)
         for name, g in grads.items():
             expected[name] -= (LR * g).astype(np.float32)  # what SGD does (lr · grad, float32)
@@ -434,13 +434,13 @@ def _check_held(held, model, expected) -> None:
     for entry in held.entries:
         array = _array_of(entry.obj)
         if id(array) != entry.array_id:
-            failures.append(f"{entry.name}: the Tensor's .data is no longer the same array")
+            failures.append(f"{entry.name}: the Tensor's .numpy() is no longer the same array")
         if entry.expect == "same":
             ok = np.array_equal(array, entry.copy)
         elif entry.expect == "doubled":
             ok = np.array_equal(array, entry.copy + entry.copy)
         else:  # "param": the parameter's own memory, where SGD wrote its updates
-            param = params[entry.param].data
+            param = params[entry.param].numpy()
             final = expected[entry.param]
             if entry.viewed:
                 param, final = _a_view(param), _a_view(final)
@@ -470,16 +470,16 @@ def test_held_references_of_every_kind_survive_training_unchanged(monkeypatch):
     # followed the optimizer to the parameters' final values (checked as "param" above).
     params = dict(model.named_parameters())
     sd = [e for e in held.entries if "state_dict" in e.name]
-    assert len(sd) == 4 * (len(GRAB_STEPS) + 1)  # 4 per grab step; at step 0 Tensor and .data
+    assert len(sd) == 4 * (len(GRAB_STEPS) + 1)  # 4 per grab step; at step 0 Tensor and .numpy()
     for entry in sd:
         assert entry.expect == "param"
-        assert np.shares_memory(_array_of(entry.obj), params[entry.param].data)
+        assert np.shares_memory(_array_of(entry.obj), params[entry.param].numpy())
 
 
 def _state_dict_of_copies(self, keep_vars=False, **_):
     """A broken state_dict: copies of the parameters (torch's, and ours, share their memory).
     (keep_vars=True, what load_state_dict asks for, still gives the parameters themselves.)"""
-    return OrderedDict((name, t if keep_vars else Tensor(t.data))  # Tensor(array) copies
+    return OrderedDict((name, t if keep_vars else Tensor(t.numpy()))  # Tensor(array) copies
                        for name, t in self.named_parameters())
 
 
@@ -582,7 +582,7 @@ def test_held_references_change_exactly_as_torchs_do(monkeypatch, torch):
     torch's own semantics, asserted on torch's side, are what the "expect" of each of our
     entries encodes: activations, indices, gradient= arrays, what max-pool saved and a .grad
     dropped by zero_grad(set_to_none=True) never change; a leaf's .grad held across a second
-    backward grows in place to twice its value; p.data and the weight a conv node saved are the
+    backward grows in place to twice its value; p.numpy() and the weight a conv node saved are the
     parameter's memory and end as the trained parameter, and so do state_dict() values."""
     data = _training_data()
     ours, model, expected = _train(monkeypatch, data)
@@ -596,7 +596,7 @@ def test_held_references_change_exactly_as_torchs_do(monkeypatch, torch):
     step0 = {e.name[len("step 0: "):]: e for e in ours.entries if e.step == 0}
     compared = 0
     for label, (tensor, clone) in theirs.items():
-        entry = step0.get(label) or step0[label + " .data"]
+        entry = step0.get(label) or step0[label + " .numpy()"]
         now = tensor.detach().numpy()
         if entry.expect == "same":  # torch's did not change either
             assert torch.equal(tensor, clone), label
@@ -632,11 +632,11 @@ def test_a_held_retained_grad_of_a_non_leaf_is_unchanged_by_a_second_backward(to
     h.retain_grad()
     loss = (h * h).sum()
     loss.backward(retain_graph=True)
-    held = h.grad.data
+    held = h.grad.numpy()
     copy = held.copy()
     loss.backward()
-    np.testing.assert_array_equal(h.grad.data, 2 * copy)  # the accumulated value, as torch's
-    np.testing.assert_array_equal(held, copy)  # fails today: held is h.grad.data, now 2 × copy
+    np.testing.assert_array_equal(h.grad.numpy(), 2 * copy)  # the accumulated value, as torch's
+    np.testing.assert_array_equal(held, copy)  # fails today: held is h.grad.numpy(), now 2 × copy
 
 
 def test_a_run_whose_shapes_keep_changing_keeps_the_pool_within_its_budget(monkeypatch, rng):

@@ -91,7 +91,7 @@ def test_selects_gradcheck(rng, name):
 def test_gather_gradient_adds_repeated_reads():
     x = leaf(np.zeros((2, 3)))
     gather(x, 1, Tensor(INDEX)).backward(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
-    np.testing.assert_array_equal(x.grad.data, [[1.0, 0.0, 5.0], [11.0, 4.0, 0.0]])
+    np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 0.0, 5.0], [11.0, 4.0, 0.0]])
 
 
 def test_scatter_add_reads_only_the_part_of_src_the_index_covers(torch, rng):
@@ -101,9 +101,9 @@ def test_scatter_add_reads_only_the_part_of_src_the_index_covers(torch, rng):
     x, src = leaf(x0), leaf(src0)
     out = scatter_add(x, 1, Tensor(INDEX), src)
     expected = torch.tensor(x0).scatter_add(1, torch.tensor(INDEX), torch.tensor(src0))
-    np.testing.assert_allclose(out.data, expected.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-12)
     out.backward(np.ones((3, 4)))
-    np.testing.assert_array_equal(src.grad.data, np.pad(np.ones((2, 3)), ((0, 1), (0, 2))))
+    np.testing.assert_array_equal(src.grad.numpy(), np.pad(np.ones((2, 3)), ((0, 1), (0, 2))))
 
 
 def test_masked_fill_on_integers_truncates_the_value_as_torch(torch):
@@ -111,7 +111,7 @@ def test_masked_fill_on_integers_truncates_the_value_as_torch(torch):
     mask = np.array([True, False, True, False])
     out = masked_fill(x, Tensor(mask), 1.7)
     assert out.dtype == np.int64
-    np.testing.assert_array_equal(out.data, tx.masked_fill(torch.tensor(mask), 1.7).numpy())
+    np.testing.assert_array_equal(out.numpy(), tx.masked_fill(torch.tensor(mask), 1.7).numpy())
 
 
 # ---- in place ---------------------------------------------------------------------------------
@@ -138,18 +138,18 @@ def test_in_place_forms_match_torch(torch, rng, name):
     base, tbase = x * 1, tx * 1
     result, tresult = ours(base, s), theirs(torch, tbase, ts)
     assert base._version == tbase._version == 1
-    np.testing.assert_allclose(base.data, tbase.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(base.numpy(), tbase.detach().numpy(), rtol=1e-12)
     (result * result * Tensor(w)).sum().backward()
     (tresult * tresult * torch.tensor(w)).sum().backward()
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(s.grad.data, ts.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(s.grad.numpy(), ts.grad.numpy(), rtol=1e-12)
 
 
 def test_in_place_forms_return_the_tensor_itself_and_work_without_a_graph():
     x = Tensor(np.zeros((3, 4)))
     assert scatter_add_(x, 1, Tensor(INDEX), Tensor(np.ones((2, 3)))) is x
     assert masked_fill_(x, Tensor(MASK), 5.0) is x
-    np.testing.assert_array_equal(x.data, [[5, 0, 2, 5], [5, 1, 0, 5], [5, 0, 0, 5]])
+    np.testing.assert_array_equal(x.numpy(), [[5, 0, 2, 5], [5, 1, 0, 5], [5, 0, 0, 5]])
     assert x._version == 2 and x.grad_fn is None
 
 
@@ -275,7 +275,7 @@ def test_errors_as_torch(torch, ours, theirs, error, message):
     x = Tensor(np.ones((3, 4)))
     with pytest.raises(error, match=message):
         ours(x, Tensor)
-    assert x._version == 0 and np.all(x.data == 1)
+    assert x._version == 0 and np.all(x.numpy() == 1)
     with pytest.raises(error) as raised:
         theirs(torch, torch.ones(3, 4, dtype=torch.float64), torch.tensor)
     assert type(raised.value) is error

@@ -50,7 +50,7 @@ def test_round_trip_keeps_names_order_values_and_dtypes(tmp_path):
     loaded = tinygrad_pool.load(path)
     assert list(loaded) == list(state)
     for name, value in state.items():
-        expected = value.data if isinstance(value, Tensor) else value
+        expected = value.numpy() if isinstance(value, Tensor) else value
         assert loaded[name].dtype == expected.dtype, name
         np.testing.assert_array_equal(loaded[name], expected)
 
@@ -61,7 +61,7 @@ def test_model_round_trip_through_a_file(tmp_path):
     tinygrad_pool.save(model.state_dict(), tmp_path / "model.npz")
     fresh.load_state_dict(tinygrad_pool.load(tmp_path / "model.npz"))
     x = Tensor(np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype(np.float32))
-    np.testing.assert_array_equal(model(x).data, fresh(x).data)
+    np.testing.assert_array_equal(model(x).numpy(), fresh(x).numpy())
     assert all(p.dtype == np.float32 for p in fresh.parameters())
 
 
@@ -201,7 +201,7 @@ def assert_same_object(loaded, saved, where="obj"):
     if isinstance(saved, Tensor):
         assert loaded.requires_grad == saved.requires_grad, where
         assert loaded.is_leaf and loaded.grad is None, where
-        assert_same_array(loaded.data, saved.data, where)
+        assert_same_array(loaded.numpy(), saved.numpy(), where)
     elif isinstance(saved, (np.ndarray, np.generic)):
         assert_same_array(loaded, saved, where)
     elif isinstance(saved, dict):
@@ -247,11 +247,11 @@ def test_model_state_dict_loads_as_an_ordered_dict_of_plain_tensors(tmp_path):
     assert type(loaded) is type(state) and list(loaded) == list(state)
     for name, tensor in loaded.items():
         assert isinstance(tensor, Tensor) and not tensor.requires_grad, name
-        np.testing.assert_array_equal(tensor.data, np.asarray(state[name]), err_msg=name)
+        np.testing.assert_array_equal(tensor.numpy(), np.asarray(state[name]), err_msg=name)
     fresh = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
     fresh.load_state_dict(loaded)
     x = Tensor(np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32))
-    np.testing.assert_array_equal(model(x).data, fresh(x).data)
+    np.testing.assert_array_equal(model(x).numpy(), fresh(x).numpy())
 
 
 def test_training_resumes_from_a_checkpoint_exactly(tmp_path):
@@ -284,7 +284,7 @@ def test_training_resumes_from_a_checkpoint_exactly(tmp_path):
     resumed_optimizer.load_state_dict(checkpoint["optimizer"])
     step(resumed, resumed_optimizer)
     for ours, reference in zip(resumed.parameters(), model.parameters()):
-        np.testing.assert_array_equal(ours.data, reference.data)
+        np.testing.assert_array_equal(ours.numpy(), reference.numpy())
 
 
 def test_nested_lists_scalars_and_leaves_round_trip(tmp_path):

@@ -33,7 +33,7 @@ def test_tensor_from_tensor_copies_its_data_not_its_graph():
     x = Tensor([1.0, 2.0], requires_grad=True)
     y = Tensor(x * 2)
     assert y.grad_fn is None and y.is_leaf and not y.requires_grad
-    np.testing.assert_array_equal(y.data, [2.0, 4.0])
+    np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])
 
 
 @pytest.mark.parametrize("data", [[1, 2, 3], np.arange(3), 5, [True, False]])
@@ -89,8 +89,8 @@ def test_gradient_of_float32_leaf_is_float32_when_mixed_with_float64():
     x64 = Tensor(np.array([3.0, 4.0]), requires_grad=True)
     (x32 * x64).sum().backward()
     assert x32.grad.dtype == np.float32 and x64.grad.dtype == np.float64
-    np.testing.assert_allclose(x32.grad.data, [3.0, 4.0])  # d(x32·x64)/dx32 = x64
-    np.testing.assert_allclose(x64.grad.data, [1.0, 2.0])
+    np.testing.assert_allclose(x32.grad.numpy(), [3.0, 4.0])  # d(x32·x64)/dx32 = x64
+    np.testing.assert_allclose(x64.grad.numpy(), [1.0, 2.0])
 
 
 # ---- attributes -----------------------------------------------------------------------------
@@ -107,10 +107,10 @@ def test_detach_shares_values_but_not_the_graph():
     y = x * 3
     d = y.detach()
     assert d.is_leaf and d.grad_fn is None and not d.requires_grad
-    np.testing.assert_array_equal(d.data, [3.0, 6.0])
+    np.testing.assert_array_equal(d.numpy(), [3.0, 6.0])
     # a detached value is a constant: the gradient flows only through the attached path
     (y * d).sum().backward()
-    np.testing.assert_allclose(x.grad.data, 3 * d.data)  # d(3x · const)/dx = 3 · const
+    np.testing.assert_allclose(x.grad.numpy(), 3 * d.numpy())  # d(3x · const)/dx = 3 · const
 
 
 def test_leaf_and_grad_fn():
@@ -142,8 +142,8 @@ def test_backward_of_a_simple_expression():
     a = Tensor([1.0, -2.0, 3.0], requires_grad=True)
     b = Tensor([4.0, 5.0, 6.0], requires_grad=True)
     (a * b + a * a).sum().backward()
-    np.testing.assert_allclose(a.grad.data, [4 + 2, 5 - 4, 6 + 6])
-    np.testing.assert_allclose(b.grad.data, [1.0, -2.0, 3.0])
+    np.testing.assert_allclose(a.grad.numpy(), [4 + 2, 5 - 4, 6 + 6])
+    np.testing.assert_allclose(b.grad.numpy(), [1.0, -2.0, 3.0])
     assert isinstance(a.grad, Tensor) and a.grad.grad_fn is None
 
 
@@ -155,7 +155,7 @@ def test_long_chain_backpropagates_without_recursion_error():
         y = y + 0.5
     y.sum().backward()
     # each multiply scales the derivative by 1.0001, each add leaves it alone
-    np.testing.assert_allclose(x.grad.data, np.full(3, 1.0001 ** 50_000), rtol=1e-9)
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 1.0001 ** 50_000), rtol=1e-9)
 
 
 def test_nodes_are_keyed_by_identity_not_value():
@@ -163,8 +163,8 @@ def test_nodes_are_keyed_by_identity_not_value():
     b = Tensor([1.0, 2.0], requires_grad=True)  # equal values, a different node
     u, v = a * 1.0, b * 1.0  # equal non-leaf values too
     (u * 2 + v * 3).sum().backward()
-    np.testing.assert_allclose(a.grad.data, [2.0, 2.0])
-    np.testing.assert_allclose(b.grad.data, [3.0, 3.0])
+    np.testing.assert_allclose(a.grad.numpy(), [2.0, 2.0])
+    np.testing.assert_allclose(b.grad.numpy(), [3.0, 3.0])
 
 
 def test_diamond_sums_gradients_of_a_reused_non_leaf():
@@ -172,31 +172,31 @@ def test_diamond_sums_gradients_of_a_reused_non_leaf():
     h = (x * x).retain_grad()  # used twice below
     y = (h * 2 + h * 3).sum()  # y = 5 Σx², so ∂y/∂h = 5 and ∂y/∂x = 10x
     y.backward()
-    np.testing.assert_allclose(h.grad.data, [5.0, 5.0, 5.0])
-    np.testing.assert_allclose(x.grad.data, [10.0, 20.0, 30.0])
+    np.testing.assert_allclose(h.grad.numpy(), [5.0, 5.0, 5.0])
+    np.testing.assert_allclose(x.grad.numpy(), [10.0, 20.0, 30.0])
 
 
 def test_same_tensor_as_both_operands():
     x = Tensor([3.0], requires_grad=True)
     (x * x).backward()
-    np.testing.assert_allclose(x.grad.data, [6.0])
+    np.testing.assert_allclose(x.grad.numpy(), [6.0])
 
 
 def test_gradients_accumulate_across_separate_graphs():
     x = Tensor([1.0, 2.0], requires_grad=True)
     (x * 2).sum().backward()
     (x * 3).sum().backward()
-    np.testing.assert_allclose(x.grad.data, [5.0, 5.0])
+    np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0])
 
 
 def test_retain_graph_allows_a_second_backward_that_doubles_the_grad():
     x = Tensor([1.0, 2.0], requires_grad=True)
     y = (x * x).sum()
     y.backward(retain_graph=True)
-    np.testing.assert_allclose(x.grad.data, [2.0, 4.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
     assert y.grad_fn.saved_for_backward() and not y.grad_fn.released
     y.backward()
-    np.testing.assert_allclose(x.grad.data, [4.0, 8.0])
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0])
 
 
 def test_non_scalar_output_needs_a_gradient():
@@ -206,13 +206,13 @@ def test_non_scalar_output_needs_a_gradient():
         y.backward()
     assert x.grad is None
     y.backward(np.array([1.0, 10.0]))
-    np.testing.assert_allclose(x.grad.data, [2.0, 20.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 20.0])
 
 
 def test_gradient_argument_may_be_a_tensor():
     x = Tensor([1.0, 2.0], requires_grad=True)
     (x * 2).backward(gradient=Tensor([3.0, 4.0]))
-    np.testing.assert_allclose(x.grad.data, [6.0, 8.0])
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 8.0])
 
 
 def test_wrong_shape_gradient_raises():
@@ -238,16 +238,16 @@ def test_second_backward_raises_before_any_gradient_changes():
     w = Tensor([5.0, 7.0], requires_grad=True)
     y = (x * x).sum()
     y.backward()
-    np.testing.assert_allclose(x.grad.data, [2.0, 4.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
     # a new graph that reaches the freed one: the fresh part (w) comes first in the reverse walk
     z = (w * 3).sum() + y
     with pytest.raises(RuntimeError, match="retain_graph"):
         z.backward()
-    np.testing.assert_allclose(x.grad.data, [2.0, 4.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
     assert w.grad is None
     with pytest.raises(RuntimeError, match="retain_graph"):
         y.backward()
-    np.testing.assert_allclose(x.grad.data, [2.0, 4.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
 
 
 def test_backward_on_tensor_without_grad_raises():
@@ -261,8 +261,8 @@ def test_non_leaf_keeps_grad_only_after_retain_grad():
     h2 = (x * 3).retain_grad()
     (h1 * h2).sum().backward()  # ∂/∂h1 = h2 = 3x, ∂/∂h2 = h1 = 2x
     assert h1.grad is None
-    np.testing.assert_allclose(h2.grad.data, [2.0, 4.0])
-    np.testing.assert_allclose(x.grad.data, [12.0, 24.0])  # 12x
+    np.testing.assert_allclose(h2.grad.numpy(), [2.0, 4.0])
+    np.testing.assert_allclose(x.grad.numpy(), [12.0, 24.0])  # 12x
 
 
 def test_retained_non_leaf_grad_accumulates_like_a_leaf():
@@ -271,8 +271,8 @@ def test_retained_non_leaf_grad_accumulates_like_a_leaf():
     y = (h * h).sum()  # ∂y/∂h = 2h = 4a, ∂y/∂a = 8a
     y.backward(retain_graph=True)
     y.backward()
-    np.testing.assert_allclose(h.grad.data, 2 * np.array([4.0, 8.0]))
-    np.testing.assert_allclose(a.grad.data, 2 * np.array([8.0, 16.0]))
+    np.testing.assert_allclose(h.grad.numpy(), 2 * np.array([4.0, 8.0]))
+    np.testing.assert_allclose(a.grad.numpy(), 2 * np.array([8.0, 16.0]))
 
 
 def test_leaf_without_requires_grad_gets_no_grad():
@@ -280,7 +280,7 @@ def test_leaf_without_requires_grad_gets_no_grad():
     c = Tensor([3.0, 4.0])
     (x * c).sum().backward()
     assert c.grad is None
-    np.testing.assert_allclose(x.grad.data, [3.0, 4.0])
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 4.0])
 
 
 def test_grad_is_a_private_copy():
@@ -288,8 +288,8 @@ def test_grad_is_a_private_copy():
     a = Tensor([1.0], requires_grad=True)
     b = Tensor([1.0], requires_grad=True)
     (a + b).sum().backward()
-    a.grad.data[0] = 100.0
-    assert b.grad.data[0] == 1.0
+    a.grad.numpy()[0] = 100.0
+    assert b.grad.numpy()[0] == 1.0
 
 
 # ---- no_grad --------------------------------------------------------------------------------
@@ -300,7 +300,7 @@ def test_no_grad_context_manager():
         y = x * 2
     assert tinygrad_pool.is_grad_enabled()
     assert not y.requires_grad and y.grad_fn is None
-    np.testing.assert_array_equal(y.data, [2.0, 4.0])
+    np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])
     assert (x * 2).requires_grad
 
 

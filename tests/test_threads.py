@@ -59,7 +59,7 @@ def run_threads(workers, *barriers) -> None:
 
 def grads(model) -> list:
     """Copies of every parameter's gradient (zeros where backward left None)."""
-    return [np.zeros(p.shape) if p.grad is None else np.array(p.grad.data)
+    return [np.zeros(p.shape) if p.grad is None else np.array(p.grad.numpy())
             for p in model.parameters()]
 
 
@@ -182,7 +182,7 @@ def test_threads_sharing_one_leaf_tensor_accumulate_exactly(busy_switching):
 
     run_threads([lambda t=t: worker(t) for t in range(threads)], barrier)
     expected = steps * sum(t + 1 for t in range(threads))
-    np.testing.assert_array_equal(w.grad.data, np.full(5, float(expected)))
+    np.testing.assert_array_equal(w.grad.numpy(), np.full(5, float(expected)))
 
 
 def test_threads_sharing_a_wide_linear_accumulate_exactly_the_serial_sum(busy_switching):
@@ -216,7 +216,7 @@ def test_threads_racing_for_the_first_gradient_all_land(busy_switching):
     mismatches = []
 
     def check_and_reset():  # run by one thread once all have passed the barrier
-        got = None if w.grad is None else w.grad.data.copy()
+        got = None if w.grad is None else w.grad.numpy().copy()
         if got is None or not np.array_equal(got, np.full(5, threads * (threads + 1) / 2)):
             mismatches.append(got)
         w.grad = None
@@ -327,10 +327,10 @@ def test_correct_two_input_custom_function_with_attribute_passes_gradcheck():
 def test_custom_function_gradient_matches_formula():
     x = Tensor(np.array([-2.0, 0.5, 3.0]), requires_grad=True)
     y = Cube.apply(x)
-    np.testing.assert_allclose(y.data, x.data ** 3)
+    np.testing.assert_allclose(y.numpy(), x.numpy() ** 3)
     assert y.grad_fn is not None
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, 3 * x.data ** 2)
+    np.testing.assert_allclose(x.grad.numpy(), 3 * x.numpy() ** 2)
 
 
 def test_custom_function_under_no_grad_records_nothing():
@@ -350,7 +350,7 @@ def test_custom_function_may_return_none_for_an_input():
 
     a, b = two_leaves()
     FirstOnly.apply(a, b).sum().backward()
-    np.testing.assert_array_equal(a.grad.data, np.ones((2, 3)))
+    np.testing.assert_array_equal(a.grad.numpy(), np.ones((2, 3)))
     assert b.grad is None
 
 
@@ -475,8 +475,8 @@ def test_broadcastable_gradient_with_extra_leading_dims_is_summed():
     weights = np.random.default_rng(8).standard_normal((2, 3))
     Repeat4.apply(x).backward(weights)
     assert x.grad.shape == (2, 3)
-    np.testing.assert_allclose(x.grad.data, 4 * weights)
-    assert tp.gradcheck(lambda t: Repeat4.apply(t), [Tensor(x.data.copy(), requires_grad=True)])
+    np.testing.assert_allclose(x.grad.numpy(), 4 * weights)
+    assert tp.gradcheck(lambda t: Repeat4.apply(t), [Tensor(x.numpy().copy(), requires_grad=True)])
 
 
 def test_broadcastable_gradient_over_a_size_one_dim_is_summed():
@@ -484,8 +484,8 @@ def test_broadcastable_gradient_over_a_size_one_dim_is_summed():
     weights = np.arange(6.0).reshape(2, 3)
     ExpandRows.apply(x).backward(weights)
     assert x.grad.shape == (1, 3)
-    np.testing.assert_allclose(x.grad.data, [[3.0, 5.0, 7.0]])  # torch gives the same
-    assert tp.gradcheck(lambda t: ExpandRows.apply(t), [Tensor(x.data.copy(), requires_grad=True)])
+    np.testing.assert_allclose(x.grad.numpy(), [[3.0, 5.0, 7.0]])  # torch gives the same
+    assert tp.gradcheck(lambda t: ExpandRows.apply(t), [Tensor(x.numpy().copy(), requires_grad=True)])
 
 
 def test_broadcastable_gradients_match_torch(torch):
@@ -514,7 +514,7 @@ def test_broadcastable_gradients_match_torch(torch):
         x, tx = Tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
         ours.apply(x).backward(weights)
         theirs.apply(tx).backward(torch.tensor(weights))
-        np.testing.assert_allclose(x.grad.data, tx.grad.numpy())
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
 
 
 def not_an_array_function(index, value):

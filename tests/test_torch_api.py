@@ -39,9 +39,9 @@ def assert_same(ours, theirs, rtol=0.0, atol=0.0):
     assert dtype_name(ours.dtype) == dtype_name(theirs.dtype), (ours.dtype, theirs.dtype)
     assert ours.shape == tuple(theirs.shape), (ours.shape, theirs.shape)
     if rtol or atol:
-        np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=rtol, atol=atol)
+        np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=rtol, atol=atol)
     else:
-        np.testing.assert_array_equal(ours.data, theirs.detach().numpy())
+        np.testing.assert_array_equal(ours.numpy(), theirs.detach().numpy())
 
 
 def run_both(torch, make):
@@ -473,7 +473,7 @@ def test_linspace_matches_torch(torch, start, end, steps, scale, dtype):
 
 # ---- random tensors: ranges and reproducibility --------------------------------------------------
 def test_randint_values_lie_in_the_range_and_cover_it():
-    values = tg.randint(-3, 4, (2000,)).data
+    values = tg.randint(-3, 4, (2000,)).numpy()
     assert values.dtype == np.int64 and set(values.tolist()) == set(range(-3, 4))
     assert set(tg.randint(3, (500,)).tolist()) == {0, 1, 2}
     assert set(tg.randint(2, (100,), dtype=tg.bool).tolist()) == {False, True}
@@ -487,7 +487,7 @@ def test_randperm_is_a_permutation():
 
 def test_rand_and_randn_have_the_right_distribution():
     tg.manual_seed(0)
-    uniform, normal = tg.rand(20000).data, tg.randn(20000, dtype=tg.float64).data
+    uniform, normal = tg.rand(20000).numpy(), tg.randn(20000, dtype=tg.float64).numpy()
     assert uniform.min() >= 0.0 and uniform.max() < 1.0 and abs(uniform.mean() - 0.5) < 0.01
     assert abs(normal.mean()) < 0.03 and abs(normal.std() - 1.0) < 0.03
 
@@ -502,9 +502,9 @@ def test_manual_seed_makes_random_tensors_repeatable(draw):
     first, second = draw(), draw()
     tg.manual_seed(123)
     again = draw()
-    np.testing.assert_array_equal(first.data, again.data)
+    np.testing.assert_array_equal(first.numpy(), again.numpy())
     assert first.dtype == again.dtype
-    assert not np.array_equal(first.data, second.data)  # the stream moved on
+    assert not np.array_equal(first.numpy(), second.numpy())  # the stream moved on
 
 
 def test_a_generator_argument_is_used_instead_of_the_default():
@@ -514,11 +514,11 @@ def test_a_generator_argument_is_used_instead_of_the_default():
     c = tg.randperm(8, generator=np.random.default_rng(5))
     after = tg.rand(4)
     tg.manual_seed(0)
-    assert np.array_equal(after.data, tg.rand(4).data)  # the default stream was not touched
-    np.testing.assert_array_equal(a.data, tg.rand(4, generator=np.random.default_rng(5)).data)
-    np.testing.assert_array_equal(b.data, tg.randint(0, 1000, (4,),
-                                                     generator=np.random.default_rng(5)).data)
-    np.testing.assert_array_equal(c.data, tg.randperm(8, generator=np.random.default_rng(5)).data)
+    assert np.array_equal(after.numpy(), tg.rand(4).numpy())  # the default stream was not touched
+    np.testing.assert_array_equal(a.numpy(), tg.rand(4, generator=np.random.default_rng(5)).numpy())
+    np.testing.assert_array_equal(b.numpy(), tg.randint(0, 1000, (4,),
+                                                     generator=np.random.default_rng(5)).numpy())
+    np.testing.assert_array_equal(c.numpy(), tg.randperm(8, generator=np.random.default_rng(5)).numpy())
 
 
 # ---- module-level functions: the same results as torch's ---------------------------------------
@@ -629,8 +629,8 @@ def test_max_with_dim_returns_a_named_pair():
     values, indices = tg.max(x(tg), 1)
     result = tg.max(x(tg), 1)
     assert result.values is result[0] and result.indices is result[1]
-    np.testing.assert_array_equal(values.data, [5.0, 6.0])
-    np.testing.assert_array_equal(indices.data, [1, 2])
+    np.testing.assert_array_equal(values.numpy(), [5.0, 6.0])
+    np.testing.assert_array_equal(indices.numpy(), [1, 2])
 
 
 def test_module_functions_differentiate_as_the_methods(torch):

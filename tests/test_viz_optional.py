@@ -46,7 +46,7 @@ from tinygrad_pool import Tensor, nn, optim
 tinygrad_pool.manual_seed(0)
 rng = np.random.default_rng(0)
 x = Tensor(rng.standard_normal((32, 3)).astype(np.float32))
-y = Tensor((x.data @ np.array([[1.0], [-2.0], [0.5]], dtype=np.float32) + 0.25).astype(np.float32))
+y = Tensor((x.numpy() @ np.array([[1.0], [-2.0], [0.5]], dtype=np.float32) + 0.25).astype(np.float32))
 model = nn.Linear(3, 1)
 opt = optim.SGD(model.parameters(), lr=0.1)
 losses = []
@@ -55,7 +55,7 @@ for _ in range(20):
     loss = F.mse_loss(model(x), y)
     loss.backward()
     opt.step()
-    losses.append(float(loss.data))
+    losses.append(float(loss.numpy()))
 loss = F.mse_loss(model(x), y)  # one more graph, left un-backwarded, to draw
 assert losses[-1] < 0.1 * losses[0], losses
 '''

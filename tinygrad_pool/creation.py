@@ -59,7 +59,7 @@ def _number(op: str, name: str, value):
     """A scalar argument as a Python number: a NumPy scalar or a one-element tensor reads as
     the number it holds (torch treats both as Python scalars)."""
     if isinstance(value, Tensor):
-        if value.data.ndim != 0:
+        if value._data.ndim != 0:
             raise TypeError(f"{op}: {name} must be a number or a 0-d tensor, got a tensor of "
                             f"shape {tuple(value.shape)}")
         return value.item()
@@ -109,7 +109,7 @@ def _unpack(data, found: set, op: str, typed: bool):
             return data
         return [_unpack(item, found, op, typed) for item in data]
     found.add(_leaf_dtype(data, op, typed))
-    return data.data if isinstance(data, Tensor) else data
+    return data._data if isinstance(data, Tensor) else data
 
 
 def _promote(found: set) -> np.dtype:

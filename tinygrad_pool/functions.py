@@ -79,7 +79,7 @@ def minimum(input, other) -> Tensor:
 def where(condition, input=None, other=None) -> Tensor:
     if input is None and other is None:  # torch.where(condition): the indices, as nonzero
         return tuple(Tensor._make(i, None) for i in np.nonzero(
-            tensor_arg("where", "condition", condition).data))
+            tensor_arg("where", "condition", condition)._data))
     return E.where(condition, input, other)
 
 
@@ -144,7 +144,7 @@ def einsum(equation: str, *operands) -> Tensor:
         if operand.dtype != operands[0].dtype:
             raise RuntimeError(f"einsum(): operand {i} has dtype {operand.dtype} but operand 0 "
                                f"has {operands[0].dtype}: the operands must have one dtype")
-    inputs, output, sizes = M.parse_einsum(equation, [o.data for o in operands])
+    inputs, output, sizes = M.parse_einsum(equation, [o._data for o in operands])
     # Size-1 dimensions broadcast: expanded here, so that Expand's backward sums them again.
     operands = [o if o.shape == full else o.expand(*full) for o, full in
                 zip(operands, (tuple(sizes[c] for c in s) for s in inputs))]
@@ -179,14 +179,14 @@ def _isclose(op: str, input, other, rtol, atol, equal_nan) -> np.ndarray:
         raise RuntimeError(f"{op}(): expected input and other to have the same dtype, got "
                            f"{input.dtype} and {other.dtype}")
     if input.shape != other.shape:
-        E.check_broadcast(op, input.data, other.data)
-    return np.asarray(np.isclose(input.data, other.data, rtol, atol, equal_nan))
+        E.check_broadcast(op, input._data, other._data)
+    return np.asarray(np.isclose(input._data, other._data, rtol, atol, equal_nan))
 
 
 def equal(input, other) -> bool:
     """True if both have the same shape and the same values (torch.equal)."""
     input, other = _input("equal", input), _other("equal", other)
-    return input.shape == other.shape and bool((input.data == other.data).all())
+    return input.shape == other.shape and bool((input._data == other._data).all())
 
 
 def is_tensor(obj) -> bool:

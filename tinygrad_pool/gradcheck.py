@@ -166,7 +166,7 @@ def _check(op, fn, inputs, eps, atol, rtol, seed) -> GradcheckReport:
     weights = np.random.default_rng(seed).standard_normal(output.shape)
 
     def weighted(out: Tensor) -> float:
-        return float(np.sum(weights * out.data))
+        return float(np.sum(weights * out._data))
 
     at_x = weighted(output)
     # capture: backward's gradients come back here, and no input's .grad is touched; the graph
@@ -177,7 +177,7 @@ def _check(op, fn, inputs, eps, atol, rtol, seed) -> GradcheckReport:
     graph_at_x = None  # what each op of fn's graph at x received, read when an element needs it
 
     for k in checked:
-        data = inputs[k].data
+        data = inputs[k]._data
         grad = captured[id(_node_of(inputs[k]))]
         analytical = np.zeros(data.shape) if grad is None else np.asarray(grad, np.float64)
         plus, minus = np.empty(data.shape), np.empty(data.shape)

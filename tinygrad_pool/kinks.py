@@ -30,7 +30,7 @@ def recorded_inputs(output: Tensor) -> tuple:
     copy of the arrays each received — copies, because gradcheck perturbs its inputs in place
     and puts them back, which would change a leaf's array under the node's feet."""
     nodes = [n for n in _topological_order([_node_of(output)]) if not isinstance(n, Tensor)]
-    return nodes, [tuple(np.array(p.data) for p in node.parents) for node in nodes]
+    return nodes, [tuple(np.array(p._data) for p in node.parents) for node in nodes]
 
 
 def explain(at: tuple, below: tuple, above: tuple) -> tuple:

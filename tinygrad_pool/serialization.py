@@ -122,7 +122,7 @@ class _Encoder:
         if value is None or kind in (bool, int, float, str):
             return value  # json writes a float's repr: every float round-trips, nan and inf too
         if isinstance(value, Tensor):
-            node = {"tensor": self._store(value, value.data, where)}
+            node = {"tensor": self._store(value, value._data, where)}
             if value.requires_grad:
                 node["requires_grad"] = True
             return node

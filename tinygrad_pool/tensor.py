@@ -114,14 +114,14 @@ class Function:
         if len(inputs) == 2:
             a, b = inputs
             ctx.needs_input_grad = needs = _FLAGS_OF_TWO[a._requires_grad][b._requires_grad]
-            out = ctx.forward(a.data, b.data, **attrs)
+            out = ctx.forward(a._data, b._data, **attrs)
         elif len(inputs) == 1:
             a = inputs[0]
             ctx.needs_input_grad = needs = _FLAGS_OF_ONE[a._requires_grad]
-            out = ctx.forward(a.data, **attrs)
+            out = ctx.forward(a._data, **attrs)
         else:
             ctx.needs_input_grad = needs = tuple([t._requires_grad for t in inputs])
-            out = ctx.forward(*[t.data for t in inputs], **attrs)
+            out = ctx.forward(*[t._data for t in inputs], **attrs)
         if type(out) is not np.ndarray:  # NumPy turns 0-d results into scalars
             out = ctx._as_array_output(out)
         if True in needs and _mode.grad_enabled:
@@ -135,16 +135,16 @@ class Function:
                              b.grad_fn if b._view is None and b.grad_fn is not None else _edge(b))
                 written = (a._version_counter is not None and a._version_counter[0]) \
                     or (b._version_counter is not None and b._version_counter[0])
-                large = (a.grad_fn is not None and a.data.nbytes >= memory.SCRATCH_MIN_BYTES) \
-                    or (b.grad_fn is not None and b.data.nbytes >= memory.SCRATCH_MIN_BYTES)
+                large = (a.grad_fn is not None and a._data.nbytes >= memory.SCRATCH_MIN_BYTES) \
+                    or (b.grad_fn is not None and b._data.nbytes >= memory.SCRATCH_MIN_BYTES)
             elif len(inputs) == 1:
                 ctx.edges = (a.grad_fn if a._view is None and a.grad_fn is not None else _edge(a),)
                 written = a._version_counter is not None and a._version_counter[0]
-                large = a.grad_fn is not None and a.data.nbytes >= memory.SCRATCH_MIN_BYTES
+                large = a.grad_fn is not None and a._data.nbytes >= memory.SCRATCH_MIN_BYTES
             else:
                 ctx.edges = tuple([_edge(t) for t in inputs])
                 written = any([t._version for t in inputs])
-                large = any([t.grad_fn is not None and t.data.nbytes >= memory.SCRATCH_MIN_BYTES
+                large = any([t.grad_fn is not None and t._data.nbytes >= memory.SCRATCH_MIN_BYTES
                              for t in inputs])
             if written:
                 ctx.input_versions = tuple([t._version for t in inputs])
@@ -182,7 +182,7 @@ class Function:
         one it saved, until backward releases the node (``release``). Measured on the VGG
         block (g): its step's live peak 29 → 19 MiB, against PyTorch's 20."""
         saved = [value for value in self.__dict__.values() if type(value) is np.ndarray]
-        self.parents = tuple([p if any([value is p.data for value in saved]) else ReleasedValue.of(p)
+        self.parents = tuple([p if any([value is p._data for value in saved]) else ReleasedValue.of(p)
                               for p in self.parents])
 
     def _as_array_output(self, out) -> np.ndarray:
@@ -206,7 +206,7 @@ class Function:
                 yield name, -1
                 continue
             for index, tensor in enumerate(self.parents):
-                if value is tensor.data:
+                if value is tensor._data:
                     yield name, index
                     break
 
@@ -263,7 +263,7 @@ class Function:
         # still shows the value while anyone else holds the tensor. Small inputs stay: they
         # cost no memory worth a stand-in.
         for p in kept["parents"]:
-            if p.grad_fn is not None and p.data.nbytes >= memory.SCRATCH_MIN_BYTES:
+            if p.grad_fn is not None and p._data.nbytes >= memory.SCRATCH_MIN_BYTES:
                 kept["parents"] = tuple([ReleasedValue.of(p) for p in kept["parents"]])
                 break
         self.__dict__ = kept
@@ -296,7 +296,7 @@ def unbroadcast(grad, shape: tuple):
 
 def _as_array(data, dtype) -> np.ndarray:
     if isinstance(data, Tensor):
-        data = data.data
+        data = data._data
     array = np.asarray(data, dtype=dtype)
     if array.dtype.kind not in "fiub":  # strings, objects, complex numbers, dates
         raise TypeError(f"Tensor: cannot make a tensor from {type(data).__name__} data of "
@@ -378,11 +378,12 @@ _new_object = object.__new__
 class Tensor:
     """An n-dimensional array that remembers how it was computed.
 
-    ``data`` is a NumPy array; ``grad_fn`` the Function that produced it (None for a leaf);
+    ``_data`` is its NumPy array (``numpy()`` hands it to the user; ``data`` is torch's detached
+    Tensor over the same memory); ``grad_fn`` the Function that produced it (None for a leaf);
     ``grad`` the gradient backward() accumulated into it (a Tensor, or None).
     """
 
-    __slots__ = ("data", "grad", "_requires_grad", "grad_fn", "name", "retains_grad",
+    __slots__ = ("_data", "grad", "_requires_grad", "grad_fn", "name", "retains_grad",
                  "_version_counter", "_view", "__weakref__")
     __array_ufunc__ = None  # ndarray + Tensor must call Tensor.__radd__, not bypass the graph
 
@@ -391,7 +392,7 @@ class Tensor:
         array = np.array(_as_array(data, dtype))
         if requires_grad:
             _check_can_require_grad(array.dtype)
-        self.data = array
+        self._data = array
         self.grad = None
         self._requires_grad = bool(requires_grad)
         self.grad_fn = None
@@ -405,7 +406,7 @@ class Tensor:
         """Wrap an op's output without re-checking it (the hot path of every op: one store per
         field, no tuple, no class binding; measured 325 → 230 ns)."""
         t = _new_object(Tensor)
-        t.data = data
+        t._data = data
         t.grad_fn = grad_fn
         t._requires_grad = grad_fn is not None
         t.grad = t.name = t._version_counter = t._view = None
@@ -413,15 +414,15 @@ class Tensor:
         return t
 
     # ---- what it is -------------------------------------------------------------------------
-    shape = property(lambda self: Size(self.data.shape))  # (own code reads data.shape directly)
-    dtype = property(lambda self: self.data.dtype)
-    ndim = property(lambda self: self.data.ndim)
+    shape = property(lambda self: Size(self._data.shape))  # (own code reads data.shape directly)
+    dtype = property(lambda self: self._data.dtype)
+    ndim = property(lambda self: self._data.ndim)
     is_leaf = property(lambda self: self.grad_fn is None)
     device = "cpu"  # (torch's device; the only one here)
     is_cuda = False
 
     def dim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def requires_grad(self) -> bool:
@@ -434,14 +435,14 @@ class Tensor:
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
         if flag:
-            _check_can_require_grad(self.data.dtype, "requires_grad")
+            _check_can_require_grad(self._data.dtype, "requires_grad")
         self._requires_grad = bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         if type(requires_grad) is not bool:
             requires_grad = A.check_flag("requires_grad_", "requires_grad", requires_grad)
         if requires_grad:
-            _check_can_require_grad(self.data.dtype, "requires_grad_")
+            _check_can_require_grad(self._data.dtype, "requires_grad_")
         self.requires_grad = requires_grad
         return self
 
@@ -463,58 +464,73 @@ class Tensor:
     def size(self, dim: int | None = None):
         """PyTorch's ``size()``: the shape, or the length of one dimension."""
         if dim is None:
-            return Size(self.data.shape)
-        return self.data.shape[R.normalize_axis("size", self.data.ndim, dim)]
+            return Size(self._data.shape)
+        return self._data.shape[R.normalize_axis("size", self._data.ndim, dim)]
 
     def numel(self) -> int:
-        return self.data.size
+        return self._data.size
 
     def __len__(self) -> int:
-        return len(self.data)
+        return len(self._data)
 
     def numpy(self) -> np.ndarray:
-        return self.data
+        return self._data
+
+    @property
+    def data(self) -> "Tensor":
+        """torch's ``.data``: a Tensor over the same memory, outside autograd (no grad_fn, no
+        requires_grad, and a version counter of its own: writes through it are not seen by
+        the checks that guard saved tensors — which is why torch recommends ``detach()``)."""
+        return Tensor._make(self._data, None)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        """``p.data = t``: p takes t's memory (shape and dtype too), keeping its own node,
+        grad and flags, as torch's."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data: value must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
 
     def __array__(self, dtype=None, copy=None):
-        return self.data if dtype is None else self.data.astype(dtype)
+        return self._data if dtype is None else self._data.astype(dtype)
 
     def item(self):
-        if self.data.size != 1:
-            raise RuntimeError(f"item: a Tensor with {self.data.size} elements cannot be "
-                               f"converted to Scalar (input has shape {list(self.data.shape)})")
-        return self.data.item()
+        if self._data.size != 1:
+            raise RuntimeError(f"item: a Tensor with {self._data.size} elements cannot be "
+                               f"converted to Scalar (input has shape {list(self._data.shape)})")
+        return self._data.item()
 
     def tolist(self):
-        return self.data.tolist()
+        return self._data.tolist()
 
     def _scalar(self):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(f"only one element tensors can be converted to Python scalars "
-                             f"(this one has shape {list(self.data.shape)})")
-        return self.data.item()
+                             f"(this one has shape {list(self._data.shape)})")
+        return self._data.item()
 
     def __float__(self): return float(self._scalar())
     def __int__(self): return int(self._scalar())
 
     def __index__(self):
-        if self.data.dtype.kind not in "iub":
+        if self._data.dtype.kind not in "iub":
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
         return int(self.item())
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
-                               f"(shape {list(self.data.shape)}; use .any() or .all())")
-        return bool(self.data.item())
+                               f"(shape {list(self._data.shape)}; use .any() or .all())")
+        return bool(self._data.item())
 
     def __format__(self, spec: str) -> str:
         """``f"{loss:.4f}"`` and ``f"{loss}"`` give the number for a 0-d tensor, as in torch."""
-        if self.data.ndim == 0:
-            return format(self.data.item(), spec)
+        if self._data.ndim == 0:
+            return format(self._data.item(), spec)
         if spec:
             raise TypeError(f"unsupported format string passed to Tensor.__format__ (a format "
-                            f"spec needs a 0-d tensor; this one has shape {list(self.data.shape)})")
+                            f"spec needs a 0-d tensor; this one has shape {list(self._data.shape)})")
         return str(self)
 
     # ---- dtype conversions (torch's names; a float-to-float cast stays in the graph) ---------
@@ -534,16 +550,16 @@ class Tensor:
         if dtype is None:
             return self.clone() if copy else self
         dtype = dtypes.as_dtype("to", dtype)
-        if dtype == self.data.dtype:
+        if dtype == self._data.dtype:
             return self.clone() if copy else self
-        if dtype.kind == "f" and self.data.dtype.kind == "f":
+        if dtype.kind == "f" and self._data.dtype.kind == "f":
             return V.Cast.apply(self, dtype=dtype)
-        return Tensor._make(self.data.astype(dtype), None)  # not differentiable: no graph
+        return Tensor._make(self._data.astype(dtype), None)  # not differentiable: no graph
 
     def type(self, dtype=None):
         """The dtype's name, or a copy converted to ``dtype`` (a dtype, or its name)."""
         if dtype is None:
-            return str(self.data.dtype)
+            return str(self._data.dtype)
         if isinstance(dtype, str) and dtype not in dtypes.DTYPES:
             raise ValueError(f"type: invalid type {dtype!r}: dtype must be one of "
                              f"tinygrad_pool's dtypes or its name")
@@ -568,7 +584,7 @@ class Tensor:
     def detach(self) -> "Tensor":
         """The same data, cut off from the graph (its in-place writes still count as the
         original's: the two share one version counter, as in PyTorch)."""
-        t = Tensor._make(self.data, None)
+        t = Tensor._make(self._data, None)
         t._version_counter = self._counter()
         return t
 
@@ -580,7 +596,7 @@ class Tensor:
         return self
 
     def __repr__(self) -> str:
-        body = np.array2string(self.data, separator=", ", prefix="Tensor(", precision=4)
+        body = np.array2string(self._data, separator=", ", prefix="Tensor(", precision=4)
         extras = [f"dtype={self.dtype}"]
         if self.name:
             extras.insert(0, f"name={self.name!r}")
@@ -614,20 +630,20 @@ class Tensor:
                 # large gradient into fresh memory costs as much as the op that made it. Else
                 # a copy: it may be shared with other nodes (Add hands one gradient to both
                 # inputs) or be a read-only broadcast view, and the user may edit .grad.
-                if not (adopt and grad.dtype == self.data.dtype and memory.unreferenced(grad, 4)):
-                    grad = np.array(grad, dtype=self.data.dtype, order="C")
+                if not (adopt and grad.dtype == self._data.dtype and memory.unreferenced(grad, 4)):
+                    grad = np.array(grad, dtype=self._data.dtype, order="C")
                 self.grad = Tensor._make(grad, None)
             elif self.grad_fn is None and self.grad.grad_fn is None \
-                    and self.grad.data.flags.writeable:
-                self.grad.data += grad  # a leaf's: in place, as PyTorch accumulates
+                    and self.grad._data.flags.writeable:
+                self.grad._data += grad  # a leaf's: in place, as PyTorch accumulates
             else:
-                self.grad = Tensor._make(self.grad.data + grad, None)
+                self.grad = Tensor._make(self.grad._data + grad, None)
 
     # ---- in-place writes --------------------------------------------------------------------
     def _become_view_of(self, source: "Tensor", fn: type, attrs: dict) -> None:
         """Share ``source``'s memory and version, remembering how to get from its base here
         (the view ops applied in turn: an in-place write into the view replays them)."""
-        ours, theirs = self.data.base, source.data
+        ours, theirs = self._data.base, source._data
         if ours is not theirs and (ours is None or ours is not theirs.base):
             return  # NumPy had to copy (e.g. reshape of a transposed array): not a view
         self._version_counter = source._version_counter or source._counter()
@@ -662,22 +678,22 @@ class Tensor:
 
     def _write(self, values: np.ndarray) -> None:
         """Copy ``values`` into this tensor's memory and bump the version it shares."""
-        if not self.data.flags.writeable:
+        if not self._data.flags.writeable:
             raise RuntimeError(f"in-place write: this tensor's memory is read-only (an expand()ed "
                                f"tensor or a broadcast view, shape {self.shape}); clone() it first")
         shape = values.shape if type(values) is np.ndarray else np.shape(values)
-        if shape != self.data.shape and np.broadcast_shapes(shape, self.data.shape) != self.data.shape:
+        if shape != self._data.shape and np.broadcast_shapes(shape, self._data.shape) != self._data.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(shape)}")
         try:
-            np.copyto(self.data, values, casting="same_kind")
+            np.copyto(self._data, values, casting="same_kind")
         except TypeError:
             raise RuntimeError(f"result type {np.result_type(values)} can't be cast to the "
                                f"desired output type {self.dtype}") from None
         _note_write(self._counter())
 
     def _bump_version(self) -> None:
-        """Note a write made directly into ``data`` (optimizers, nn.init, load_state_dict)."""
+        """Note a write made directly into ``_data`` (optimizers, nn.init, load_state_dict)."""
         _note_write(self._counter())
 
     def _inplace(self, fn: type, *others, **attrs) -> "Tensor":
@@ -688,24 +704,24 @@ class Tensor:
                                             any([o._requires_grad for o in others]))
         self._check_inplace()
         if not recording:
-            self._write(fn.call(self.data, *[o.data for o in others], **attrs))
+            self._write(fn.call(self._data, *[o._data for o in others], **attrs))
             return self
         return self._take_over(fn.apply(self, *others, **attrs))
 
     def _take_over(self, result: "Tensor") -> "Tensor":
         """Write ``result`` into this tensor and make its node ours (the in-place commit)."""
         ctx = result.grad_fn
-        old_value, output_names = self.data, []
+        old_value, output_names = self._data, []
         for name, value in list(ctx.__dict__.items()):
             if type(value) is not np.ndarray:
                 continue
-            if value is self.data:
+            if value is self._data:
                 # The op saved our value from before the write: it keeps that value, as a
                 # private copy (PyTorch's original_self), no longer tied to this tensor.
-                if old_value is self.data:
+                if old_value is self._data:
                     old_value = np.array(value)
                 setattr(ctx, name, old_value)
-            elif value is result.data:  # the saved output is our memory from now on
+            elif value is result._data:  # the saved output is our memory from now on
                 output_names.append(name)
         # The node's inputs, as pictures and saved_for_backward show them: where the input was
         # this tensor, a stand-in for its old self (its old node), so that walking the graph
@@ -715,14 +731,14 @@ class Tensor:
         # this tensor's memory and version counter.
         before = Tensor._make(old_value, self.grad_fn)
         before.name = self.name
-        before._version_counter = [self._version] if old_value is not self.data else self._counter()
+        before._version_counter = [self._version] if old_value is not self._data else self._counter()
         ctx.parents = tuple(before if p is self or type(p) is ReleasedValue and p._source() is self
                             else p for p in ctx.parents)
         counter = self._counter()  # (made before the write: the old node may need it too)
-        self._write(result.data)
+        self._write(result._data)
         for name in output_names:
-            setattr(ctx, name, self.data)
-        ctx.output_id, ctx.output_counter, ctx.output_version = id(self.data), counter, counter[0]
+            setattr(ctx, name, self._data)
+        ctx.output_id, ctx.output_counter, ctx.output_version = id(self._data), counter, counter[0]
         if self._view is None:
             if self.grad_fn is not None and self.grad_fn.retained is self:
                 self.grad_fn.retained, ctx.retained = None, self
@@ -732,7 +748,7 @@ class Tensor:
         # writes ``result`` into that region (PyTorch's CopySlices), and this view becomes the
         # same view of the new base.
         base, path, _ = self._view
-        before = Tensor._make(base.data, base.grad_fn)
+        before = Tensor._make(base._data, base.grad_fn)
         before._version_counter = base._counter()
         node = V.WriteView.apply(base, result, path=path).grad_fn
         node.parents = (before,) + node.parents[1:]  # as above: no loop back through .parents
@@ -746,8 +762,8 @@ class Tensor:
         """A Python number or array as a tensor that adopts our floating dtype (float32 stays so)."""
         if isinstance(other, Tensor):
             return other
-        if isinstance(other, (int, float, np.number)) and self.data.dtype.kind == "f":
-            return Tensor._make(np.asarray(other, dtype=self.data.dtype), None)
+        if isinstance(other, (int, float, np.number)) and self._data.dtype.kind == "f":
+            return Tensor._make(np.asarray(other, dtype=self._data.dtype), None)
         return Tensor._make(_as_array(other, None), None)
 
     def _pair(self, other) -> tuple:
@@ -756,10 +772,10 @@ class Tensor:
         An operand that is no tensor, array or real number raises ``NotAnOperand``: the operator
         then returns NotImplemented, and Python raises its TypeError (as with torch)."""
         if isinstance(other, Tensor):
-            if other.data.dtype is self.data.dtype:  # the common case, decided at once
+            if other._data.dtype is self._data.dtype:  # the common case, decided at once
                 return self, other
-        elif isinstance(other, (int, float)) and self.data.dtype.kind == "f":
-            return self, Tensor._make(np.asarray(other, dtype=self.data.dtype), None)
+        elif isinstance(other, (int, float)) and self._data.dtype.kind == "f":
+            return self, Tensor._make(np.asarray(other, dtype=self._data.dtype), None)
         elif isinstance(other, np.ndarray):  # (torch takes an array operand too)
             other = Tensor._make(_as_array(other, None), None)
         elif not E.is_number(other):
@@ -769,7 +785,7 @@ class Tensor:
     # (The try costs nothing until something is raised: the chain of +, * stays as fast. The
     # commonest case, another Tensor of our dtype, is decided before any call: ~7% of an op.)
     def __add__(self, other):
-        if type(other) is Tensor and other.data.dtype is self.data.dtype:
+        if type(other) is Tensor and other._data.dtype is self._data.dtype:
             return E.Add.apply(self, other)
         try:
             return E.Add.apply(*self._pair(other))
@@ -782,13 +798,13 @@ class Tensor:
         except NotAnOperand:
             return NotImplemented
         # torch refuses a bool operand (inline tests: this is a hot path)
-        if self.data.dtype is dtypes.bool or (b is not other and (
-                type(other) in _BOOLS or (isinstance(other, Tensor) and other.data.dtype is dtypes.bool))):
+        if self._data.dtype is dtypes.bool or (b is not other and (
+                type(other) in _BOOLS or (isinstance(other, Tensor) and other._data.dtype is dtypes.bool))):
             E.check_sub("-", self, other)
         return E.Sub.apply(a, b)
 
     def __mul__(self, other):
-        if type(other) is Tensor and other.data.dtype is self.data.dtype:
+        if type(other) is Tensor and other._data.dtype is self._data.dtype:
             return E.Mul.apply(self, other)
         try:
             return E.Mul.apply(*self._pair(other))
@@ -840,7 +856,7 @@ class Tensor:
         return M.matmul(Tensor._make(_as_array(other, None), None), self)
 
     def __neg__(self):
-        if self.data.dtype is dtypes.bool:
+        if self._data.dtype is dtypes.bool:
             E.refuse_bool("-", self)
         return E.Neg.apply(self)
 
@@ -857,7 +873,7 @@ class Tensor:
     def mul(self, other): return self * E.check_operand("mul", "other", other)
     def div(self, other): return self / E.check_operand("div", "other", other)
     def neg(self):
-        if self.data.dtype is dtypes.bool:
+        if self._data.dtype is dtypes.bool:
             E.refuse_bool("neg", self)
         return -self
 
@@ -883,10 +899,10 @@ class Tensor:
     # Comparisons and logic give bool tensors, element by element: they have no gradient.
     # (A tensor stays hashable by identity, as in torch, so it can key a dict or sit in a set.)
     def _compare(self, other, op, name: str) -> "Tensor":
-        other = self._pair(other)[1].data
-        if self.data.shape != other.shape and self.data.ndim and other.ndim:
-            E.check_broadcast(name, self.data, other)
-        return Tensor._make(np.asarray(op(self.data, other)), None)
+        other = self._pair(other)[1]._data
+        if self._data.shape != other.shape and self._data.ndim and other.ndim:
+            E.check_broadcast(name, self._data, other)
+        return Tensor._make(np.asarray(op(self._data, other)), None)
 
     # The methods take a Tensor or a number; the operators an array too (NotImplemented else)
     def eq(self, other): return self._compare(E.check_operand("eq", "other", other), np.equal, "eq")
@@ -932,14 +948,14 @@ class Tensor:
     def _logical(self, other, op, name: str) -> "Tensor":
         if not isinstance(other, (Tensor, np.ndarray)) and not E.is_number(other):
             return NotImplemented  # (Python's TypeError: unsupported operand type(s) for &)
-        other = self._const(other).data
-        if self.data.dtype.kind == "f" or other.dtype.kind == "f":
+        other = self._const(other)._data
+        if self._data.dtype.kind == "f" or other.dtype.kind == "f":
             raise NotImplementedError(f"{name}: not implemented for floating-point tensors (input "
-                                      f"of dtype {self.data.dtype} and other of dtype "
+                                      f"of dtype {self._data.dtype} and other of dtype "
                                       f"{other.dtype}); use bool or int tensors")
-        if self.data.shape != other.shape and self.data.ndim and other.ndim:
-            E.check_broadcast(name, self.data, other)
-        return Tensor._make(np.asarray(op(self.data, other)), None)
+        if self._data.shape != other.shape and self._data.ndim and other.ndim:
+            E.check_broadcast(name, self._data, other)
+        return Tensor._make(np.asarray(op(self._data, other)), None)
 
     def __and__(self, other): return self._logical(other, np.bitwise_and, "and (&)")
     def __or__(self, other): return self._logical(other, np.bitwise_or, "or (|)")
@@ -947,12 +963,12 @@ class Tensor:
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def __invert__(self):
-        if self.data.dtype.kind == "f":
+        if self._data.dtype.kind == "f":
             raise TypeError(f"~: input must be an integer or bool tensor (bitwise not), got "
-                            f"dtype {self.data.dtype}")
-        return Tensor._make(np.asarray(~self.data), None)
+                            f"dtype {self._data.dtype}")
+        return Tensor._make(np.asarray(~self._data), None)
 
-    def logical_not(self): return Tensor._make(np.asarray(self.data == 0), None)
+    def logical_not(self): return Tensor._make(np.asarray(self._data == 0), None)
     def logical_and(self, other):
         return self._compare(E.check_tensor("logical_and", "other", other), np.logical_and,
                              "logical_and")
@@ -966,20 +982,20 @@ class Tensor:
 
     def _test(self, reduce, name: str, dim, keepdim: bool) -> "Tensor":
         """all/any along dims: a bool tensor, no gradient."""
-        args = R.reduce_args(name, self.data.shape, None, keepdim, dim, OMITTED)
-        return Tensor._make(np.asarray(reduce(self.data, args["axis"], keepdims=args["keepdims"])),
+        args = R.reduce_args(name, self._data.shape, None, keepdim, dim, OMITTED)
+        return Tensor._make(np.asarray(reduce(self._data, args["axis"], keepdims=args["keepdims"])),
                             None)
 
     def _float(self) -> "Tensor":
         """Input of a float function: integer and bool tensors become float32, as torch makes
         their exp, log, ... (NumPy's results would be float64)."""
-        return self if self.data.dtype.kind == "f" else E.floating(self)
+        return self if self._data.dtype.kind == "f" else E.floating(self)
 
     def exp(self): return E.Exp.apply(self._float())
     def log(self): return E.Log.apply(self._float())
     def sqrt(self): return E.Sqrt.apply(self._float())
     def relu(self):
-        if self.data.dtype is dtypes.bool:
+        if self._data.dtype is dtypes.bool:
             E.refuse_bool("relu", self)
         return E.ReLU.apply(self)
 
@@ -987,7 +1003,7 @@ class Tensor:
     def tanh(self): return E.Tanh.apply(self._float())
     def arctan(self): return E.Arctan.apply(self._float())
     def abs(self):
-        if self.data.dtype is dtypes.bool:
+        if self._data.dtype is dtypes.bool:
             E.refuse_bool("abs", self)
         return E.Abs.apply(self)
 
@@ -1016,19 +1032,19 @@ class Tensor:
         """Refuse a result that cannot be written into this tensor: ``other`` (a Tensor, or
         None) must broadcast to our shape, and the result's ``dtype`` cast to ours (torch: a
         float result does not go into an integer tensor; float64 into float32 does)."""
-        if dtype is not None and dtype is not self.data.dtype \
-                and not np.can_cast(dtype, self.data.dtype, "same_kind"):
+        if dtype is not None and dtype is not self._data.dtype \
+                and not np.can_cast(dtype, self._data.dtype, "same_kind"):
             raise RuntimeError(f"{op}: result type {dtype} can't be cast to the desired output "
-                               f"type {self.data.dtype} of input")
-        shape = self.data.shape if other is None else other.data.shape
-        if shape != self.data.shape:
+                               f"type {self._data.dtype} of input")
+        shape = self._data.shape if other is None else other._data.shape
+        if shape != self._data.shape:
             try:
-                fits = np.broadcast_shapes(shape, self.data.shape) == self.data.shape
+                fits = np.broadcast_shapes(shape, self._data.shape) == self._data.shape
             except ValueError:
                 fits = False
             if not fits:
                 raise E.BroadcastError(f"{op}: {name} of shape {shape} does not broadcast to "
-                                       f"the shape {self.data.shape} of input, which the result "
+                                       f"the shape {self._data.shape} of input, which the result "
                                        f"is written into")
 
     def _inplace_binary(self, op: str, fn: type, other, alpha=1) -> "Tensor":
@@ -1047,10 +1063,10 @@ class Tensor:
         return self._inplace(fn, other)
 
     def _inplace_unary(self, op: str, fn: type, floating: bool = False) -> "Tensor":
-        if floating and self.data.dtype.kind != "f":
+        if floating and self._data.dtype.kind != "f":
             raise RuntimeError(f"{op}: result type {dtypes.get_default_dtype()} can't be cast "
-                               f"to the desired output type {self.data.dtype} of input")
-        if self.data.dtype is dtypes.bool and fn in (E.Neg, E.ReLU, E.Abs):
+                               f"to the desired output type {self._data.dtype} of input")
+        if self._data.dtype is dtypes.bool and fn in (E.Neg, E.ReLU, E.Abs):
             E.refuse_bool(op, self)
         return self._inplace(fn)
 
@@ -1062,7 +1078,7 @@ class Tensor:
     def pow_(self, exponent):
         if isinstance(exponent, complex):
             raise RuntimeError(f"pow_: exponent {exponent!r} is complex: result type complex "
-                               f"can't be cast to the desired output type {self.data.dtype} of "
+                               f"can't be cast to the desired output type {self._data.dtype} of "
                                f"input")
         E.check_operand("pow_", "exponent", exponent)
         dtype = E.result_dtype(self, exponent)
@@ -1070,9 +1086,9 @@ class Tensor:
             self._check_fits("pow_", "exponent", exponent, dtype)
             return self._inplace(E.PowTensor, exponent)
         self._check_fits("pow_", "exponent", None, dtype)
-        if self.data.dtype.kind != "f" and exponent < 0:
+        if self._data.dtype.kind != "f" and exponent < 0:
             raise RuntimeError(f"pow_: integers to negative integer powers are not allowed "
-                               f"(input of dtype {self.data.dtype}, exponent {exponent})")
+                               f"(input of dtype {self._data.dtype}, exponent {exponent})")
         return self._inplace(E.Pow, exponent=exponent)
 
     def neg_(self): return self._inplace_unary("neg_", E.Neg)
@@ -1113,9 +1129,9 @@ class Tensor:
 
     def fill_(self, value):
         if isinstance(value, Tensor):  # a 0-d tensor: its gradient is the sum over self
-            if value.data.ndim:
+            if value._data.ndim:
                 raise RuntimeError(f"fill_: value must be a number or a 0-d Tensor, got a "
-                                   f"tensor of shape {value.data.shape}")
+                                   f"tensor of shape {value._data.shape}")
             return self.copy_(value)
         return self._inplace(V.Fill, value=A.check_scalar("fill_", "value", value))
 
@@ -1131,7 +1147,7 @@ class Tensor:
         A.check_floating("uniform_", "input", self)
         from .random import default_generator
         rng = default_generator() if generator is None else generator
-        return self.copy_(Tensor._make(rng.uniform(a, b, self.data.shape).astype(self.dtype), None))
+        return self.copy_(Tensor._make(rng.uniform(a, b, self._data.shape).astype(self.dtype), None))
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
         """Fill with numbers drawn from the normal distribution N(mean, std²)."""
@@ -1141,7 +1157,7 @@ class Tensor:
         A.check_floating("normal_", "input", self)
         from .random import default_generator
         rng = default_generator() if generator is None else generator
-        return self.copy_(Tensor._make(rng.normal(mean, std, self.data.shape).astype(self.dtype),
+        return self.copy_(Tensor._make(rng.normal(mean, std, self._data.shape).astype(self.dtype),
                                        None))
 
     # ``x += y`` with a y that no in-place op takes (an array, a list): NotImplemented, and
@@ -1171,23 +1187,23 @@ class Tensor:
             recording = _mode.grad_enabled and (self._requires_grad or value._requires_grad)
             self._check_inplace()
             if not recording:
-                result = V.IndexPut.call(self.data, value.data, index=index)
+                result = V.IndexPut.call(self._data, value._data, index=index)
                 self._write(result)
                 return
             self._take_over(V.IndexPut.apply(self, value, index=index))
             return
         target = self[index]
-        extra = value.data.ndim - target.data.ndim
-        if extra > 0 and value.data.shape[:extra] == (1,) * extra:  # torch drops leading 1s
-            value = value.reshape(value.data.shape[extra:])
+        extra = value._data.ndim - target._data.ndim
+        if extra > 0 and value._data.shape[:extra] == (1,) * extra:  # torch drops leading 1s
+            value = value.reshape(value._data.shape[extra:])
         target._check_fits("index", "value", value)
         target._inplace(V.Copy, value)
 
     def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=OMITTED):
-        return R.Sum.apply(self, **R.reduce_args("sum", self.data.shape, axis, keepdims, dim, keepdim))
+        return R.Sum.apply(self, **R.reduce_args("sum", self._data.shape, axis, keepdims, dim, keepdim))
 
     def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=OMITTED):
-        return R.Mean.apply(self, **R.reduce_args("mean", self.data.shape, axis, keepdims, dim, keepdim))
+        return R.Mean.apply(self, **R.reduce_args("mean", self._data.shape, axis, keepdims, dim, keepdim))
 
     def max(self, dim=OMITTED, keepdim: bool = False):
         """The largest value (0-d); with ``dim``, ``(values, indices)`` along it; given a
@@ -1212,12 +1228,12 @@ class Tensor:
     def cumsum(self, dim): return R.cumsum(self, dim)
 
     def reshape(self, *shape):
-        return V.Reshape.apply(self, shape=V.resolve_shape("reshape", self.data.shape, shape))
+        return V.Reshape.apply(self, shape=V.resolve_shape("reshape", self._data.shape, shape))
 
     def view(self, *shape): return V.view(self, *shape)
 
     def expand(self, *shape):
-        return V.Expand.apply(self, shape=V.expanded_shape(self.data.shape, shape))
+        return V.Expand.apply(self, shape=V.expanded_shape(self._data.shape, shape))
 
     def transpose(self, dim0: int | None = None, dim1: int | None = None):
         """Swap two dimensions (PyTorch); with no arguments reverse them all (NumPy's ``.T``)."""
@@ -1231,7 +1247,7 @@ class Tensor:
         return V.Permute.apply(self, dims=V.check_permutation(self.ndim, dims))
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1):
-        return V.Reshape.apply(self, shape=V.flattened_shape(self.data.shape, start_dim, end_dim))
+        return V.Reshape.apply(self, shape=V.flattened_shape(self._data.shape, start_dim, end_dim))
 
     def flip(self, dims): return V.flip(self, dims)
     def squeeze(self, dim=OMITTED): return V.squeeze(self, dim)
@@ -1313,8 +1329,8 @@ class ReleasedValue(Tensor):
 
     It keeps what the pictures draw — shape, dtype, name, the node that made it — and a weak
     reference to the tensor: while anyone else (the user, a node not yet released) holds that
-    tensor, ``data`` and ``grad`` are its own; once nobody does, its memory is gone and
-    ``data`` reads as zeros of its shape (a zero-stride view of one number) with
+    tensor, ``_data`` and ``grad`` are its own; once nobody does, its memory is gone and
+    ``_data`` reads as zeros of its shape (a zero-stride view of one number) with
     ``value_freed`` True, which the pictures say instead of showing numbers. One stand-in per
     tensor, kept on the node that made it, so that every op it fed points at the same one.
     """
@@ -1325,14 +1341,14 @@ class ReleasedValue(Tensor):
     def of(t: Tensor) -> Tensor:
         """``t``'s stand-in if it is a large intermediate, else ``t`` itself."""
         node = t.grad_fn
-        if node is None or type(t) is not Tensor or t.data.nbytes < memory.SCRATCH_MIN_BYTES:
+        if node is None or type(t) is not Tensor or t._data.nbytes < memory.SCRATCH_MIN_BYTES:
             return t
         made = node.__dict__.get("stand_in")
         if made is not None and made._source() is t:
             return made
         stand_in = _new_object(ReleasedValue)
         stand_in._source = weakref.ref(t)
-        stand_in._freed = np.broadcast_to(np.zeros((), t.data.dtype), t.data.shape)
+        stand_in._freed = np.broadcast_to(np.zeros((), t._data.dtype), t._data.shape)
         stand_in.grad_fn, stand_in._requires_grad, stand_in.name = node, t._requires_grad, t.name
         stand_in.retains_grad, stand_in._version_counter, stand_in._view = False, None, None
         node.__dict__["stand_in"] = stand_in
@@ -1343,9 +1359,9 @@ class ReleasedValue(Tensor):
         return self._source() is None
 
     @property
-    def data(self) -> np.ndarray:
+    def _data(self) -> np.ndarray:
         source = self._source()
-        return self._freed if source is None else source.data
+        return self._freed if source is None else source._data
 
     @property
     def grad(self):
@@ -1410,15 +1426,15 @@ def _seed(root: Tensor, gradient, create_graph: bool):
             "backward: this tensor does not require grad and has no grad_fn; create the "
             "inputs with requires_grad=True (and do not compute it under no_grad())")
     if gradient is None:
-        if root.data.size != 1:
+        if root._data.size != 1:
             raise RuntimeError(
                 f"backward: the output has shape {root.shape}; gradients can be created "
                 f"implicitly only for scalar outputs, so pass gradient= with that shape")
         # (every axis is 1: ndmin gives the shape, at a quarter of np.ones's time)
-        seed = np.array(1, root.data.dtype, ndmin=root.data.ndim)
+        seed = np.array(1, root._data.dtype, ndmin=root._data.ndim)
     elif create_graph and isinstance(gradient, Tensor):
         # kept a Tensor (its own graph is differentiated too), in the output's dtype as torch's
-        seed = gradient if gradient.data.dtype == root.data.dtype else gradient.to(root.data.dtype)
+        seed = gradient if gradient._data.dtype == root._data.dtype else gradient.to(root._data.dtype)
     elif isinstance(gradient, (Tensor, np.ndarray)):  # (an array: this package's tests use them)
         seed = _as_array(gradient, root.dtype)
     else:
@@ -1505,7 +1521,7 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                     input_grads = _as_gradient_tuple(fn, input_grads)
                 if observe is not None:  # shown as sent: checked, summed to each input's shape
                     input_grads = tuple([
-                        g if g is None else _checked_gradient(fn, k, p.data, g, create_graph)
+                        g if g is None else _checked_gradient(fn, k, p._data, g, create_graph)
                         for k, (p, g) in enumerate(zip(fn.parents, input_grads))])
                     observe(fn, grad, input_grads)
                 for index, parent_grad in enumerate(input_grads):
@@ -1513,7 +1529,7 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                     # (an input that needs no gradient is skipped unchecked, as torch does)
                     if parent_grad is None or edge is None:
                         continue
-                    data = fn.parents[index].data
+                    data = fn.parents[index]._data
                     # (dtypes by identity: NumPy's built-in ones are singletons, and comparing
                     # them with != costs more than the rest of this check together)
                     if type(parent_grad) is not np.ndarray or parent_grad.dtype is not data.dtype \
@@ -1573,7 +1589,7 @@ def _checked_gradient(fn: Function, index: int, data: np.ndarray, grad, create_g
         if grad.dtype != data.dtype:
             grad = V.Cast.apply(grad, dtype=data.dtype)
     elif isinstance(grad, Tensor):
-        grad = grad.data
+        grad = grad._data
     if grad.dtype != data.dtype:
         grad = grad.astype(data.dtype)
     return grad
@@ -1632,7 +1648,7 @@ def zero_grad(tensors, set_to_none: bool = True) -> None:
         else:
             if t.grad.grad_fn is not None:
                 t.grad = t.grad.detach()
-            t.grad.data.fill(0)
+            t.grad._data.fill(0)
 
 
 # The op modules import Function and Tensor from this file, so they come in after both exist.

@@ -146,7 +146,7 @@ class _Checker:
     def forward(self, ctx, inputs, result) -> None:
         """Note the user's line on a recorded node; raise if the output is not finite."""
         recorded = "edges" in ctx.__dict__
-        out = result.data
+        out = result._data
         check = self.check_nan and out.dtype.kind in "fc" and not np.isfinite(out).all()
         if not (recorded or check):
             return
@@ -164,7 +164,7 @@ class _Checker:
             return
         for k, grad in enumerate(input_grads):
             if isinstance(grad, _engine.Tensor):  # (under create_graph)
-                grad = grad.data
+                grad = grad._data
             if grad is None or grad.dtype.kind not in "fc" or np.isfinite(grad).all():
                 continue
             message = _backward_message(node, k, grad, grad_output)
@@ -208,23 +208,23 @@ def _forward_message(ctx, inputs, out: np.ndarray) -> str:
     head = f"Function '{ctx.name}' returned {out[index]} values in forward"
     head += f", first at {list(index)}" if index else ""
     for k, t in enumerate(inputs):
-        a = t.data
+        a = t._data
         if a.dtype.kind in "fc" and not np.isfinite(a).all():
             j = _first_bad(a)
             return (f"{head}: input {k} already holds {a[j]}{_at(j)}. It came in from outside the "
                     f"ops anomaly mode checked: data, a tensor computed before anomaly mode was on "
-                    f"(or with check_nan=False), or a value written into .data")
+                    f"(or with check_nan=False), or a value written into ._data")
     return f"{head}: {_finite_inputs_reason(ctx, inputs, out, index)}"
 
 
 def _finite_inputs_reason(ctx, inputs, out: np.ndarray, index: tuple) -> str:
     """Why an op made a NaN/inf out of finite inputs: the arithmetic, for an elementwise op;
     for any other, the overflow limit of the dtype."""
-    shapes = [t.data.shape for t in inputs]
+    shapes = [t._data.shape for t in inputs]
     if type(ctx).__module__ in _ELEMENTWISE_MODULES and all(
             len(s) <= out.ndim and np.broadcast_shapes(s, out.shape) == out.shape for s in shapes):
         places = [_broadcast_index(index, s) for s in shapes]
-        values = [str(t.data[j]) for t, j in zip(inputs, places)]
+        values = [str(t._data[j]) for t, j in zip(inputs, places)]
         held = " and ".join(f"input {k} holds {v}{_at(j)}"
                             for k, (v, j) in enumerate(zip(values, places)))
         attrs = [f"{name}={value!r}" for name, value in ctx.attrs.items()
@@ -233,8 +233,8 @@ def _finite_inputs_reason(ctx, inputs, out: np.ndarray, index: tuple) -> str:
     reason = "every input is finite, so the op itself "
     if np.isnan(out[index]):
         return reason + "computed an undefined value (0/0, or inf - inf or 0·inf after an overflow)"
-    largest = max((float(np.abs(t.data).max()) for t in inputs
-                   if t.data.dtype.kind in "fc" and t.data.size), default=0.0)
+    largest = max((float(np.abs(t._data).max()) for t in inputs
+                   if t._data.dtype.kind in "fc" and t._data.size), default=0.0)
     return (reason + f"overflowed: {out.dtype} holds at most {np.finfo(out.dtype).max:.4g}, and "
             f"the inputs' largest magnitude is {largest:.4g}")
 
@@ -247,9 +247,9 @@ def _backward_message(node, k: int, grad: np.ndarray, grad_output) -> str:
     torch_name = name if name.endswith("Backward") else f"{name}Backward0"
     parent = node.parents[k]
     # (a large input the graph let go of, tensor.ReleasedValue, has no value left to show)
-    where = f", where input {k} holds {parent.data[index]}" \
+    where = f", where input {k} holds {parent._data[index]}" \
         if parent.shape == grad.shape and not getattr(parent, "value_freed", False) else ""
-    arriving = grad_output.data if isinstance(grad_output, _engine.Tensor) else grad_output
+    arriving = grad_output._data if isinstance(grad_output, _engine.Tensor) else grad_output
     if arriving.dtype.kind not in "fc":  # (the per-output slots of a custom Function)
         arriving = "it computed that from the gradients of its outputs"
     elif np.isfinite(arriving).all():

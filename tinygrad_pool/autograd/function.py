@@ -86,7 +86,7 @@ class BackwardNode(_EngineFunction):
         for k, t in enumerate(tensors):
             names.append(None if t is None else f"saved_tensors[{k}]")
             if t is not None:
-                setattr(self, names[-1], t.data)
+                setattr(self, names[-1], t._data)
         self.saved_names = tuple(names)
 
     def mark_non_differentiable(self, *outputs) -> None:
@@ -156,7 +156,7 @@ class BackwardNode(_EngineFunction):
         if self.output_index is not None:  # one differentiable output: its gradient came here
             received = {self.output_index: grad}
         else:  # several: each slot of the per-output array holds one, or NO_GRADIENT (an int)
-            per_output = grad.data if isinstance(grad, Tensor) else grad
+            per_output = grad._data if isinstance(grad, Tensor) else grad
             received = {k: g for k, g in enumerate(per_output) if not isinstance(g, int)}
         grads = []
         for k, spec in enumerate(self.output_specs):
@@ -192,10 +192,10 @@ class BackwardNode(_EngineFunction):
                                    f"{type(g).__name__})")
             if not self.needs_input_grad[k]:
                 continue  # torch's engine checks only the gradients it passes on
-            shape = self.parents[positions.index(k)].data.shape
-            if g.data.shape != shape and not _sums_down_to(g.data.shape, shape):
+            shape = self.parents[positions.index(k)]._data.shape
+            if g._data.shape != shape and not _sums_down_to(g._data.shape, shape):
                 raise RuntimeError(f"Function {self.name} returned an invalid gradient at "
-                                   f"index {k} - got {list(g.data.shape)} but expected shape "
+                                   f"index {k} - got {list(g._data.shape)} but expected shape "
                                    f"compatible with {list(shape)}")
         return tuple(grads[k] for k in positions)  # the engine sums down and casts the rest
 
@@ -236,7 +236,7 @@ class OutputNode(_EngineFunction):
         return self.edges[0].name  # torch shows every output's grad_fn under the class's name
 
     def backward(self, grad):
-        per_output = np.zeros(self.parents[0].data.shape, dtype=object)  # all NO_GRADIENT
+        per_output = np.zeros(self.parents[0]._data.shape, dtype=object)  # all NO_GRADIENT
         per_output[self.attrs["output"]] = grad
         return per_output
 
@@ -340,7 +340,7 @@ def _wrap_outputs(node: BackwardNode, outputs, record: bool):
             # An input handed back as it is (or any tensor already in a graph, or returned
             # twice) must not change: the output is a new tensor on the same memory, as in torch.
             if id(v) in taken or v._requires_grad:
-                alias = Tensor._make(v.data, None)
+                alias = Tensor._make(v._data, None)
                 alias._version_counter = v._counter()
                 values[k] = v = alias
             taken.add(id(v))
@@ -348,11 +348,11 @@ def _wrap_outputs(node: BackwardNode, outputs, record: bool):
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
                            "returned as output. The inputs that are modified inplace must all "
                            "be outputs of the Function.")
-    node.output_specs = tuple((v.data.shape, v.data.dtype) if isinstance(v, Tensor) else None
+    node.output_specs = tuple((v._data.shape, v._data.dtype) if isinstance(v, Tensor) else None
                               for v in values)
     non_differentiable = {id(t) for t in node.non_differentiable}
     differentiable = [k for k, v in enumerate(values) if isinstance(v, Tensor)
-                      and v.data.dtype.kind in "fc" and id(v) not in non_differentiable]
+                      and v._data.dtype.kind in "fc" and id(v) not in non_differentiable]
     if record:  # a dirty leaf that requires grad: torch's error, before anything changes
         for t in node.dirty_tensors:
             t._check_inplace()
@@ -374,7 +374,7 @@ def _wrap_outputs(node: BackwardNode, outputs, record: bool):
         _attach(node, values[node.output_index], node, dirty)
     else:
         slots = Tensor._make(np.zeros(len(values), dtype=object), node)
-        node.output_id = id(slots.data)
+        node.output_id = id(slots._data)
         output_nodes = {k: OutputNode.make(node, slots, k) for k in differentiable}
         for k, output_node in output_nodes.items():
             _attach(node, values[k], output_node, dirty)
@@ -384,9 +384,9 @@ def _wrap_outputs(node: BackwardNode, outputs, record: bool):
         # with the saved arrays).
         for name in node.saved_names:
             for k, output_node in output_nodes.items():
-                if name is not None and node.__dict__[name] is values[k].data:
+                if name is not None and node.__dict__[name] is values[k]._data:
                     node.__dict__.setdefault("saved_outputs", {})[name] = output_node
-                    setattr(output_node, name, values[k].data)
+                    setattr(output_node, name, values[k]._data)
     for k in dirty - {id(values[k]) for k in differentiable}:  # not taken over: see above
         values[[id(v) for v in values].index(k)]._bump_version()
     return values[0] if single else tuple(values)
@@ -397,13 +397,13 @@ def _attach(function_node: BackwardNode, t: Tensor, node, dirty: set) -> None:
     if id(t) in dirty:
         # An input written in place: it takes the node over as an in-place op's tensor does.
         # The Function's parents keep its old self (no loop back through .parents).
-        before = Tensor._make(t.data, t.grad_fn)
+        before = Tensor._make(t._data, t.grad_fn)
         before.name, before._version_counter = t.name, t._counter()
         function_node.parents = tuple(before if p is t else p for p in function_node.parents)
-        t._take_over(Tensor._make(t.data, node))
+        t._take_over(Tensor._make(t._data, node))
         return
     # (A view made inside forward stops being tracked as one: its node is this one.)
     t.grad_fn, t._requires_grad, t._view = node, True, None
-    node.output_id = id(t.data)
+    node.output_id = id(t._data)
     if t._version_counter is not None:  # written before: its version now is the saved one
         node.output_counter, node.output_version = t._version_counter, t._version_counter[0]

@@ -26,7 +26,7 @@ def _prepare(op: str, func, inputs, create_graph=False) -> tuple:
     # create_graph, a view of a caller's tensor that requires grad keeps the results attached
     # to it (as torch does).
     leaves = tuple(t.reshape(t.shape) if create_graph and t.requires_grad
-                   else Tensor(np.array(t.data), requires_grad=True) for t in inputs)
+                   else Tensor(np.array(t._data), requires_grad=True) for t in inputs)
     return single, leaves
 
 
@@ -70,7 +70,7 @@ def jacobian(func, inputs, create_graph=False, strict=False):
 
 def _stack(grads, out_shape, in_shape) -> Tensor:
     if all(g.grad_fn is None for g in grads):
-        return Tensor(np.stack([g.data for g in grads]).reshape(out_shape + in_shape))
+        return Tensor(np.stack([g._data for g in grads]).reshape(out_shape + in_shape))
     flat = [g.reshape(1, *in_shape) for g in grads]
     # Stacking with recorded ops: each row placed by a one-hot product keeps it differentiable.
     rows = len(flat)

@@ -1,6 +1,6 @@
 """Weight initialisation, as ``torch.nn.init``: each function fills a tensor in place and returns it.
 
-The functions write ``tensor.data`` directly — initialisation is not part of any graph, as
+The functions write ``tensor._data`` directly — initialisation is not part of any graph, as
 torch's run under no_grad — and keep the tensor's dtype (the random draw happens in float64 and
 is cast once). Each write bumps the tensor's version, as torch's in-place init does, so a graph
 that saved the tensor notices. Random draws come from ``generator`` (a NumPy Generator) or the
@@ -76,7 +76,7 @@ def _fan(op: str, tensor: Tensor, mode: str) -> int:
 
 
 def _fill(tensor: Tensor, values) -> Tensor:
-    tensor.data[...] = np.asarray(values).astype(tensor.dtype, copy=False)
+    tensor._data[...] = np.asarray(values).astype(tensor.dtype, copy=False)
     tensor._bump_version()
     return tensor
 

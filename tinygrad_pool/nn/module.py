@@ -70,7 +70,7 @@ class Parameter(Tensor):
         if data is None:
             data = np.empty((0,), dtype=np.float32)
         if dtype is None:
-            array = data.data if isinstance(data, Tensor) else data
+            array = data._data if isinstance(data, Tensor) else data
             is_float = isinstance(array, np.ndarray) and np.issubdtype(array.dtype, np.floating)
             dtype = array.dtype if is_float else np.float32
         super().__init__(data, requires_grad=requires_grad, dtype=dtype, name=name)
@@ -380,12 +380,12 @@ class Module:
         for module in self.modules():
             for param in module._parameters.values():
                 if param is not None and param.dtype.kind == "f" and param.dtype != dtype:
-                    param.data = param.data.astype(dtype)
+                    param._data = param._data.astype(dtype)
                     if param.grad is not None:
-                        param.grad.data = param.grad.data.astype(dtype)
+                        param.grad._data = param.grad._data.astype(dtype)
             for name, buffer in module._buffers.items():
                 if buffer is not None and buffer.dtype.kind == "f" and buffer.dtype != dtype:
-                    module._buffers[name] = Tensor(buffer.data, dtype=dtype,
+                    module._buffers[name] = Tensor(buffer._data, dtype=dtype,
                                                    requires_grad=buffer.requires_grad)
         return self
 
@@ -516,7 +516,7 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            array = np.asarray(value.data if isinstance(value, Tensor) else value)
+            array = np.asarray(value._data if isinstance(value, Tensor) else value)
             if array.dtype.kind not in "fiub":
                 errors.append(f'While copying the parameter named "{key}", expected a Tensor or '
                               f'a numeric array from checkpoint but received '
@@ -539,7 +539,7 @@ class Module:
                                + "\n\t".join(errors))
         for key, array in arrays.items():
             target = own[key]
-            np.copyto(target.data, array, casting="unsafe")
+            np.copyto(target._data, array, casting="unsafe")
             target._bump_version()  # an in-place write, as torch's copy_ under no_grad
         return _IncompatibleKeys(missing, unexpected)
 

@@ -45,9 +45,9 @@ class Embedding(Module):
     def reset_parameters(self, generator=None) -> None:
         """weight ~ N(0, 1), then the padding row zeroed (in place)."""
         rng = default_generator() if generator is None else generator
-        self.weight.data[...] = rng.standard_normal(self.weight.shape).astype(self.weight.dtype)
+        self.weight._data[...] = rng.standard_normal(self.weight.shape).astype(self.weight.dtype)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0
+            self.weight._data[self.padding_idx] = 0
         self.weight._bump_version()
 
     def forward(self, input):
@@ -72,7 +72,7 @@ class Embedding(Module):
                         sparse: bool = False) -> "Embedding":
         """An Embedding whose weight is a copy of the 2-D ``embeddings`` (not re-initialised,
         its padding row included); ``freeze=True``: the weight does not require grad."""
-        array = embeddings.data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
+        array = embeddings._data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
         if array.ndim != 2:
             # (AssertionError: what torch raises here)
             raise AssertionError(f"Embeddings parameter is expected to be 2-dimensional: "

@@ -72,7 +72,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return Tensor(np.asarray(0.0, dtype=np.float32))
-    norms = [np.asarray(_vector_norm(g.data, norm_type)) for g in grads]
+    norms = [np.asarray(_vector_norm(g._data, norm_type)) for g in grads]
     dtype = np.result_type(*norms)
     total = np.asarray(_vector_norm(np.array(norms, dtype=dtype), norm_type), dtype=dtype)
     if error_if_nonfinite and not np.isfinite(total):
@@ -136,7 +136,7 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
         raise RuntimeError(f"{op}: vec must be floating point (parameters require gradients), "
                            f"got dtype {vec.dtype}")
     params = _parameter_list(op, parameters)
-    flat, pieces, start = vec.data, [], 0
+    flat, pieces, start = vec._data, [], 0
     for param in params:  # every piece checked before any parameter changes
         piece = flat[start:start + param.numel()]
         if piece.size != param.numel():
@@ -146,7 +146,7 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
         pieces.append(piece.reshape(param.shape))
         start += param.numel()
     for param, piece in zip(params, pieces):
-        param.data = piece
+        param._data = piece
 
 
 __getattr__ = unsupported.module_getattr("tinygrad_pool.nn.utils", "torch.nn.utils")

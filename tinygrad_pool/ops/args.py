@@ -99,10 +99,10 @@ def check_dim(op: str, name: str, dim, ndim: int) -> int:
 def check_floating(op: str, name: str, tensor: Tensor) -> Tensor:
     """A floating-point tensor, for ops only defined on real numbers (torch's wording: "not
     implemented for 'Long'")."""
-    if tensor.data.dtype.kind != "f":
+    if tensor._data.dtype.kind != "f":
         raise NotImplementedError(f"{op}: {name} must be a floating-point tensor, got dtype "
-                                  f"{tensor.data.dtype} (\"{op}\" not implemented for "
-                                  f"'{_TORCH_NAMES.get(tensor.data.dtype.name, tensor.data.dtype)}')")
+                                  f"{tensor._data.dtype} (\"{op}\" not implemented for "
+                                  f"'{_TORCH_NAMES.get(tensor._data.dtype.name, tensor._data.dtype)}')")
     return tensor
 
 
@@ -127,11 +127,11 @@ def check_same_dtype(op: str, input: Tensor, weight: Tensor, bias=None) -> None:
     """The tensors an op multiplies together (conv2d's or linear's input, weight and optional
     bias) share one dtype, as torch requires: it promotes in ``a + b``, never inside these
     products. (Plain comparisons first: this runs on every call of those ops.)"""
-    dtype = input.data.dtype
-    if weight.data.dtype == dtype and (bias is None or bias.data.dtype == dtype):
+    dtype = input._data.dtype
+    if weight._data.dtype == dtype and (bias is None or bias._data.dtype == dtype):
         return
-    name, other = ("weight", weight) if weight.data.dtype != dtype else ("bias", bias)
-    raise RuntimeError(f"{op}: {name} has dtype {other.data.dtype} but input has dtype {dtype}; "
+    name, other = ("weight", weight) if weight._data.dtype != dtype else ("bias", bias)
+    raise RuntimeError(f"{op}: {name} has dtype {other._data.dtype} but input has dtype {dtype}; "
                        f"they must be the same (convert one with .to(input.dtype))")
 
 
@@ -158,15 +158,15 @@ def product_operands(op: str, input, weight, bias=None) -> tuple:
     """conv2d's or linear's input, weight and optional bias: Tensors of one dtype, not bool
     (torch computes integer products exactly, but has no bool kernel for them)."""
     if isinstance(input, Tensor) and isinstance(weight, Tensor):  # the common case, call-free
-        dtype = input.data.dtype
-        if weight.data.dtype is dtype and dtype.kind != "b" and (
-                bias is None or (isinstance(bias, Tensor) and bias.data.dtype is dtype)):
+        dtype = input._data.dtype
+        if weight._data.dtype is dtype and dtype.kind != "b" and (
+                bias is None or (isinstance(bias, Tensor) and bias._data.dtype is dtype)):
             return input, weight, bias
     input, weight = tensor_arg(op, "input", input), tensor_arg(op, "weight", weight)
     if bias is not None:
         bias = tensor_arg(op, "bias", bias)
     check_same_dtype(op, input, weight, bias)
-    if input.data.dtype.kind == "b":
+    if input._data.dtype.kind == "b":
         raise NotImplementedError(f"{op}: input and weight are bool tensors (\"{op}\" not "
                                   f"implemented for 'Bool'); convert them with .float()")
     return input, weight, bias

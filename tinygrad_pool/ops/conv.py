@@ -114,14 +114,14 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     """Cross-correlate ``input`` (N, C, H, W), or one unbatched image (C, H, W), with ``weight``
     (F, C/groups, kh, kw), like torch. Integer tensors convolve too (exactly, as torch's)."""
     input, weight, bias = product_operands("conv2d", input, weight, bias)
-    batched = check_batched("conv2d", input.data)
-    check_4d("conv2d", "weight", weight.data)
+    batched = check_batched("conv2d", input._data)
+    check_4d("conv2d", "weight", weight._data)
     stride = pair("conv2d", "stride", stride, single=True)
     dilation = pair("conv2d", "dilation", dilation, single=True)
     if type(groups) is not int or groups < 1:  # (the common case skips the call)
         groups = check_dimension("conv2d", "groups", groups, minimum=1)
-    c, h, w = input.data.shape[-3:]  # (the arrays' shapes: a Size is a Python object to build)
-    f, cg, kh, kw = weight.data.shape
+    c, h, w = input._data.shape[-3:]  # (the arrays' shapes: a Size is a Python object to build)
+    f, cg, kh, kw = weight._data.shape
     if f % groups:
         raise GeometryError(f"conv2d: weight has {f} filters, not divisible by groups={groups} "
                             f"(weight shape {weight.shape})")
@@ -129,7 +129,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
         raise GeometryError(f"conv2d: input has {c} channels but weight expects {cg * groups} "
                             f"(weight shape {weight.shape}, groups={groups}; input shape "
                             f"{input.shape})")
-    if bias is not None and bias.data.shape != (f,):
+    if bias is not None and bias._data.shape != (f,):
         raise GeometryError(f"conv2d: bias must have shape ({f},) for a weight of shape "
                             f"{weight.shape}, got {bias.shape}")
     pads = _conv_padding(padding, (kh, kw), dilation, stride)
@@ -204,7 +204,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """PyTorch's F.unfold (im2col): (N, C, H, W) → (N, C·kh·kw, L), every sliding window's
     pixels as one column, L windows in row-major order; (C, H, W) → (C·kh·kw, L)."""
     input = tensor_arg("unfold", "input", input)
-    batched = check_batched("unfold", input.data, low_rank_error=DimensionError)
+    batched = check_batched("unfold", input._data, low_rank_error=DimensionError)
     _check_floating("unfold", input)
     if 0 in input.shape[-3:]:
         raise GeometryError(f"unfold: expected non-zero sizes for the channel and spatial "

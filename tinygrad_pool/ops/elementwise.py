@@ -560,8 +560,8 @@ def result_dtype(*operands) -> np.dtype:
     """torch.result_type of Tensors and Python numbers (see the rules above)."""
     if len(operands) == 2:  # the usual call: two tensors of one dtype, decided at once
         a, b = operands
-        if isinstance(a, Tensor) and isinstance(b, Tensor) and a.data.dtype is b.data.dtype:
-            return a.data.dtype
+        if isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype is b._data.dtype:
+            return a._data.dtype
     tiers = [None, None, None]  # tensors with dimensions, 0-d tensors, Python numbers
     for value in operands:
         if isinstance(value, Tensor):
@@ -629,7 +629,7 @@ def check_bound(op: str, name: str, value):
 def is_bool(value) -> bool:
     """A bool operand: a Python or NumPy bool, or a bool tensor."""
     return isinstance(value, (bool, np.bool_)) or (isinstance(value, Tensor) and
-                                                   value.data.dtype.kind == "b")
+                                                   value._data.dtype.kind == "b")
 
 
 def _described(value) -> str:
@@ -664,7 +664,7 @@ def as_dtype(value, dtype) -> Tensor:
         return value
     if value.requires_grad and dtype.kind == "f":
         return Cast.apply(value, dtype=dtype)
-    return Tensor._make(value.data.astype(dtype), None)
+    return Tensor._make(value._data.astype(dtype), None)
 
 
 def promote(*operands) -> list:
@@ -706,7 +706,7 @@ def sign(input) -> Tensor:
 
 def not_bool(op: str, input) -> Tensor:
     """The tensor input of an op that refuses bools (see ``refuse_bool``)."""
-    if check_tensor(op, "input", input).data.dtype == np.bool_:
+    if check_tensor(op, "input", input)._data.dtype == np.bool_:
         refuse_bool(op, input)
     return input
 
@@ -753,7 +753,7 @@ def where(condition, input, other) -> Tensor:
     except ValueError:
         raise BroadcastError(f"where: cannot broadcast the shapes of condition, input and other "
                              f"{tuple(map(tuple, shapes))} together") from None
-    return Where.apply(a, b, condition=condition.data)
+    return Where.apply(a, b, condition=condition._data)
 
 
 def pow(input, exponent) -> Tensor:

@@ -37,7 +37,7 @@ class Embedding(Function):
 
 
 def _indices(op: str, input) -> np.ndarray:
-    indices = tensor_arg(op, "input", input).data
+    indices = tensor_arg(op, "input", input)._data
     if indices.dtype not in INDEX_DTYPES:
         raise RuntimeError(f"{op}: expected the indices (argument 'input') to have one of the "
                            f"scalar types int64 (Long), int32 (Int); but got dtype "
@@ -63,13 +63,13 @@ def _renorm_rows(weight: Tensor, indices: np.ndarray, max_norm: float, norm_type
     """PyTorch's embedding_renorm_: each row that ``indices`` reads whose norm exceeds max_norm
     is scaled in place down to max_norm (outside the graph, like an optimizer step)."""
     rows = np.unique(indices)
-    values = weight.data[rows]
+    values = weight._data[rows]
     norms = np.linalg.norm(values, ord=norm_type, axis=1)
     too_long = norms > max_norm
     if too_long.any():
         # (+ 1e-7 as torch does: a row of norm exactly max_norm is left alone anyway)
         scale = (max_norm / (norms[too_long] + 1e-7)).astype(weight.dtype)
-        weight.data[rows[too_long]] = values[too_long] * scale[:, None]
+        weight._data[rows[too_long]] = values[too_long] * scale[:, None]
         weight._bump_version()
 
 
@@ -119,7 +119,7 @@ def one_hot(tensor, num_classes=-1) -> Tensor:
     """An int64 tensor of shape tensor.shape + (num_classes,): 1 at each value's class, else 0.
     ``num_classes=-1`` takes max(tensor) + 1."""
     op = "one_hot"
-    labels = tensor_arg(op, "tensor", tensor).data
+    labels = tensor_arg(op, "tensor", tensor)._data
     if labels.dtype != np.int64:
         raise RuntimeError(f"{op}: tensor must be an index tensor of dtype int64 (LongTensor), "
                            f"got dtype {labels.dtype}")

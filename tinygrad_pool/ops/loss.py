@@ -263,7 +263,7 @@ def _constant(op: str, name: str, value, dtype) -> np.ndarray:
     if value.requires_grad and is_grad_enabled():
         raise RuntimeError(f"{op}: the loss is not differentiable with respect to {name}; it "
                            f"cannot have requires_grad=True (pass {name}.detach())")
-    return value.data.astype(dtype, copy=False)
+    return value._data.astype(dtype, copy=False)
 
 
 def _broadcastable_to(op: str, name: str, array: np.ndarray, shape: tuple) -> np.ndarray:
@@ -299,7 +299,7 @@ def _target_like(op: str, input: Tensor, target, integers_allowed: bool = True) 
         if not integers_allowed:
             raise RuntimeError(f"{op}: target must be a floating point tensor (probabilities), "
                                f"got dtype {target.dtype}")
-        return Tensor._make(target.data.astype(input.dtype), None)
+        return Tensor._make(target._data.astype(input.dtype), None)
     return target
 
 
@@ -340,8 +340,8 @@ def _class_labels(op: str, input: Tensor, target, ignore_index: int) -> np.ndarr
     """The class-index target of an (N, C, d1, ...) input (or (C,) input, 0-d target), checked in
     torch's order: of shape (N, d1, ...), int64 or uint8 (torch's Long or Byte), each in [0, C)
     unless it is ``ignore_index``."""
-    labels = tensor_arg(op, "target", target).data
-    shape = input.data.shape  # (a tuple: Tensor.shape builds a Size at every read)
+    labels = tensor_arg(op, "target", target)._data
+    shape = input._data.shape  # (a tuple: Tensor.shape builds a Size at every read)
     n_classes = shape[0 if len(shape) == 1 else 1]
     if len(shape) == 1:  # unbatched: one target, 0-d (or of size 1, which PyTorch allows)
         if labels.ndim > 1:
@@ -446,10 +446,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         weight = _broadcastable_to(op, "weight", _constant(op, "weight", weight, input.dtype),
                                    input.shape)
     # (not (0 <= x <= 1) catches nan too)
-    if not ((input.data >= 0) & (input.data <= 1)).all():
+    if not ((input._data >= 0) & (input._data <= 1)).all():
         raise RuntimeError(f"{op}: all elements of input should be between 0 and 1 (they are "
                            f"probabilities; for logits use binary_cross_entropy_with_logits)")
-    if not ((target.data >= 0) & (target.data <= 1)).all():
+    if not ((target._data >= 0) & (target._data <= 1)).all():
         raise RuntimeError(f"{op}: all elements of target should be between 0 and 1")
     return BinaryCrossEntropy.apply(input, target, weight=weight, reduction=reduction)
 
@@ -512,11 +512,11 @@ def _nll(op: str, log_probs: Tensor, target, weight, ignore_index: int, reductio
     """The negative log-likelihood of checked arguments; also returns the labels (batched) and
     the per-class weights, for cross_entropy's label smoothing."""
     labels = _class_labels(op, log_probs, target, ignore_index)
-    unbatched = log_probs.data.ndim == 1
+    unbatched = log_probs._data.ndim == 1
     weights = None
     if weight is not None:  # (no promotion: torch's kernel takes one dtype)
         check_same_dtype(op, input=log_probs, weight=tensor_arg(op, "weight", weight))
-        weights = _class_weights(op, weight, log_probs.data.shape[0 if unbatched else 1],
+        weights = _class_weights(op, weight, log_probs._data.shape[0 if unbatched else 1],
                                  log_probs.dtype)
     if unbatched:  # one sample: a batch of one, and its loss alone (0-d) for 'none'
         log_probs = log_probs.reshape(1, -1)
@@ -556,10 +556,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if label_smoothing > 1.0:  # (a negative one, or NaN, means none, as PyTorch takes it)
         raise RuntimeError(f"{op}: label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
-    class_dim = 0 if input.data.ndim == 1 else 1
-    n_classes = input.data.shape[class_dim]
+    class_dim = 0 if input._data.ndim == 1 else 1
+    n_classes = input._data.shape[class_dim]
     log_probs = log_softmax(input, class_dim)
-    if target.data.shape == input.data.shape:
+    if target._data.shape == input._data.shape:
         return _cross_entropy_soft(op, log_probs, target, weight, ignore_index, reduction,
                                    label_smoothing)
     loss, labels, weights = _nll(op, log_probs, target, weight, ignore_index, reduction)

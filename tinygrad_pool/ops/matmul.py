@@ -29,9 +29,9 @@ def check_matmul(a: np.ndarray, b: np.ndarray) -> None:
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """``input @ other``: tensors of one dtype (torch does not promote in a product)."""
-    if input.data.dtype is not other.data.dtype and input.data.dtype != other.data.dtype:
+    if input._data.dtype is not other._data.dtype and input._data.dtype != other._data.dtype:
         raise RuntimeError(f"matmul (@): expected input and other to have the same dtype, but "
-                           f"got {input.data.dtype} and {other.data.dtype}")
+                           f"got {input._data.dtype} and {other._data.dtype}")
     return MatMul.apply(input, other)
 
 

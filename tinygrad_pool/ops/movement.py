@@ -143,15 +143,15 @@ def normalize_index(index):
     a list an array; a slice must step forward."""
     def convert(i):
         if isinstance(i, Tensor):
-            kind = i.data.dtype.kind
+            kind = i._data.dtype.kind
             if kind not in "iub":
                 raise IndexError(f"index: tensors used as indices must be long, int, byte or "
-                                 f"bool tensors, got one of dtype {i.data.dtype}")
-            if i.data.ndim == 0 and kind in "iu":
-                return int(i.data)
-            return i.data
+                                 f"bool tensors, got one of dtype {i._data.dtype}")
+            if i._data.ndim == 0 and kind in "iu":
+                return int(i._data)
+            return i._data
         if isinstance(i, list):
-            array = np.asarray([j.data if isinstance(j, Tensor) else j for j in i])
+            array = np.asarray([j._data if isinstance(j, Tensor) else j for j in i])
             # [] indexes nothing, as in torch: NumPy would make it a float array, no index
             return array if array.size else array.astype(np.int64)
         if isinstance(i, slice) and i.step is not None and i.step <= 0:
@@ -519,7 +519,7 @@ def view(input, *shape, op: str = "view", name: str = "shape") -> Tensor:
     where the strides cannot express it (a transposed matrix flattened): ``reshape`` copies."""
     shape = resolve_shape(op, input.shape, shape, name)
     try:
-        input.data.view().shape = shape  # NumPy's own test of "without copying"
+        input._data.view().shape = shape  # NumPy's own test of "without copying"
     except AttributeError:
         raise RuntimeError(f"{op}: view size is not compatible with input tensor's size and "
                            f"stride (shape {input.shape} → {shape}: at least one dimension "
@@ -586,7 +586,7 @@ def narrow(input, dim, start, length) -> Tensor:
                            "0-dim tensor")
     dim = wrap_dim("narrow", dim, input.ndim)
     if isinstance(start, Tensor) and start.ndim == 0 and start.dtype.kind in "iu":
-        start = int(start.data)  # torch takes a 0-d integer tensor for start
+        start = int(start._data)  # torch takes a 0-d integer tensor for start
     if not is_int(start) or not is_int(length):
         raise TypeError(f"narrow: start and length must be ints, got "
                         f"{type(start).__name__} and {type(length).__name__}")
@@ -629,7 +629,7 @@ def roll(input, shifts, dims=None) -> Tensor:
 
 def contiguous(input) -> Tensor:
     """The tensor itself when its memory is already in row-major order, else a copy that is."""
-    return input if input.data.flags.c_contiguous else Clone.apply(input)
+    return input if input._data.flags.c_contiguous else Clone.apply(input)
 
 
 PAD_MODES = ("constant", "reflect", "replicate", "circular")

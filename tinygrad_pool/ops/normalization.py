@@ -144,9 +144,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         # (x - mean) / σ · w + b = x · (w / σ) + (b - mean · w / σ).
         # (1 / √, as torch's kernel: a variance of -inf gives NaN there, where ** -0.5 gives 0)
         with quiet():  # a negative or zero variance
-            inv_std = 1 / np.sqrt(running_var.data + input.dtype.type(eps))
+            inv_std = 1 / np.sqrt(running_var._data + input.dtype.type(eps))
         scale = Tensor._make(inv_std, None) if weight is None else weight * inv_std
-        shift = -running_mean.data * scale
+        shift = -running_mean._data * scale
         if bias is not None:
             shift = shift + bias
         return input * scale.reshape(shape) + shift.reshape(shape)
@@ -162,8 +162,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def _update_running(running: Tensor, batch_statistic: np.ndarray, momentum: float) -> None:
     """running ← (1 - momentum) · running + momentum · batch statistic, in place."""
     statistic = np.asarray(batch_statistic).reshape(running.shape)
-    running.data *= 1 - momentum
-    running.data += momentum * statistic
+    running._data *= 1 - momentum
+    running._data += momentum * statistic
     running._bump_version()  # graphs that saved the buffer must notice the write
 
 

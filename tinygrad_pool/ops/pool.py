@@ -126,7 +126,7 @@ class WindowSum(Function):
 def as_batch(op: str, input: Tensor, low_rank_error=GeometryError) -> tuple:
     """(input as a batch, whether it was one): one unbatched (C, H, W) image becomes a batch of
     one, (1, C, H, W), by a reshape — so that gradients flow back to the 3-D input."""
-    if check_batched(op, input.data, low_rank_error):
+    if check_batched(op, input._data, low_rank_error):
         return input, True
     return input.reshape(1, *input.shape), False
 
@@ -140,8 +140,8 @@ def unbatched(result):
 
 def _pool_args(op, input, kernel_size, stride, padding, dilation, ceil_mode):
     """Checked pooling arguments: (the Function's attributes, dilation, the 4-D input)."""
-    shape = input.data.shape  # (the array's: a Size is a Python object to build and slice)
-    if input.data.dtype.kind == "b":
+    shape = input._data.shape  # (the array's: a Size is a Python object to build and slice)
+    if input._data.dtype.kind == "b":
         raise NotImplementedError(f'"{op}" not implemented for \'Bool\' (convert the input '
                                   f"with .float() first)")
     if 0 in shape[1:]:  # only a batch may be empty, as torch's
@@ -255,7 +255,7 @@ class PlaneProduct(Function):
 def _adaptive_args(op: str, input, output_size) -> tuple:
     """(4-D input, whether it was batched, (out_h, out_w)), checked as PyTorch does."""
     input = tensor_arg(op, "input", input)
-    check_batched(op, input.data)
+    check_batched(op, input._data)
     if input.dtype.kind != "f":
         raise NotImplementedError(f"{op}: not implemented for dtype {input.dtype}; pool a "
                                   f"floating tensor, e.g. input.float()")
@@ -379,7 +379,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     (N, C, H, W) or (C, H, W), ``indices`` int64 of the same shape."""
     op = "max_unpool2d"
     input, indices = tensor_arg(op, "input", input), tensor_arg(op, "indices", indices)
-    batched = check_batched(op, input.data)
+    batched = check_batched(op, input._data)
     check_floating(op, "input", input)
     if indices.dtype != np.int64:
         raise GeometryError(f"max_unpool2d: elements in indices should be type int64 but got: "
@@ -396,10 +396,10 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     stride = kernel if stride is None else pair(op, "stride", stride)
     padding = pair(op, "padding", padding, minimum=0)
     out_hw = _unpool_size(input.shape[-2:], kernel, stride, padding, output_size)
-    bad = (indices.data < 0) | (indices.data >= out_hw[0] * out_hw[1])
+    bad = (indices._data < 0) | (indices._data >= out_hw[0] * out_hw[1])
     if bad.any():
         raise GeometryError(f"max_unpool2d: Found an invalid max index: "
-                            f"{indices.data.reshape(-1)[bad.reshape(-1).argmax()]} (output "
+                            f"{indices._data.reshape(-1)[bad.reshape(-1).argmax()]} (output "
                             f"volumes are of size {out_hw[0]}x{out_hw[1]}) in indices, for "
                             f"output_size={output_size!r}, kernel_size={kernel}, stride="
                             f"{stride}, padding={padding}")

@@ -562,20 +562,20 @@ def min(input, dim=OMITTED, keepdim: bool = False):
 
 def _arg_extreme(op: str, pick, input, dim, keepdim) -> Tensor:
     input = check_tensor(op, "input", input)
-    if input.data.dtype == np.bool_:
+    if input._data.dtype == np.bool_:
         raise RuntimeError(f"{op}(): input is a bool tensor: {op} does not support bool input")
     keepdim = check_flag(op, "keepdim", keepdim)
     if dim is None:
-        if input.data.size == 0:
+        if input._data.size == 0:
             raise DimensionError(f"{op}(): Expected reduction dim to be specified for "
                                  f"input.numel() == 0 (shape {input.shape}).")
-        index = np.asarray(pick(input.data), dtype=np.int64)  # into the flattened tensor
+        index = np.asarray(pick(input._data), dtype=np.int64)  # into the flattened tensor
         return Tensor._make(index.reshape((1,) * input.ndim) if keepdim else index, None)
     dim = _single_dim(op, input, dim)
     if input.ndim == 0:
         return Tensor._make(np.zeros((), np.int64), None)
     check_nonempty(op, input.shape, (dim,))
-    return Tensor._make(pick(input.data, axis=dim, keepdims=keepdim).astype(np.int64), None)
+    return Tensor._make(pick(input._data, axis=dim, keepdims=keepdim).astype(np.int64), None)
 
 
 def argmax(input, dim=None, keepdim: bool = False) -> Tensor:
@@ -602,7 +602,7 @@ def prod(input, dim=OMITTED, keepdim: bool = False) -> Tensor:
             raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
         axis = (_single_dim("prod", input, dim),) if input.ndim else _dims("prod", input, dim)
     if input.dtype.kind in "biu":  # torch: integer and bool products are int64
-        input = Tensor._make(input.data.astype(np.int64), None)
+        input = Tensor._make(input._data.astype(np.int64), None)
     return Prod.apply(input, axis=axis, keepdims=keepdim)
 
 

@@ -129,7 +129,7 @@ def _index_tensor(op: str, index, dtypes=("int32", "int64"), name: str = "index"
 def _check_in_range(op: str, index: Tensor, size: int, dim: int,
                     error: type = RuntimeError) -> None:
     """Index values must lie in [0, size): torch does not count back from the end here."""
-    values = index.data
+    values = index._data
     if values.size and (values.min() < 0 or values.max() >= size):
         bad = values.min() if values.min() < 0 else values.max()
         raise error(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size} "
@@ -357,5 +357,5 @@ def take_along_dim(input, indices, dim=None) -> Tensor:
     input_shape[dim], index_shape[dim] = input.shape[dim], indices.shape[dim]
     if tuple(input_shape) != tuple(input.shape):
         input = Expand.apply(input, shape=expanded_shape(input.shape, (tuple(input_shape),)))
-    index = Tensor._make(np.broadcast_to(indices.data, tuple(index_shape)), None)
+    index = Tensor._make(np.broadcast_to(indices._data, tuple(index_shape)), None)
     return gather(input, dim, index)

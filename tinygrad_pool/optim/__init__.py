@@ -6,7 +6,7 @@
         F.cross_entropy(model(x), y).backward()
         opt.step()
 
-``step()`` reads each parameter's ``.grad`` and updates ``p.data`` in place, in the parameter's
+``step()`` reads each parameter's ``.grad`` and updates ``p._data`` in place, in the parameter's
 own dtype (float32 stays float32), bumping the parameter's version like torch's in-place update
 (so a backward through a graph that saved the old weights raises instead of using the new
 ones). Parameters whose ``.grad`` is None are skipped, as in PyTorch. Every gradient is checked
@@ -148,7 +148,7 @@ class Optimizer:
                 if not isinstance(param.grad, Tensor):
                     raise TypeError(f"{type(self).__name__}.step: a parameter's .grad must be a "
                                     f"Tensor (or None), got {type(param.grad).__name__}")
-                grad = param.grad.data
+                grad = param.grad._data
                 if grad.dtype.kind != "f" and param.dtype.kind == "f":
                     raise RuntimeError(f"{type(self).__name__}.step: a parameter of dtype "
                                        f"{param.dtype} has a gradient of dtype {grad.dtype}; "
@@ -212,7 +212,8 @@ class Optimizer:
         for key, value in state_dict["state"].items():
             if key in param_of:
                 param = param_of[key]
-                state[param] = {k: _restored(name, param, k, v) for k, v in value.items()}
+                state[param] = {k: _restored(name, param, k, v, self._state_shape(param, k))
+                                for k, v in value.items()}
             else:  # state not tied to a parameter is kept as it is (torch does too)
                 state[key] = value
         for group, saved in zip(self.param_groups, saved_groups):
@@ -223,6 +224,11 @@ class Optimizer:
                 saved.setdefault(key, value)
         self.state, self.param_groups = state, saved_groups
 
+    def _state_shape(self, param: Tensor, key) -> tuple:
+        """The shape a loaded state value ``key`` of ``param`` must have: the parameter's own
+        (momentum buffers, moment estimates); an optimizer with other state says so."""
+        return param.shape
+
     def __repr__(self) -> str:
         text = f"{type(self).__name__} ("
         for index, group in enumerate(self.param_groups):  # torch's layout, blank line included
@@ -231,25 +237,28 @@ class Optimizer:
         return text + ")"
 
 
-def _restored(optimizer: str, param: Tensor, key, value):
+def _restored(optimizer: str, param: Tensor, key, value, shape: tuple):
     """A copy of one loaded state value: arrays and Tensors become Tensors in the parameter's
-    dtype (``step`` keeps its own, a float32 count), containers are copied through."""
+    dtype (``step`` keeps its own, a float32 count) after their shape is checked against
+    ``shape``; containers are copied through (a list's items checked against the same shape)."""
     if isinstance(value, (Tensor, np.ndarray)):
-        array = value.data if isinstance(value, Tensor) else value
+        array = value._data if isinstance(value, Tensor) else value
         if key == "step":
             return Tensor(array)
-        if array.shape != param.shape:
+        if array.shape != tuple(shape):
+            expected = ("its parameter has shape" if tuple(shape) == param.shape
+                        else "this optimizer expects shape")
             raise ValueError(f"{optimizer}.load_state_dict: state {key!r} has shape "
-                             f"{list(array.shape)} but its parameter has shape "
-                             f"{list(param.shape)}")
+                             f"{list(array.shape)} but {expected} {list(shape)}")
         floating = np.issubdtype(param.dtype, np.floating)
         return Tensor(array, dtype=param.dtype if floating else None)
     if key == "step" and isinstance(value, numbers.Real):  # an old checkpoint's plain number
         return Tensor(np.float32(value))
     if isinstance(value, dict):
-        return {k: _restored(optimizer, param, k, v) for k, v in value.items()}
+        return {k: _restored(optimizer, param, k, v, shape) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_restored(optimizer, param, None, v) for v in value)
+        return type(value)(_restored(optimizer, param, f"{key}[{index}]", v, shape)
+                           for index, v in enumerate(value))
     return value
 
 
@@ -263,12 +272,12 @@ def _evaluate(closure):
 
 def _step_count(state: dict) -> float:
     """Add one to the state's ``step`` (a float32 0-d Tensor, as torch) and return it."""
-    state["step"].data += 1
-    return float(state["step"].data)
+    state["step"]._data += 1
+    return float(state["step"]._data)
 
 
 def _zeros_like(param: Tensor) -> Tensor:
-    return Tensor(np.zeros_like(param.data))
+    return Tensor(np.zeros_like(param._data))
 
 
 def _followed_gradient(group: dict, param: Tensor, grad: np.ndarray, l2: bool = True):
@@ -278,7 +287,7 @@ def _followed_gradient(group: dict, param: Tensor, grad: np.ndarray, l2: bool = 
     if group["maximize"]:
         grad = -grad
     if l2 and group["weight_decay"] != 0:
-        grad = grad + group["weight_decay"] * param.data
+        grad = grad + group["weight_decay"] * param._data
     return grad
 
 
@@ -350,11 +359,11 @@ class SGD(Optimizer):
                     if buf is None:
                         buf = state["momentum_buffer"] = Tensor(grad)  # a copy, not the grad
                     else:
-                        buf.data *= momentum
+                        buf._data *= momentum
                         # (no dampening, the default: no temporary for (1 - 0) · g)
-                        buf.data += grad if dampening == 0 else (1 - dampening) * grad
-                    grad = grad + momentum * buf.data if group["nesterov"] else buf.data
-                param.data -= lr * grad
+                        buf._data += grad if dampening == 0 else (1 - dampening) * grad
+                    grad = grad + momentum * buf._data if group["nesterov"] else buf._data
+                param._data -= lr * grad
                 param._bump_version()  # an in-place update: graphs that saved p must notice
         return loss
 
@@ -417,21 +426,21 @@ class Adam(Optimizer):
                 step = _step_count(state)
                 decoupled = group["decoupled_weight_decay"]
                 if decoupled and weight_decay != 0:
-                    param.data *= 1 - lr * weight_decay  # AdamW: decay the weight itself
+                    param._data *= 1 - lr * weight_decay  # AdamW: decay the weight itself
                 grad = _followed_gradient(group, param, grad, l2=not decoupled)  # Adam: L2
-                exp_avg, exp_avg_sq = state["exp_avg"].data, state["exp_avg_sq"].data
+                exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
                 exp_avg += (1 - beta1) * (grad - exp_avg)  # β1·m + (1-β1)·g, as torch's lerp
                 exp_avg_sq *= beta2
                 exp_avg_sq += (1 - beta2) * grad * grad
                 if amsgrad:
-                    second_moment = state["max_exp_avg_sq"].data
+                    second_moment = state["max_exp_avg_sq"]._data
                     np.maximum(second_moment, exp_avg_sq, out=second_moment)
                 else:
                     second_moment = exp_avg_sq
                 # Bias corrections undo the zero start of m and v (large in the first steps).
                 step_size = lr / (1 - beta1 ** step)
                 denom = np.sqrt(second_moment) / (1 - beta2 ** step) ** 0.5 + eps
-                param.data -= step_size * (exp_avg / denom)
+                param._data -= step_size * (exp_avg / denom)
                 param._bump_version()
         return loss
 
@@ -495,11 +504,11 @@ class RMSprop(Optimizer):
                         state["grad_avg"] = _zeros_like(param)
                 _step_count(state)
                 grad = _followed_gradient(group, param, grad)
-                square_avg = state["square_avg"].data
+                square_avg = state["square_avg"]._data
                 square_avg *= alpha
                 square_avg += (1 - alpha) * grad * grad
                 if centered:
-                    grad_avg = state["grad_avg"].data
+                    grad_avg = state["grad_avg"]._data
                     grad_avg += (1 - alpha) * (grad - grad_avg)  # torch's lerp
                     # v - ḡ² >= 0 in exact arithmetic; rounding may dip below, and then the
                     # result is NaN as in torch, without NumPy's warning.
@@ -509,12 +518,12 @@ class RMSprop(Optimizer):
                     avg = np.sqrt(square_avg)
                 avg += eps
                 if momentum > 0:
-                    buf = state["momentum_buffer"].data
+                    buf = state["momentum_buffer"]._data
                     buf *= momentum
                     buf += grad / avg
-                    param.data -= lr * buf
+                    param._data -= lr * buf
                 else:
-                    param.data -= lr * (grad / avg)
+                    param._data -= lr * (grad / avg)
                 param._bump_version()
         return loss
 
@@ -544,7 +553,7 @@ class Adagrad(Optimizer):
     def _init_state(self, param: Tensor) -> None:
         state = self.state[param]
         state["step"] = Tensor(np.float32(0.0))
-        state["sum"] = Tensor(np.full_like(param.data, self.defaults["initial_accumulator_value"]))
+        state["sum"] = Tensor(np.full_like(param._data, self.defaults["initial_accumulator_value"]))
 
     def _check_options(self, group: dict) -> None:
         _check_at_least_zero("Adagrad", group, "lr", "lr_decay", "weight_decay",
@@ -562,10 +571,10 @@ class Adagrad(Optimizer):
                 step = _step_count(state)
                 grad = _followed_gradient(group, param, grad)
                 decayed_lr = lr / (1 + (step - 1) * lr_decay)
-                state_sum = state["sum"].data
+                state_sum = state["sum"]._data
                 state_sum += grad * grad
                 std = np.sqrt(state_sum) + eps
-                param.data -= decayed_lr * (grad / std)
+                param._data -= decayed_lr * (grad / std)
                 param._bump_version()
         return loss
 

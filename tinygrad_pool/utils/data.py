@@ -335,7 +335,7 @@ def default_collate(batch):
         raise IndexError("default_collate: got an empty batch (a list of 0 samples)")
     elem = batch[0]
     if isinstance(elem, Tensor):
-        return Tensor(_stack([sample.data for sample in batch]))
+        return Tensor(_stack([sample._data for sample in batch]))
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in "SaUO":
             raise TypeError(COLLATE_ERROR.format(elem.dtype))
@@ -570,7 +570,7 @@ class DataLoader:
                 # default_collate of the samples, without making them: a tuple of tensors
                 # collates to a list of stacked rows, i.e. each tensor indexed by the batch.
                 dataset, rows = found
-                return [Tensor(tensor.data[rows]) for tensor in dataset.tensors]
+                return [Tensor(tensor._data[rows]) for tensor in dataset.tensors]
         if isinstance(indices, np.ndarray):
             indices = indices.tolist()  # datasets get Python ints, as torch gives them
         getitems = getattr(self.dataset, "__getitems__", None)

@@ -115,10 +115,10 @@ def _geometry(fn) -> dict:
         raise ValueError(f"fan_in: the input of this {fn.name} was freed (only the graph held "
                          f"it, and backward no longer needed it); keep a reference to the "
                          f"input, or call backward(retain_graph=True), to show it")
-    a, x = fn.attrs, fn.parents[0].data
+    a, x = fn.attrs, fn.parents[0]._data
     g = dict(op=fn.name, x=x, stride=a["stride"], dilation=a["dilation"])
     if fn.name == "Conv2d":
-        weight = fn.parents[1].data
+        weight = fn.parents[1]._data
         g.update(weight=weight, kernel=weight.shape[2:], pad=(a["padding"][0], a["padding"][2]),
                  groups=a["groups"], out_shape=(x.shape[0], weight.shape[0]) + tuple(a["out_hw"]))
         return g
@@ -157,7 +157,7 @@ def _grad_output(output: Tensor, grad_output, out_shape: tuple):
     if not isinstance(grad_output, (Tensor, np.ndarray)):
         raise TypeError(f"fan_in: grad_output must be a Tensor or a NumPy array of the output's "
                         f"shape {tuple(output.shape)}, got {type(grad_output).__name__}")
-    data = grad_output.data if isinstance(grad_output, Tensor) else grad_output
+    data = grad_output._data if isinstance(grad_output, Tensor) else grad_output
     if data.dtype.kind != "f":
         raise TypeError(f"fan_in: grad_output must be floating point, as gradients are, got "
                         f"dtype {data.dtype}")

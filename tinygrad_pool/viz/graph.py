@@ -447,15 +447,15 @@ def _anomalies(ops: dict, order: list) -> dict:
 
     def is_finite(t: Tensor) -> bool:
         if id(t) not in finite:
-            finite[id(t)] = t.data.dtype.kind not in "fc" or bool(np.isfinite(t.data).all())
+            finite[id(t)] = t._data.dtype.kind not in "fc" or bool(np.isfinite(t._data).all())
         return finite[id(t)]
 
     for key in order:
         fn, out = ops[key]
         if not is_finite(out) and all(is_finite(p) for p in fn.parents):
-            nan, inf = int(np.isnan(out.data).sum()), int(np.isinf(out.data).sum())
+            nan, inf = int(np.isnan(out._data).sum()), int(np.isinf(out._data).sum())
             what = " and ".join(f"{n:,} {kind}" for n, kind in ((nan, "nan"), (inf, "inf")) if n)
-            found[key] = (f"first op to produce NaN/inf: {what} of {out.data.size:,} output "
+            found[key] = (f"first op to produce NaN/inf: {what} of {out._data.size:,} output "
                           f"values, from finite inputs")
             break
     for key, (fn, _) in ops.items():
@@ -543,7 +543,7 @@ def _saved_rows(run: list) -> list:
             text = f"{name}: {_shape(value.shape)} {value.dtype}, {value.nbytes:,} B"
             # Many ops save their input itself (a reference, not a copy): say so.
             same = [p.name or f"input {k}" for k, p in enumerate(fn.parents)
-                    if value is p.data or np.may_share_memory(value, p.data)]
+                    if value is p._data or np.may_share_memory(value, p._data)]
             if same:
                 text += f" (= {same[0]}, no copy)"
         else:
@@ -567,9 +567,9 @@ def _value_freed(t) -> bool:
 def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: int, marks,
                   name: str | None = None, stats: list | None = None) -> str:
     title = name or ({"output": "output", "parameter": "parameter"}.get(kind, ""))
-    if not title and kind == "constant" and t.data.size == 1:
+    if not title and kind == "constant" and t._data.size == 1:
         # A literal number: shown in full (a 1.0001 rounded to "1" would mislead).
-        title = f"{t.data.item():.6g}" if t.dtype.kind in "fc" else str(t.data.item())
+        title = f"{t._data.item():.6g}" if t.dtype.kind in "fc" else str(t._data.item())
     rows = [f"<TR><TD COLSPAN=\"2\"><B>{html.escape(title)}</B></TD></TR>"] if title else []
     rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(f"{_shape(t.shape)} {t.dtype}"))}</TD></TR>')
     rows += [f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(line))}</TD></TR>' for line in stats or ()]
@@ -578,9 +578,9 @@ def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: in
             rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(FREED_VALUE)}</TD></TR>')
     elif show_values:
         chosen, tied, note = marks if marks else (None, None, None)
-        blocks = [_matrices("value", t.data, fmt, max_elements, chosen, tied)]
+        blocks = [_matrices("value", t._data, fmt, max_elements, chosen, tied)]
         if t.grad is not None:
-            blocks.append(_matrices("grad", t.grad.data, fmt, max_elements, chosen, tied))
+            blocks.append(_matrices("grad", t.grad._data, fmt, max_elements, chosen, tied))
         rows.append("<TR>" + "".join(f'<TD VALIGN="TOP">{b}</TD>' for b in blocks) + "</TR>")
         if note:
             rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(note))}</TD></TR>')
@@ -589,7 +589,7 @@ def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: in
 
 def _stats(t: Tensor, fmt) -> list:
     """stats=True: the value's min, mean and max, and the gradient's 2-norm, one rule for all."""
-    values = t.data
+    values = t._data
     if _value_freed(t):
         return [FREED_VALUE]
     if values.size == 0:
@@ -600,7 +600,7 @@ def _stats(t: Tensor, fmt) -> list:
         lo, mean, hi = values.min(), values.mean(dtype=np.float64), values.max()
         lines = [f"min {_number(lo, fmt)} · mean {_number(mean, fmt)} · max {_number(hi, fmt)}"]
     if t.grad is not None:
-        norm = np.linalg.norm(t.grad.data.reshape(-1).astype(np.float64, copy=False))
+        norm = np.linalg.norm(t.grad._data.reshape(-1).astype(np.float64, copy=False))
         lines.append(f"‖grad‖ {_number(norm, fmt)}")
     return lines
 
@@ -698,7 +698,7 @@ def _pool_marks(fn):
         with no_grad():
             _, fresh = type(fn).apply(fn.parents[0], return_ctx=True, **fn.attrs)
         argmax = fresh.argmax
-    chosen, tied = pool_marks(fn.parents[0].data, argmax, fn.attrs)
+    chosen, tied = pool_marks(fn.parents[0]._data, argmax, fn.attrs)
     return chosen, tied, recomputed
 
 

@@ -212,7 +212,7 @@ def _folded(calls: list, paths: tuple, depth: int | None) -> dict:
 def _travels_with_its_users(t, param_names: dict) -> bool:
     """A parameter or a literal number (an unnamed one-element leaf) belongs with the ops that
     use it; an input or a target stays outside every module."""
-    return id(t) in param_names or (t.name is None and t.data.size == 1)
+    return id(t) in param_names or (t.name is None and t._data.size == 1)
 
 
 def _hidden_in_folds(walk: dict, folded_into: dict, param_names: dict) -> set:

@@ -183,9 +183,9 @@ def _record(loss: Tensor, gradient, retain_graph) -> list:
             frame.saved = {k: f"{_shape(v.shape)} {v.dtype}" if isinstance(v, np.ndarray)
                            else _short(v) for k, v in saved.items()}
             if isinstance(saved.get("argmax"), np.ndarray) and node.parents \
-                    and node.parents[0].data.ndim == 4:  # max pooling (ours, or one like it)
+                    and node.parents[0]._data.ndim == 4:  # max pooling (ours, or one like it)
                 frame.argmax = np.array(saved["argmax"])
-                frame.pool_input = np.array(node.parents[0].data)
+                frame.pool_input = np.array(node.parents[0]._data)
                 _mark_pool(frame, node.attrs)
         frames.append(frame)
 
@@ -239,7 +239,7 @@ def _graph(loss: Tensor, frames: list) -> dict:
         lines.append(f'  {nid} [id="{nid}" label={label} shape=box style="rounded,filled" '
                      f'fillcolor="{fill}"]')
     for k, (node, parent) in enumerate(constants):
-        text = parent.name or (f"{parent.data.item():.6g}" if parent.data.size == 1 else
+        text = parent.name or (f"{parent._data.item():.6g}" if parent._data.size == 1 else
                                f"{_shape(parent.shape)} constant")
         lines.append(f'  c{k} [id="c{k}" label="{_dot_text(text)}" shape=plaintext '
                      f'fontsize=9 fontcolor="#777777"]')
@@ -262,12 +262,12 @@ def _graph(loss: Tensor, frames: list) -> dict:
         frame.node_id, frame.name = ids[id(node)], names[id(node)]
         out = outputs.get(id(node))
         if isinstance(node, Tensor):
-            frame.value = np.array(node.data)
+            frame.value = np.array(node._data)
             continue
         frame.output_name = out.name if out is not None else None
         # (a large intermediate that only the graph held has no value left: tensor.ReleasedValue)
         frame.value_freed = getattr(out, "value_freed", False)
-        frame.value = np.array(out.data) if out is not None and not frame.value_freed else None
+        frame.value = np.array(out._data) if out is not None and not frame.value_freed else None
         frame.input_names = tuple("constant" if e is None else names[id(e)] for e in node.edges)
         frame.edge_ids = tuple(edge_ids[id(node), k] for k, (e, g) in
                                enumerate(zip(node.edges, frame.input_grads))
