@@ -324,9 +324,6 @@ for _name, _parameter in (("torch.linspace", "start"), ("torch.linspace", "end")
 ALLOWED["*"]["other=list_of_numbers"] = (
     "tensor * list is Python's list repetition, which asks the tensor for an index "
     "(__index__): its TypeError is torch's word for word, and names neither")
-ALLOWED["__setitem__ (mask)"]["index=list_of_numbers"] = (
-    "torch reads a list of lists as a tuple of indices, deprecated (it warns that it will read "
-    "it as one tensor index, as NumPy and this package do)")
 ALLOWED["backward"]["gradient=ndarray"] = (
     "a NumPy array is taken as the gradient (the package's own tests use it throughout); "
     "torch takes only a Tensor, which works here too")

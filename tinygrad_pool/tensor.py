@@ -1174,16 +1174,33 @@ class Tensor:
             return NotImplemented
 
     def __setitem__(self, index, value):
-        """``t[index] = value``: a view of t overwritten, or (advanced index) torch's index_put_.
-        value is a Tensor or a Python number (torch refuses arrays and lists here)."""
-        index = V.normalize_index(index)
-        if not isinstance(value, Tensor):
+        """``t[index] = value``: a view of t overwritten, or (advanced index) torch's index_put_
+        into the view that the index's ints and slices pick. value is a Tensor or a Python
+        number (torch refuses arrays and lists here); with an advanced index, a Tensor of
+        t's dtype, as in torch (or one element, where the index is one bool mask)."""
+        given = isinstance(value, Tensor)
+        if not given:
             if not isinstance(value, (builtins.int, builtins.float)):  # (bool is an int)
                 A.check_scalar("index", "value", value)  # (a complex value: RuntimeError)
                 raise TypeError(f"index: can't assign a {type(value).__name__} to input[index]: "
                                 f"value must be a Tensor or a number")
             value = self._const(value)
+        if index is True or index is False:  # torch's shortcuts: t[True] = v is t[None] = v,
+            if index is False:               # and t[False] = v writes nothing
+                return
+            index = None
+        index = V.normalize_index(index)
         if V.is_advanced(index):
+            if given and value._data.dtype != self._data.dtype \
+                    and not (value._data.size == 1 and V.is_mask_fill(index)):
+                raise RuntimeError(f"index: Index put requires the source and destination "
+                                   f"dtypes match, got {self._data.dtype} for the destination "
+                                   f"and {value._data.dtype} for the source (input[index] = "
+                                   f"value; value.to(input.dtype) converts it)")
+            shape = value._data.shape
+            if shape and shape[0] == 1:  # torch drops the value's leading 1s
+                value = value.reshape(shape[next((k for k, n in enumerate(shape) if n != 1),
+                                                 len(shape)):])
             recording = _mode.grad_enabled and (self._requires_grad or value._requires_grad)
             self._check_inplace()
             if not recording:
@@ -1192,7 +1209,7 @@ class Tensor:
                 return
             self._take_over(V.IndexPut.apply(self, value, index=index))
             return
-        target = self[index]
+        target = V.Index.apply(self, index=index)  # (index is normalized already)
         extra = value._data.ndim - target._data.ndim
         if extra > 0 and value._data.shape[:extra] == (1,) * extra:  # torch drops leading 1s
             value = value.reshape(value._data.shape[extra:])

@@ -11,6 +11,8 @@ Argument errors follow torch's types: IndexError for a dim out of range, Runtime
 that do not fit, TypeError for an argument of the wrong kind.
 """
 import math
+import operator
+import warnings
 
 import numpy as np
 
@@ -137,28 +139,271 @@ def flattened_shape(shape: tuple, start_dim: int, end_dim: int) -> tuple:
     return tuple(shape[:start]) + (math.prod(shape[start:end + 1]),) + tuple(shape[end + 1:])
 
 
+# ---- indexing: torch's reading of an index, as NumPy indices ------------------------------
+# Ints, slices, None and one ``...`` index alike in torch and NumPy (basic indexing, a view),
+# and so do integer arrays and bool masks among slices. Torch differs where an int, None, ``...``
+# or a bool stands beside an array: it applies those first, as a view (an int is a select, not
+# an array of one element as NumPy counts it), then indexes that view with the arrays. Such an
+# index becomes a TwoStepIndex; the ops below read, write and scatter in its two steps.
+_FULL = slice(None)
+_AT_ZERO, _AT_NOTHING = np.zeros(1, np.intp), np.zeros(0, np.intp)  # x[True], x[False]
+_NUMBERS = frozenset((int, bool, float))
+_VALID = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are " \
+         "valid indices"
+
+
 def normalize_index(index):
-    """An index as NumPy takes it, read with torch's rules: a Tensor becomes its array (integer
-    or bool only), a 0-d integer Tensor a plain int (so that ``x[i]`` is a view, torch's select),
-    a list an array; a slice must step forward."""
-    def convert(i):
-        if isinstance(i, Tensor):
-            kind = i._data.dtype.kind
-            if kind not in "iub":
-                raise IndexError(f"index: tensors used as indices must be long, int, byte or "
-                                 f"bool tensors, got one of dtype {i._data.dtype}")
-            if i._data.ndim == 0 and kind in "iu":
-                return int(i._data)
-            return i._data
-        if isinstance(i, list):
-            array = np.asarray([j._data if isinstance(j, Tensor) else j for j in i])
-            # [] indexes nothing, as in torch: NumPy would make it a float array, no index
-            return array if array.size else array.astype(np.int64)
-        if isinstance(i, slice) and i.step is not None and i.step <= 0:
-            raise ValueError(f"index: step must be greater than zero, got slice {i} (flip() "
-                             f"reverses a tensor)")
-        return i
-    return tuple(convert(i) for i in index) if isinstance(index, tuple) else convert(index)
+    """``input[index]``'s index, read with torch's rules, for Index, IndexScatter and IndexPut:
+    a basic index or an advanced one (integer arrays, bool masks, slices) as NumPy takes it, or
+    a TwoStepIndex. A Tensor part becomes its array (a 0-d integer one an int: torch's select,
+    a view; a 0-d bool one a bool); a list, tuple, range or array inside the index an integer
+    array or a bool mask; a list holding sequences, slices, None or ``...`` is read as a tuple,
+    as torch 2.13 does (with its deprecation warning). Refused as by torch: a step that is not
+    positive (ValueError); a float, or a tensor of floats or of 8- or 16-bit integers with dims
+    (IndexError)."""
+    kind = type(index)
+    if kind is int or index is None or index is Ellipsis:  # (the common cases first: cheap)
+        return index
+    if kind is slice:
+        if index.step is not None and index.step <= 0:
+            _refuse_step(index)
+        return index
+    if kind is tuple:
+        ellipses = 0
+        for part in index:  # a basic index comes back as it is
+            kind = type(part)
+            if kind is int or part is None:
+                continue
+            if kind is slice:
+                if part.step is not None and part.step <= 0:
+                    _refuse_step(part)
+                continue
+            if part is Ellipsis:
+                ellipses += 1
+                continue
+            break
+        else:
+            if ellipses < 2:
+                return index
+        return _torch_index(index)
+    if isinstance(index, Tensor):  # one tensor: an index array or mask, or an int (a select)
+        part = _tensor_part(index._data)[0]
+        return part if type(part) is not bool else TwoStepIndex((part,), 0, True)
+    if kind is list and set(map(type, index)) <= _NUMBERS:  # the common list: one index array
+        return _index_array(np.asarray(index), index)
+    if isinstance(index, list) and _reads_as_tuple(index):
+        warnings.warn("index: using a non-tuple sequence for multidimensional indexing is "
+                      "deprecated; torch 2.13 reads it as a tuple, as done here, and will read it "
+                      "as one tensor index: write x[tuple(seq)] (or x[tensor(seq)])",
+                      UserWarning, stacklevel=3)
+        return _torch_index(tuple(index))
+    return _torch_index(tuple(index) if isinstance(index, tuple) else (index,))
+
+
+def _refuse_step(part: slice):
+    raise ValueError(f"index: step must be greater than zero, got slice {part} (flip() "
+                     f"reverses a tensor)")
+
+
+def _reads_as_tuple(index: list) -> bool:
+    """torch's test for a list used as the whole index (NumPy's old rule): a short list that holds
+    a sequence, a tensor, a slice, None or ``...`` is a tuple of indices."""
+    return len(index) < 32 and any(
+        isinstance(part, (Tensor, np.ndarray, list, tuple, range, str, slice))
+        or part is None or part is Ellipsis for part in index)
+
+
+def _torch_index(parts: tuple):
+    """An index that is not plainly basic, part by part: see ``normalize_index``."""
+    converted, specified = [], 0  # specified: the dims torch counts the parts as naming
+    # arrays (and bools, torch's arrays of one place); the parts torch applies before them
+    arrays = beside = ellipses = 0
+    for part in parts:
+        part, dims = _index_part(part)
+        converted.append(part)
+        specified += dims
+        kind = type(part)
+        if kind is np.ndarray:
+            arrays += 1
+        elif kind is bool:
+            arrays += 1
+            beside += 1
+        elif kind is not slice:  # an int, None or ...
+            beside += 1
+            ellipses += part is Ellipsis
+    if arrays and beside or ellipses > 1:
+        return TwoStepIndex(tuple(converted), specified, arrays > 0)
+    return converted[0] if len(converted) == 1 else tuple(converted)
+
+
+def _index_part(part) -> tuple:
+    """One part of an index as torch reads it: (the part for NumPy, the dims torch counts it as
+    naming; None, ``...`` and a bool name none, a bool tensor its ndim, anything else one)."""
+    kind = type(part)
+    if kind is int:  # (a bool is not: its type is bool)
+        return part, 1
+    if kind is slice:
+        if part.step is not None and part.step <= 0:
+            _refuse_step(part)
+        return part, 1
+    if part is None or part is Ellipsis or kind is bool:
+        return part, 0
+    if isinstance(part, Tensor):
+        return _tensor_part(part._data)
+    if isinstance(part, np.ndarray):  # torch reads an array as a sequence
+        if part.ndim == 0:
+            return (bool(part) if part.dtype == bool else int(part)), int(part.dtype != bool)
+        return _sequence_part(part), 1
+    if isinstance(part, (list, tuple, range)):
+        return _sequence_part(part), 1
+    if isinstance(part, str):
+        raise TypeError(f"index: {part!r} of type str is no index (input[index] takes ints, "
+                        f"slices, None, ..., and integer or bool tensors)")
+    if not isinstance(part, np.bool_):  # (NumPy's bool has no __index__ in torch's eyes)
+        try:
+            return operator.index(part), 1
+        except TypeError:
+            pass
+    module, name = type(part).__module__, type(part).__name__
+    got = name if module == "builtins" else f"{module}.{name}"
+    raise IndexError(f"index: {_VALID} (got {got})")
+
+
+def _tensor_part(array: np.ndarray) -> tuple:
+    """A Tensor in an index: an int64 or int32 index array, a bool mask (uint8 too, deprecated
+    in torch), or (0-d) an int (torch's select, a view) or a bool."""
+    dtype = array.dtype
+    if dtype.kind == "i" and (dtype.itemsize >= 4 or array.ndim == 0):
+        return (array if array.ndim else int(array)), 1
+    if dtype.kind == "u" and dtype.itemsize == 1:
+        warnings.warn("index: indexing with dtype uint8 is now deprecated, please use a dtype "
+                      "bool instead", UserWarning, stacklevel=4)
+        array, dtype = array.astype(bool), np.dtype(bool)
+    if dtype.kind == "b":
+        return (array if array.ndim else bool(array)), array.ndim
+    raise IndexError(f"index: tensors used as indices must be long, int, byte or bool tensors, "
+                     f"got one of dtype {dtype}")
+
+
+def _sequence_part(sequence) -> np.ndarray:
+    """A list, tuple, range or array inside an index, as torch's index tensor from it."""
+    if type(sequence) is range:
+        return np.arange(sequence.start, sequence.stop, sequence.step)
+    if isinstance(sequence, np.ndarray):
+        return _index_array(sequence, sequence)
+    try:
+        array = np.asarray(sequence if set(map(type, sequence)) <= _NUMBERS else _plain(sequence))
+    except ValueError as error:  # a ragged list: torch's ValueError too
+        raise ValueError(f"index: {error}") from None
+    return _index_array(array, sequence)
+
+
+def _index_array(array: np.ndarray, given) -> np.ndarray:
+    """An index tensor made from ``given`` (a list, tuple or array), as torch makes it: a bool mask
+    if its elements are bools (or uint8), else int64 (floats truncated, as torch does)."""
+    kind = array.dtype.kind
+    if kind == "b":
+        return array
+    if array.dtype == np.uint8:  # (an array, or uint8 tensors in a list) a mask, as in torch
+        return _tensor_part(array)[0]
+    if kind in "iuf":
+        return array.astype(np.int64, copy=False)
+    if kind in "US":
+        raise TypeError(f"index: new(): invalid data type 'str' (an index list holds {given!r})")
+    if kind == "c":
+        raise TypeError(f"index: 'complex' object cannot be interpreted as an integer (an "
+                        f"index list holds {given!r})")
+    raise RuntimeError(f"index: could not infer the dtype of the index list {given!r} (it "
+                       f"holds something other than numbers)")
+
+
+def _plain(sequence) -> list:
+    """A nested list with its Tensors as 0-d arrays: torch reads a one-element tensor inside an
+    index list as its value."""
+    plain = []
+    for element in sequence:
+        if isinstance(element, Tensor):
+            if element._data.size != 1:
+                raise TypeError(f"index: only integer tensors of a single element can be "
+                                f"converted to an index (an index list holds a tensor of "
+                                f"shape {element._data.shape})")
+            element = element._data.reshape(())
+        elif isinstance(element, (list, tuple, range)):
+            element = _plain(element)
+        plain.append(element)
+    return plain
+
+
+class TwoStepIndex:
+    """An index torch reads in two steps, where NumPy's one step would differ: its ints, slices
+    and None first (a bool as a new dim of length 1), giving a view — then its arrays, on the
+    dims of that view. So ``x[1, 0:2, idx]`` is ``x[1][0:2, idx]`` (NumPy would count the 1 as
+    an array, apart from idx, and put the result's dims first), and ``x[idx, ..., idx2]`` keeps
+    the dims in place where the ``...`` stands for none. Several ``...`` are allowed, as in
+    torch: each stands for the dims the other parts do not name."""
+
+    __slots__ = ("parts", "specified", "advanced", "_ndim", "_steps")
+
+    def __init__(self, parts: tuple, specified: int, advanced: bool):
+        self.parts, self.specified, self.advanced = parts, specified, advanced
+        self._ndim = self._steps = None  # the last split: an op reads it forward and backward
+
+    def steps(self, ndim: int) -> tuple:
+        """(basic, advanced) for an input of ``ndim`` dims: ``x[index]`` is
+        ``x[basic][advanced]``; basic always gives a view, advanced (None if the index has no
+        arrays) holds only integer arrays, bool masks and full slices, read as NumPy does."""
+        if ndim != self._ndim:
+            self._steps, self._ndim = self._split(ndim), ndim
+        return self._steps
+
+    def _split(self, ndim: int) -> tuple:
+        if self.specified > ndim:
+            raise IndexError(f"too many indices for tensor of dimension {ndim}")
+        each_ellipsis = (_FULL,) * (ndim - self.specified)
+        basic, advanced = [], []
+        for part in self.parts:
+            kind = type(part)
+            if part is Ellipsis:
+                basic += each_ellipsis
+                advanced += each_ellipsis
+            elif kind is slice or part is None:
+                basic.append(part)
+                advanced.append(_FULL)
+            elif kind is bool:  # a new dim of length 1, read at [0] (True) or at nothing
+                basic.append(None)
+                advanced.append(_AT_ZERO if part else _AT_NOTHING)
+            elif kind is np.ndarray:
+                basic += (_FULL,) * (part.ndim if part.dtype == bool else 1)
+                advanced.append(part)
+            else:  # an int: torch's select, the dim is gone
+                basic.append(part)
+        # (trailing full slices select nothing: torch lets several ... run past the last dim)
+        while basic and basic[-1] is _FULL:
+            basic.pop()
+        while advanced and advanced[-1] is _FULL:
+            advanced.pop()
+        # ... at the end: a view even where every dim is selected (NumPy would give a scalar)
+        return tuple(basic) + (Ellipsis,), (tuple(advanced) if self.advanced else None)
+
+    def first_step(self, x: np.ndarray) -> tuple:
+        """(the view of x that the ints, slices, None and bools pick, the index of the second
+        step into it: None where there are no arrays)."""
+        basic, advanced = self.steps(x.ndim)
+        return x[basic], advanced
+
+    def read(self, x: np.ndarray) -> np.ndarray:
+        view, advanced = self.first_step(x)
+        return view if advanced is None else view[advanced]
+
+    def __repr__(self) -> str:
+        def part(p):
+            if isinstance(p, np.ndarray):
+                return f"{'mask' if p.dtype == bool else 'array'} {list(p.shape)}"
+            if isinstance(p, slice):
+                return ":".join("" if v is None else str(v) for v in (p.start, p.stop, p.step)
+                                ).rstrip(":") or ":"
+            return "..." if p is Ellipsis else repr(p)
+        return f"[{', '.join(part(p) for p in self.parts)}]"
 
 
 def check_masks(index, shape: tuple) -> None:
@@ -183,6 +428,16 @@ def check_masks(index, shape: tuple) -> None:
             dim += 1
 
 
+def is_mask_fill(index) -> bool:
+    """Whether the index's only array is a bool mask: ``x[index] = value`` with a one-element
+    value is then torch's masked_fill, which takes a value of another dtype (index_put_ does
+    not)."""
+    parts = index.parts if type(index) is TwoStepIndex else \
+        index if isinstance(index, tuple) else (index,)
+    arrays = [p for p in parts if type(p) is np.ndarray or type(p) is bool]
+    return len(arrays) == 1 and type(arrays[0]) is np.ndarray and arrays[0].dtype == bool
+
+
 def expanded_shape(shape: tuple, sizes, op: str = "expand", name: str = "size") -> tuple:
     """PyTorch's expand(): -1 keeps a size; new leading dimensions may be added (``sizes``:
     the varargs, see ``int_sizes``)."""
@@ -201,22 +456,18 @@ def expanded_shape(shape: tuple, sizes, op: str = "expand", name: str = "size") 
 
 
 def is_advanced(index) -> bool:
-    """Advanced (NumPy) indexing with integer or boolean arrays, or a bool (``x[True]``, a 0-d
-    mask): the result is a copy."""
+    """Advanced indexing, with integer or boolean arrays or a bool (``x[True]``, a 0-d mask):
+    the result is a copy. (A TwoStepIndex knows; one without arrays selects a view.)"""
+    if type(index) is TwoStepIndex:
+        return index.advanced
     parts = index if isinstance(index, tuple) else (index,)
     return any(isinstance(i, np.ndarray) and (i.ndim > 0 or i.dtype == bool) or
                isinstance(i, (bool, np.bool_)) for i in parts)
 
 
 def index_error(error: IndexError, index, shape: tuple) -> Exception:
-    """NumPy's IndexError for ``input[index]``, with the input's shape; an index of a type no
-    index has (a string, a float) is torch's TypeError. (Only on failure: no cost per index.)"""
-    parts = index if isinstance(index, tuple) else (index,)
-    wrong = [part for part in parts if isinstance(part, str)]
-    if wrong:
-        return TypeError(f"index: {wrong[0]!r} of type {type(wrong[0]).__name__} is no index "
-                         f"(input[index] takes ints, slices, None, ..., and integer or bool "
-                         f"tensors; input shape {shape})")
+    """NumPy's IndexError for ``input[index]``, with the input's shape. (Only on failure: no
+    cost per index.)"""
     return IndexError(f"index: {error} (input shape {shape})")
 
 
@@ -356,7 +607,7 @@ class Index(Function):
     def forward(ctx, x, index):
         ctx.input_shape = x.shape
         try:
-            out = x[index]
+            out = x[index] if type(index) is not TwoStepIndex else index.read(x)
         except IndexError as error:
             raise index_error(error, index, x.shape) from None
         if type(out) is not np.ndarray:  # one element: NumPy gives a scalar, torch a 0-d view
@@ -372,11 +623,15 @@ class IndexScatter(Function):
     indexed twice gets both); its own derivative reads those places again"""
 
     def forward(ctx, values, index, shape):
-        full = np.zeros(shape, dtype=values.dtype)
-        if is_advanced(index):
-            np.add.at(full, index, values)
+        full = target = np.zeros(shape, dtype=values.dtype)
+        if type(index) is TwoStepIndex:  # add into the view the first step picks
+            target, index = index.first_step(full)
+        if index is None:  # (a TwoStepIndex without arrays)
+            target[...] = values
+        elif is_advanced(index):
+            np.add.at(target, index, values)
         else:  # basic slicing never reads an element twice
-            full[index] = values
+            target[index] = values
         return full
 
     def backward(ctx, grad):
@@ -411,10 +666,17 @@ class IndexPut(Function):
 
     def forward(ctx, x, value, index):
         ctx.value_shape = value.shape
-        out = x.copy()
-        check_masks(index, x.shape)
+        # (np.array: a backward may hand a 0-d gradient in as a NumPy scalar, and the copy of a
+        # scalar could not be written into)
+        out = target = np.array(x, order="C")
         try:
-            out[index] = value
+            if type(index) is TwoStepIndex:  # write into the view the first step picks
+                target, index = index.first_step(out)
+        except IndexError as error:
+            raise index_error(error, index, x.shape) from None
+        check_masks(index, target.shape)
+        try:
+            target[Ellipsis if index is None else index] = value  # (None: no arrays)
         except IndexError as error:
             raise index_error(error, index, x.shape) from None
         except ValueError as error:  # a value that does not broadcast: torch's RuntimeError
@@ -445,7 +707,7 @@ class WriteView(Function):
 
     def forward(ctx, base, value, path):
         ctx.value_shape = value.shape
-        out = base.copy()
+        out = np.array(base, order="C")  # (an array: a 0-d gradient may come as a NumPy scalar)
         np.copyto(apply_view_path(out, path), value)
         return out
 
