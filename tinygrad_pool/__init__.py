@@ -29,8 +29,11 @@ from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: 
 from . import nn  # noqa: E402  (after Tensor: nn builds on it)
 from . import optim  # noqa: E402
 from . import utils  # noqa: E402
-from .random import manual_seed  # noqa: E402
+from .random import (DEFAULT_GENERATOR as default_generator, Generator,  # noqa: E402
+                     manual_seed)
 from .serialization import load, save  # noqa: E402
+from .devices import device  # noqa: E402
+from . import accelerator, backends, cuda  # noqa: E402
 from .threads import (get_num_interop_threads, get_num_threads,  # noqa: E402
                       set_num_interop_threads, set_num_threads)
 
@@ -41,7 +44,8 @@ __all__ = ["Tensor", "Size", "Function", "no_grad", "enable_grad", "inference_mo
            "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",
            "utils", "manual_seed", "save", "load", "draw_graph", "save_graph", "GraphvizNotFound",
            "set_num_threads", "get_num_threads", "set_num_interop_threads",
-           "get_num_interop_threads",
+           "get_num_interop_threads", "device", "cuda", "accelerator", "backends", "Generator",
+           "default_generator",
            # dtypes
            "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
            "short", "int32", "int", "int64", "long", "bool", "get_default_dtype",

@@ -10,7 +10,7 @@ from .ops import join
 from .ops import elementwise as E
 from .ops import matmul as M
 from .ops.args import check_flag, check_number, tensor_arg
-from .tensor import OMITTED, Tensor
+from .tensor import OMITTED, Tensor, numpy_spellings
 
 
 def _input(op: str, value) -> Tensor:
@@ -47,12 +47,14 @@ numel, pow = map(_unary, ("numel", "pow"))
 clip.__name__ = clip.__qualname__ = "clip"
 
 
+@numpy_spellings
 def max(input, dim=OMITTED, keepdim: bool = False, *, other=None):
     """``max(input)``: the largest value; ``max(input, dim)``: (values, indices);
     ``max(input, other_tensor)`` or ``max(input, other=...)``: the elementwise maximum, as torch."""
     return _extreme("max", maximum, input, dim, keepdim, other)
 
 
+@numpy_spellings
 def min(input, dim=OMITTED, keepdim: bool = False, *, other=None):
     """As ``max``, for the smallest."""
     return _extreme("min", minimum, input, dim, keepdim, other)
@@ -98,33 +100,14 @@ def matmul(input, other) -> Tensor:
     return M.matmul(_input("matmul", input), tensor_arg("matmul", "other", other))
 
 
-def _matrices(op: str, input, mat2, ndim: int) -> tuple:
-    """The operands of mm (``ndim`` 2) or bmm (3): tensors of that many dims and one dtype,
-    whose shapes multiply (and, for bmm, with the same batch size)."""
-    input, mat2 = _input(op, input), tensor_arg(op, "mat2", mat2)
-    if op == "bmm" and input.dtype == np.bool_:
-        raise NotImplementedError("bmm: input is a bool tensor: \"bmm\" is not implemented for "
-                                  "'Bool'")
-    for name, value in (("input", input), ("mat2", mat2)):
-        if value.ndim != ndim:
-            raise RuntimeError(f"{op}: {name} must be a {ndim}-D tensor, got shape {value.shape}")
-    if input.dtype != mat2.dtype:
-        raise RuntimeError(f"{op}: expected input and mat2 to have the same dtype, but got "
-                           f"{input.dtype} and {mat2.dtype}")
-    if input.shape[:-2] != mat2.shape[:-2] or input.shape[-1] != mat2.shape[-2]:
-        raise RuntimeError(f"{op}: input and mat2 shapes cannot be multiplied ({input.shape} "
-                           f"and {mat2.shape})")
-    return input, mat2
-
-
 def mm(input, mat2) -> Tensor:
     """A product of two matrices (2-D only, as torch.mm)."""
-    return M.matmul(*_matrices("mm", input, mat2, 2))
+    return M.mm(_input("mm", input), mat2)
 
 
 def bmm(input, mat2) -> Tensor:
     """Batched matrix products of two 3-D tensors with the same batch size (torch.bmm)."""
-    return M.matmul(*_matrices("bmm", input, mat2, 3))
+    return M.bmm(_input("bmm", input), mat2)
 
 
 def einsum(equation: str, *operands) -> Tensor:
@@ -194,4 +177,5 @@ def is_tensor(obj) -> bool:
 
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in (
-    "np", "join", "E", "M", "check_flag", "check_number", "tensor_arg", "Tensor", "OMITTED")]
+    "np", "join", "E", "M", "check_flag", "check_number", "tensor_arg", "Tensor", "OMITTED",
+    "numpy_spellings")]

@@ -289,7 +289,7 @@ class _Decoder:
             return items if tag == "list" else tuple(items)
         if tag == "tensor" and set(node) <= {"tensor", "requires_grad"}:
             return self._leaf(node["tensor"], where, lambda array: Tensor(
-                array, requires_grad=node.get("requires_grad") is True))
+                array, dtype=array.dtype, requires_grad=node.get("requires_grad") is True))
         if tag == "ndarray" and len(node) == 1:
             return self._leaf(node[tag], where, lambda array: array)
         if tag == "numpy_scalar" and len(node) == 1:

@@ -20,6 +20,8 @@ import weakref
 import numpy as np
 
 from . import dtypes, unsupported
+from .devices import CPU, check_device, missing
+from .devices import device as device_of  # noqa: F401  (check_device: re-exported)
 from .fast import memory
 from .fast.quiet import quiet
 from .grad_mode import _mode, enable_grad, no_grad  # noqa: F401  (no_grad: re-exported)
@@ -234,8 +236,15 @@ class Function:
                     f"backward(), or use an out-of-place op (x = x + 1 instead of x += 1)")
 
     @property
-    def name(self) -> str:
-        return type(self).__name__
+    def name(self) -> "NodeName":
+        return NodeName.of(type(self).__name__)
+
+    @property
+    def next_functions(self) -> tuple:
+        """torch's view of the edges: ``(node, 0)`` per input — the Function that made it, an
+        ``AccumulateGrad`` for a leaf that requires grad, or None for a constant."""
+        return tuple([(AccumulateGrad.of(edge) if isinstance(edge, Tensor) else edge, 0)
+                      for edge in self.edges])
 
     def saved_for_backward(self) -> dict:
         """What forward stored for backward, by name (empty once released)."""
@@ -278,6 +287,49 @@ class Function:
         return f"<{self.name}>"
 
 
+class NodeName(str):
+    """A node's name: a str to messages and pictures (``fn.name == "Conv2d"``), and callable as
+    torch's ``grad_fn.name()``."""
+    __slots__ = ()
+    _made: dict = {}
+
+    @classmethod
+    def of(cls, name: str) -> "NodeName":
+        made = cls._made.get(name)
+        if made is None:
+            made = cls._made[name] = cls(name)
+        return made
+
+    def __call__(self) -> str:
+        return str(self)
+
+
+class AccumulateGrad:
+    """The node torch shows at a leaf that requires grad (``grad_fn.next_functions`` reaches it):
+    ``variable`` is the leaf, whose ``.grad`` backward adds into. One per leaf while anyone
+    holds it, so ``is`` compares them as in torch."""
+
+    __slots__ = ("variable", "__weakref__")
+    _of_leaf = weakref.WeakValueDictionary()  # id(leaf) -> its node (which holds the leaf)
+    next_functions = ()
+
+    @classmethod
+    def of(cls, leaf: "Tensor") -> "AccumulateGrad":
+        node = cls._of_leaf.get(id(leaf))
+        if node is None:
+            node = cls._of_leaf[id(leaf)] = _new_object(cls)
+            node.variable = leaf
+        return node
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        leaf = self.variable
+        what = repr(leaf.name) if leaf.name else f"shape {list(leaf._data.shape)}"
+        return f"<AccumulateGrad of the leaf {what}>"
+
+
 def unbroadcast(grad, shape: tuple):
     """Sum a gradient back down to the shape of an input that NumPy broadcast.
 
@@ -304,19 +356,59 @@ def _as_array(data, dtype) -> np.ndarray:
     return array
 
 
-def check_device(op: str, device, note: str = "") -> None:
-    """``device=`` as torch takes it: None, "cpu" (or "cpu:0", torch.device("cpu")) only. Any
-    other device, or a device index (an int: CUDA's), is not available (torch's RuntimeError);
-    a value that names no device at all is a TypeError, as torch's."""
-    if device is None:
-        return
-    if isinstance(device, (builtins.bool, np.bool_)) or not (
-            isinstance(device, (str, builtins.int, np.integer)) or hasattr(device, "type")):
-        raise TypeError(f"{op}: device must be a str such as 'cpu' (or a torch.device), got "
-                        f"{type(device).__name__} ({device!r}){note}")
-    if str(device).split(":")[0] != "cpu":
-        raise RuntimeError(f"{op}: device {device!r} is not available{note}: tinygrad_pool runs "
-                           f"on the CPU only (device='cpu'); see docs/porting.md")
+def _is_size(value) -> bool:
+    return isinstance(value, (builtins.int, np.integer)) and not isinstance(value, (builtins.bool,
+                                                                                      np.bool_))
+
+
+def _constructor_array(args: tuple, dtype: np.dtype) -> np.ndarray:
+    """The array of ``Tensor(*args)``: sizes (ints, or one Size) or one piece of data."""
+    if not args:
+        return np.empty((0,), dtype)
+    if all(map(_is_size, args)) or (len(args) == 1 and isinstance(args[0], Size)):
+        shape = tuple(builtins.int(n) for n in (args[0] if isinstance(args[0], Size) else args))
+        if builtins.min(shape, default=0) < 0:
+            raise RuntimeError(f"Tensor: Trying to create tensor with negative dimension "
+                               f"{builtins.min(shape)}: {list(shape)}")
+        return np.zeros(shape, dtype)
+    if len(args) > 1:
+        raise TypeError(f"Tensor: takes one piece of data or sizes that are ints, got "
+                        f"{', '.join(type(a).__name__ for a in args)}")
+    data = args[0]
+    if isinstance(data, Tensor):
+        return np.array(data._data, dtype=dtype)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"Tensor: cannot make a tensor from {type(data).__name__} data (expected "
+                        f"numbers, nested lists of numbers or a NumPy array)")
+    if not isinstance(data, (list, tuple, np.ndarray)):
+        raise TypeError(f"Tensor: data must be a sequence, got {type(data).__name__} (a 0-d "
+                        f"tensor is tensor(value))")
+    try:
+        values = np.asarray(data)  # (its own dtype first: strings are told from numbers)
+    except ValueError:
+        raise ValueError(f"Tensor: {ragged_detail(data)}") from None
+    if values.dtype.kind not in "fiub":
+        raise TypeError(f"Tensor: cannot make a tensor from {type(data).__name__} data of "
+                        f"dtype {values.dtype} (expected numbers or bools)")
+    return np.array(values, dtype=dtype)
+
+
+def ragged_detail(data) -> str:
+    """What is wrong with nested lists that are not rectangular, in torch's words: the first
+    depth where two entries differ in length."""
+    level, dim = [data], 0
+    while level:
+        sequences = [isinstance(item, (list, tuple)) for item in level]
+        if not any(sequences):
+            break
+        lengths = [len(item) if is_sequence else None for item, is_sequence in zip(level, sequences)]
+        for length in lengths[1:]:
+            if length != lengths[0]:
+                got = "a number" if length is None else length
+                return (f"expected sequence of length {lengths[0]} at dim {dim} (got {got}): "
+                        f"nested lists must be rectangular")
+        level, dim = [item for sub in level for item in sub], dim + 1
+    return "nested lists must be rectangular (every list at one depth of the same length)"
 
 
 def _check_can_require_grad(dtype, op: str = "Tensor") -> None:
@@ -324,6 +416,25 @@ def _check_can_require_grad(dtype, op: str = "Tensor") -> None:
         raise RuntimeError(f"{op}: only Tensors of floating point dtype can require gradients "
                            f"(input has dtype {dtype}; convert it first, e.g. "
                            f"Tensor(x, dtype=np.float32))")
+
+
+def numpy_spellings(method):
+    """torch takes NumPy's ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=`` (a method or
+    function so decorated does too; both spellings at once is Python's TypeError, as torch's)."""
+    def with_numpy_spellings(*args, **kwargs):
+        if kwargs:
+            for numpy_name, torch_name in (("axis", "dim"), ("keepdims", "keepdim")):
+                if numpy_name in kwargs:
+                    if torch_name in kwargs:
+                        raise TypeError(f"{method.__name__}() got multiple values for argument "
+                                        f"'{torch_name}' ({numpy_name}= is its NumPy spelling)")
+                    kwargs[torch_name] = kwargs.pop(numpy_name)
+        return method(*args, **kwargs)
+    with_numpy_spellings.__name__ = method.__name__
+    with_numpy_spellings.__qualname__ = method.__qualname__
+    with_numpy_spellings.__doc__ = method.__doc__
+    with_numpy_spellings.__wrapped__ = method
+    return with_numpy_spellings
 
 
 class _Omitted:
@@ -383,17 +494,35 @@ class Tensor:
     ``grad`` the gradient backward() accumulated into it (a Tensor, or None).
     """
 
-    __slots__ = ("_data", "grad", "_requires_grad", "grad_fn", "name", "retains_grad",
+    __slots__ = ("_data", "_grad", "_requires_grad", "grad_fn", "name", "retains_grad",
                  "_version_counter", "_view", "__weakref__")
     __array_ufunc__ = None  # ndarray + Tensor must call Tensor.__radd__, not bypass the graph
 
-    def __init__(self, data, requires_grad: bool = False, dtype=None, name: str | None = None):
-        # A copy, as torch.tensor makes: in-place ops must never write into the caller's array.
-        array = np.array(_as_array(data, dtype))
+    def __new__(cls, *args, requires_grad: bool = False, dtype=None, name: str | None = None,
+                device=None):
+        if cls is Tensor and len(args) == 1 and isinstance(args[0], Tensor) and \
+                requires_grad is False and dtype is None and name is None and device is None:
+            # torch.Tensor(t): an alias of t (same memory, dtype and graph), as torch's
+            return V.Reshape.apply(args[0], shape=args[0]._data.shape)
+        return _new_object(cls)
+
+    def __init__(self, *args, requires_grad: bool = False, dtype=None, name: str | None = None,
+                 device=None):
+        """``torch.Tensor``: ``Tensor(data)`` a copy of the data in the default dtype (float32,
+        whatever the data's: torch's legacy constructor), ``Tensor(2, 3)`` or
+        ``Tensor(Size([2, 3]))`` a tensor of that shape (zeros here; torch's is uninitialised),
+        ``Tensor()`` an empty one. Beyond torch: ``dtype=`` keeps another dtype, and
+        ``requires_grad=`` and ``name=`` (shown in pictures) are set at once."""
+        if type(self) is Tensor and len(args) == 1 and isinstance(args[0], Tensor) and \
+                requires_grad is False and dtype is None and name is None and device is None:
+            return  # Tensor(t): __new__ made the alias
+        check_device("Tensor", device)
+        target = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype("Tensor", dtype)
+        array = _constructor_array(args, target)
         if requires_grad:
             _check_can_require_grad(array.dtype)
         self._data = array
-        self.grad = None
+        self._grad = None
         self._requires_grad = bool(requires_grad)
         self.grad_fn = None
         self.name = name
@@ -409,7 +538,7 @@ class Tensor:
         t._data = data
         t.grad_fn = grad_fn
         t._requires_grad = grad_fn is not None
-        t.grad = t.name = t._version_counter = t._view = None
+        t._grad = t.name = t._version_counter = t._view = None
         t.retains_grad = False
         return t
 
@@ -418,11 +547,50 @@ class Tensor:
     dtype = property(lambda self: self._data.dtype)
     ndim = property(lambda self: self._data.ndim)
     is_leaf = property(lambda self: self.grad_fn is None)
-    device = "cpu"  # (torch's device; the only one here)
-    is_cuda = False
+    device = CPU  # (torch's device: the only one here)
+    is_cuda = is_mps = is_xpu = is_meta = False
+    is_cpu = True
+
+    def get_device(self) -> int:
+        return -1  # (torch's answer for a CPU tensor)
+
+    def cuda(self, device=None, non_blocking: bool = False):
+        raise missing("cuda", device_of("cuda"))
+
+    def is_pinned(self) -> bool:
+        return False
+
+    def pin_memory(self):
+        raise RuntimeError("pin_memory: Cannot access accelerator device when none is available "
+                           "(pinned memory needs an accelerator; tinygrad_pool runs on the CPU)")
 
     def dim(self) -> int:
         return self._data.ndim
+
+    @property
+    def grad(self):
+        """The gradient backward() accumulated here: a Tensor of this tensor's shape and dtype,
+        or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        """Checked at assignment, as torch checks it: a Tensor of our shape and dtype, or None."""
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"grad: assigned grad expected to be a Tensor or None but got "
+                                f"grad of type {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(f"grad: attempting to assign a gradient of size "
+                                   f"'{list(value._data.shape)}' to a tensor of size "
+                                   f"'{list(self._data.shape)}'. Please ensure that the gradient "
+                                   f"and the tensor are the same size")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(f"grad: attempting to assign a gradient with dtype "
+                                   f"{value._data.dtype} to a tensor of dtype "
+                                   f"{self._data.dtype}; they must match (convert it with "
+                                   f".to({self._data.dtype}))")
+        self._grad = value
 
     @property
     def requires_grad(self) -> bool:
@@ -540,8 +708,8 @@ class Tensor:
         for arg in args:
             if isinstance(arg, Tensor):
                 dtype = arg.dtype
-            elif isinstance(arg, (str, builtins.int, np.integer)) and arg not in dtypes.DTYPES \
-                    and not isinstance(arg, builtins.bool):
+            elif isinstance(arg, device_of) or isinstance(arg, (str, builtins.int, np.integer)) \
+                    and arg not in dtypes.DTYPES and not isinstance(arg, builtins.bool):
                 # (a string that is no dtype's name, or an int, names a device, as in torch)
                 device, note = arg, " (an argument that names no dtype is read as a device)"
             else:
@@ -624,20 +792,20 @@ class Tensor:
         """Add ``grad`` into ``.grad``, as PyTorch's AccumulateGrad does."""
         with _ACCUMULATE_LOCK:
             if isinstance(grad, Tensor):  # create_graph: .grad itself is part of a graph
-                self.grad = grad if self.grad is None else self.grad + grad
-            elif self.grad is None:
+                self._grad = grad if self._grad is None else self._grad + grad
+            elif self._grad is None:
                 # Adopted when only backward holds it (PyTorch "steals" it too): copying a
                 # large gradient into fresh memory costs as much as the op that made it. Else
                 # a copy: it may be shared with other nodes (Add hands one gradient to both
                 # inputs) or be a read-only broadcast view, and the user may edit .grad.
                 if not (adopt and grad.dtype == self._data.dtype and memory.unreferenced(grad, 4)):
                     grad = np.array(grad, dtype=self._data.dtype, order="C")
-                self.grad = Tensor._make(grad, None)
-            elif self.grad_fn is None and self.grad.grad_fn is None \
-                    and self.grad._data.flags.writeable:
-                self.grad._data += grad  # a leaf's: in place, as PyTorch accumulates
+                self._grad = Tensor._make(grad, None)
+            elif self.grad_fn is None and self._grad.grad_fn is None \
+                    and self._grad._data.flags.writeable:
+                self._grad._data += grad  # a leaf's: in place, as PyTorch accumulates
             else:
-                self.grad = Tensor._make(self.grad._data + grad, None)
+                self._grad = Tensor._make(self._grad._data + grad, None)
 
     # ---- in-place writes --------------------------------------------------------------------
     def _become_view_of(self, source: "Tensor", fn: type, attrs: dict) -> None:
@@ -977,7 +1145,9 @@ class Tensor:
         return self._compare(E.check_tensor("logical_or", "other", other), np.logical_or,
                              "logical_or")
 
+    @numpy_spellings
     def all(self, dim=None, keepdim: bool = False): return self._test(np.all, "all", dim, keepdim)
+    @numpy_spellings
     def any(self, dim=None, keepdim: bool = False): return self._test(np.any, "any", dim, keepdim)
 
     def _test(self, reduce, name: str, dim, keepdim: bool) -> "Tensor":
@@ -1222,26 +1392,37 @@ class Tensor:
     def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=OMITTED):
         return R.Mean.apply(self, **R.reduce_args("mean", self._data.shape, axis, keepdims, dim, keepdim))
 
+    @numpy_spellings
     def max(self, dim=OMITTED, keepdim: bool = False):
         """The largest value (0-d); with ``dim``, ``(values, indices)`` along it; given a
         tensor, the elementwise maximum — as torch's ``max``."""
         return R.max(self, dim, keepdim)
 
+    @numpy_spellings
     def min(self, dim=OMITTED, keepdim: bool = False): return R.min(self, dim, keepdim)
+    @numpy_spellings
     def amax(self, dim=(), keepdim: bool = False): return R.amax(self, dim, keepdim)
+    @numpy_spellings
     def amin(self, dim=(), keepdim: bool = False): return R.amin(self, dim, keepdim)
+    @numpy_spellings
     def argmax(self, dim=None, keepdim: bool = False): return R.argmax(self, dim, keepdim)
+    @numpy_spellings
     def argmin(self, dim=None, keepdim: bool = False): return R.argmin(self, dim, keepdim)
+    @numpy_spellings
     def prod(self, dim=OMITTED, keepdim: bool = False): return R.prod(self, dim, keepdim)
 
+    @numpy_spellings
     def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
         return R.var(self, dim, unbiased, keepdim, correction=correction)
 
+    @numpy_spellings
     def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
         return R.std(self, dim, unbiased, keepdim, correction=correction)
 
     def norm(self, p="fro", dim=None, keepdim: bool = False): return R.norm(self, p, dim, keepdim)
+    @numpy_spellings
     def logsumexp(self, dim, keepdim: bool = False): return R.logsumexp(self, dim, keepdim)
+    @numpy_spellings
     def cumsum(self, dim): return R.cumsum(self, dim)
 
     def reshape(self, *shape):
@@ -1299,6 +1480,8 @@ class Tensor:
     def take_along_dim(self, indices, dim=None): return S.take_along_dim(self, indices, dim)
 
     def matmul(self, other): return M.matmul(self, E.check_tensor("matmul", "other", other))
+    def mm(self, mat2): return M.mm(self, mat2)
+    def bmm(self, mat2): return M.bmm(self, mat2)
 
     def conv2d(self, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         return C.conv2d(self, weight, bias, stride, padding, dilation, groups)
@@ -1314,9 +1497,11 @@ class Tensor:
                             divisor_override)
 
     # (the methods take no dim=None, as torch's: torch.nn.functional's guesses one, deprecated)
+    @numpy_spellings
     def log_softmax(self, dim: int = -1):
         return L.log_softmax(self, A.check_int("log_softmax", "dim", dim))
 
+    @numpy_spellings
     def softmax(self, dim: int = -1):
         return L.softmax(self, A.check_int("softmax", "dim", dim))
 

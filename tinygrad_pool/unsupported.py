@@ -4,8 +4,11 @@ them raises AttributeError pointing to docs/porting.md, never a silently differe
 ``TENSOR`` lists torch 2.13's public ``torch.Tensor`` attributes that our Tensor lacks
 (tests/test_porting_docs.py keeps it in step with the code and with torch). Module attributes
 (``tinygrad_pool.cuda``, ``nn.Transformer``) need no list: those modules' ``__getattr__``
-(``module_getattr``) says so for any missing name.
+(``module_getattr``) says so for any missing name, and importing a submodule they lack
+(``import tinygrad_pool.nn.quantized``) raises ModuleNotFoundError saying so
+(``refuse_submodules``).
 """
+import sys
 
 TENSOR = frozenset("""
     H absolute absolute_ acos acos_ acosh acosh_ addbmm addbmm_ addcdiv addcdiv_ addcmul
@@ -15,32 +18,31 @@ TENSOR = frozenset("""
     asinh asinh_ atan atan2 atan2_ atan_ atanh atanh_ baddbmm baddbmm_ bernoulli bernoulli_
     bfloat16 bincount bitwise_and bitwise_and_ bitwise_left_shift bitwise_left_shift_
     bitwise_not bitwise_not_ bitwise_or bitwise_or_ bitwise_right_shift bitwise_right_shift_
-    bitwise_xor bitwise_xor_ bmm broadcast_to byte cauchy_ ccol_indices cdouble ceil_ cfloat
-    chalf char cholesky cholesky_inverse cholesky_solve clip_ coalesce col_indices
-    conj conj_physical conj_physical_ const_data_ptr copysign copysign_ corrcoef cos_ cosh cosh_
-    count_nonzero cov cross crow_indices cuda cummax cummin cumprod cumprod_ cumsum_ data_ptr
-    deg2rad deg2rad_ dense_dim dequantize det detach_ diag diag_embed diagflat diagonal
-    diagonal_scatter diff digamma digamma_ dim_order dist divide_ dot dsplit eig element_size
-    eq_ equal erf erf_ erfc erfc_ erfinv erfinv_ exp2 exp2_ expm1 expm1_ exponential_
-    fill_diagonal_ fix fix_ fliplr flipud float_power float_power_ floor_ floor_divide
-    floor_divide_ fmax fmin fmod fmod_ frac frac_ frexp gcd gcd_ ge_ geometric_ geqrf ger
-    get_device grad_dtype greater_ greater_equal_ gt_ hardshrink hash_tensor heaviside
-    heaviside_ histc histogram hsplit hypot hypot_ i0 i0_ igamma igamma_ igammac igammac_ imag
-    index index_add index_add_ index_copy index_copy_ index_fill index_fill_ index_put
-    index_put_ index_reduce index_reduce_ indices inner int_repr inverse ipu is_coalesced
-    is_complex is_conj is_contiguous is_cpu is_distributed is_floating_point is_inference is_ipu
-    is_maia is_meta is_mkldnn is_mps is_mtia is_neg is_nested is_nonzero is_pinned is_quantized
-    is_same_size is_set_to is_shared is_signed is_sparse is_sparse_csr is_vulkan is_xla is_xpu
-    isclose isfinite isinf isnan isneginf isposinf isreal istft itemsize kron kthvalue layout
-    lcm lcm_ ldexp ldexp_ le_ lerp lerp_ less_ less_equal_ lgamma lgamma_ log10 log10_ log1p_
-    log2 log2_ log_normal_ logaddexp logaddexp2 logcumsumexp logdet logical_and_ logical_not_
-    logical_or_ logical_xor logical_xor_ logit logit_ lstsq lt_ lu lu_solve mH map2_ map_
-    masked_scatter masked_scatter_ masked_select matrix_exp matrix_power median mm mode
+    bitwise_xor bitwise_xor_ broadcast_to byte cauchy_ ccol_indices cdouble ceil_ cfloat chalf
+    char cholesky cholesky_inverse cholesky_solve clip_ coalesce col_indices conj conj_physical
+    conj_physical_ const_data_ptr copysign copysign_ corrcoef cos_ cosh cosh_ count_nonzero cov
+    cross crow_indices cummax cummin cumprod cumprod_ cumsum_ data_ptr deg2rad deg2rad_
+    dense_dim dequantize det detach_ diag diag_embed diagflat diagonal diagonal_scatter diff
+    digamma digamma_ dim_order dist divide_ dot dsplit eig element_size eq_ equal erf erf_ erfc
+    erfc_ erfinv erfinv_ exp2 exp2_ expm1 expm1_ exponential_ fill_diagonal_ fix fix_ fliplr
+    flipud float_power float_power_ floor_ floor_divide floor_divide_ fmax fmin fmod fmod_ frac
+    frac_ frexp gcd gcd_ ge_ geometric_ geqrf ger grad_dtype greater_ greater_equal_ gt_
+    hardshrink hash_tensor heaviside heaviside_ histc histogram hsplit hypot hypot_ i0 i0_
+    igamma igamma_ igammac igammac_ imag index index_add index_add_ index_copy index_copy_
+    index_fill index_fill_ index_put index_put_ index_reduce index_reduce_ indices inner
+    int_repr inverse ipu is_coalesced is_complex is_conj is_contiguous is_distributed
+    is_floating_point is_inference is_ipu is_maia is_mkldnn is_mtia is_neg is_nested is_nonzero
+    is_quantized is_same_size is_set_to is_shared is_signed is_sparse is_sparse_csr is_vulkan
+    is_xla isclose isfinite isinf isnan isneginf isposinf isreal istft itemsize kron kthvalue
+    layout lcm lcm_ ldexp ldexp_ le_ lerp lerp_ less_ less_equal_ lgamma lgamma_ log10 log10_
+    log1p_ log2 log2_ log_normal_ logaddexp logaddexp2 logcumsumexp logdet logical_and_
+    logical_not_ logical_or_ logical_xor logical_xor_ logit logit_ lstsq lt_ lu lu_solve mH
+    map2_ map_ masked_scatter masked_scatter_ masked_select matrix_exp matrix_power median mode
     module_load moveaxis movedim msort mtia multinomial multiply_ mv mvlgamma mvlgamma_
     nan_to_num nan_to_num_ nanmean nanmedian nanquantile nansum narrow_copy nbytes ndimension
     ne_ negative_ nelement new new_empty new_empty_strided new_full new_ones new_tensor
     new_zeros nextafter nextafter_ nonzero nonzero_static not_equal_ orgqr ormqr outer output_nr
-    pin_memory pinverse polygamma polygamma_ positive prelu put put_ q_per_channel_axis
+    pinverse polygamma polygamma_ positive prelu put put_ q_per_channel_axis
     q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point qr qscheme quantile
     rad2deg rad2deg_ random_ ravel real reciprocal reciprocal_ record_stream register_hook
     register_post_accumulate_grad_hook reinforce remainder remainder_ renorm renorm_
@@ -60,8 +62,12 @@ TENSOR = frozenset("""
 
 def message(owner: str, name: str) -> str:
     attribute = name.rsplit(".", 1)[-1]
-    return (f"{owner} has no attribute {attribute!r}: tinygrad_pool does not support "
-            f"{name if '.' in name else 'Tensor.' + name} (the supported torch names are listed "
+    return (f"{owner} has no attribute {attribute!r}: "
+            + not_supported(name if '.' in name else 'Tensor.' + name))
+
+
+def not_supported(torch_name: str) -> str:
+    return (f"tinygrad_pool does not support {torch_name} (the supported torch names are listed "
             f"in docs/porting.md)")
 
 
@@ -73,3 +79,40 @@ def module_getattr(module: str, torch_module: str):
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         raise AttributeError(message(f"module {module!r}", f"{torch_module}.{name}"))
     return __getattr__
+
+
+# ---- submodules ---------------------------------------------------------------------------------
+# ``import tinygrad_pool.nn.quantized`` reaches no attribute: the import system asks the finders
+# on sys.meta_path for the module. The last of them, after every real one has found nothing,
+# refuses a submodule of a registered package with the same pointer.
+_PACKAGES = {}  # our package's name -> torch's (a missing submodule of it is refused)
+
+
+def refuse_submodules(package: str, torch_module: str) -> None:
+    """Make ``import {package}.X`` (and ``from {package} import X``) of a submodule we lack
+    raise ModuleNotFoundError pointing to docs/porting.md. A plain module becomes an (empty)
+    package, as torch's is (``torch.nn.utils.rnn``): without ``__path__`` Python refuses the
+    import before asking any finder."""
+    module = sys.modules[package]
+    if not hasattr(module, "__path__"):
+        module.__path__ = []
+    _PACKAGES[package] = torch_module
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.append(_FINDER)
+
+
+class _UnsupportedSubmodules:
+    """A meta path finder that finds nothing: it refuses what no other finder found."""
+
+    @staticmethod
+    def find_spec(fullname: str, path=None, target=None):
+        package, _, name = fullname.rpartition(".")
+        if package not in _PACKAGES:
+            return None
+        # name=None, not fullname: ``from package import X`` ignores a ModuleNotFoundError
+        # named after X (Python's compatibility rule) and would say "cannot import name" only.
+        raise ModuleNotFoundError(f"No module named {fullname!r}: "
+                                  + not_supported(f"{_PACKAGES[package]}.{name}"), name=None)
+
+
+_FINDER = _UnsupportedSubmodules()

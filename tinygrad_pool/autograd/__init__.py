@@ -126,7 +126,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError(f"grad: The differentiated Tensor at index {k} appears to not "
                                    f"have been used in the graph. Set allow_unused=True if this "
                                    f"is the desired behavior. (Its shape: {tuple(t.shape)}.)")
-            results.append(Tensor(np.zeros(t.shape, t.dtype)) if materialize_grads else None)
+            results.append(Tensor._make(np.zeros(t.shape, t.dtype), None) if materialize_grads else None)
         elif isinstance(g, Tensor):
             results.append(g)
         else:

@@ -26,7 +26,7 @@ def _prepare(op: str, func, inputs, create_graph=False) -> tuple:
     # create_graph, a view of a caller's tensor that requires grad keeps the results attached
     # to it (as torch does).
     leaves = tuple(t.reshape(t.shape) if create_graph and t.requires_grad
-                   else Tensor(np.array(t._data), requires_grad=True) for t in inputs)
+                   else Tensor(t._data, dtype=t.dtype, requires_grad=True) for t in inputs)
     return single, leaves
 
 
@@ -34,7 +34,7 @@ def _grad(outputs, inputs, grad_outputs, create_graph):
     from . import grad
     grads = grad(outputs, inputs, grad_outputs, retain_graph=True, create_graph=create_graph,
                  allow_unused=True)
-    return tuple(Tensor(np.zeros(t.shape, t.dtype)) if g is None else g
+    return tuple(Tensor._make(np.zeros(t.shape, t.dtype), None) if g is None else g
                  for g, t in zip(grads, inputs))
 
 
@@ -60,7 +60,7 @@ def jacobian(func, inputs, create_graph=False, strict=False):
             for index in np.ndindex(out.shape):
                 pick = np.zeros(out.shape, out.dtype)
                 pick[index] = 1
-                grads = _grad(out, leaves, Tensor(pick), create_graph)
+                grads = _grad(out, leaves, Tensor._make(pick, None), create_graph)
                 for k, g in enumerate(grads):
                     per_input[k].append(g)
             rows.append(tuple(_stack(gs, out.shape, t.shape) for gs, t in zip(per_input, leaves)))
@@ -70,13 +70,13 @@ def jacobian(func, inputs, create_graph=False, strict=False):
 
 def _stack(grads, out_shape, in_shape) -> Tensor:
     if all(g.grad_fn is None for g in grads):
-        return Tensor(np.stack([g._data for g in grads]).reshape(out_shape + in_shape))
+        return Tensor._make(np.stack([g._data for g in grads]).reshape(out_shape + in_shape), None)
     flat = [g.reshape(1, *in_shape) for g in grads]
     # Stacking with recorded ops: each row placed by a one-hot product keeps it differentiable.
     rows = len(flat)
     eye = np.eye(rows, dtype=grads[0].dtype)
-    total = sum((Tensor(eye[k].reshape((rows,) + (1,) * len(in_shape))) * f
-                 for k, f in enumerate(flat)), start=Tensor(np.zeros((rows,) + in_shape, eye.dtype)))
+    total = sum((Tensor._make(eye[k].reshape((rows,) + (1,) * len(in_shape)), None) * f
+                 for k, f in enumerate(flat)), start=Tensor._make(np.zeros((rows,) + in_shape, eye.dtype), None))
     return total.reshape(out_shape + in_shape)
 
 
@@ -99,7 +99,7 @@ def hvp(func, inputs, v, create_graph=False, strict=False):
     with enable_grad():
         out = func(*leaves)
         grads = _grad(out, leaves, None, create_graph=True)
-        dot = sum(((g * vk).sum() for g, vk in zip(grads, vs)), start=Tensor(0.0))
+        dot = sum(((g * vk).sum() for g, vk in zip(grads, vs)), start=0.0)
         products = _grad(dot, leaves, None, create_graph)
     return _detached(out, create_graph), products[0] if single else products
 

@@ -11,7 +11,8 @@ import numpy as np
 
 from ..ops.args import check_dimension, check_flag, check_number, tensor_arg
 from ..ops.normalization import batch_norm, layer_norm
-from ..tensor import Tensor
+from .. import dtypes
+from ..tensor import Tensor, check_device
 from . import init
 from .module import Module, Parameter
 
@@ -27,9 +28,11 @@ class _BatchNorm(Module):
     """
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
-                 track_running_stats: bool = True, *, bias: bool = True, dtype=np.float32):
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
         name = type(self).__name__
+        check_device(name, device)
+        dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(name, dtype)
         self.num_features = check_dimension(name, "num_features", num_features)
         # (numbers as torch takes them, a bool included: eps=True is 1.0)
         self.eps = check_number(name, "eps", eps)
@@ -50,9 +53,9 @@ class _BatchNorm(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", Tensor(np.zeros(self.num_features, dtype)))
-            self.register_buffer("running_var", Tensor(np.ones(self.num_features, dtype)))
-            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+            self.register_buffer("running_mean", Tensor._make(np.zeros(self.num_features, dtype), None))
+            self.register_buffer("running_var", Tensor._make(np.ones(self.num_features, dtype), None))
+            self.register_buffer("num_batches_tracked", Tensor._make(np.array(0, dtype=np.int64), None))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -126,8 +129,10 @@ class LayerNorm(Module):
     elementwise weight (1) and bias (0) of that shape."""
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
-                 bias: bool = True, *, dtype=np.float32):
+                 bias: bool = True, device=None, dtype=None):
         super().__init__()
+        check_device("LayerNorm", device)
+        dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype("LayerNorm", dtype)
         if isinstance(normalized_shape, (int, np.integer)) and not isinstance(normalized_shape, bool):
             normalized_shape = (normalized_shape,)
         if not isinstance(normalized_shape, (tuple, list)) or not all(

@@ -5,7 +5,8 @@ import numpy as np
 from ..ops.args import check_dimension, check_flag, check_number
 from ..ops.embedding import _padding_index, embedding
 from ..random import default_generator
-from ..tensor import Tensor
+from .. import dtypes
+from ..tensor import Tensor, check_device
 from .module import Module, Parameter
 
 
@@ -15,8 +16,10 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
-                 _weight=None, _freeze: bool = False, *, dtype=np.float32, generator=None):
+                 _weight=None, _freeze: bool = False, device=None, dtype=None, *, generator=None):
         super().__init__()
+        check_device("Embedding", device)
+        dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype("Embedding", dtype)
         num_embeddings = check_dimension("Embedding", "num_embeddings", num_embeddings)
         embedding_dim = check_dimension("Embedding", "embedding_dim", embedding_dim)
         # (numbers as torch takes them, a bool included)

@@ -71,7 +71,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     max_norm, norm_type = _as_float(op, "max_norm", max_norm), _as_float(op, "norm_type", norm_type)
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
-        return Tensor(np.asarray(0.0, dtype=np.float32))
+        return Tensor._make(np.asarray(0.0, dtype=np.float32), None)
     norms = [np.asarray(_vector_norm(g._data, norm_type)) for g in grads]
     dtype = np.result_type(*norms)
     total = np.asarray(_vector_norm(np.array(norms, dtype=dtype), norm_type), dtype=dtype)
@@ -84,7 +84,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     with no_grad():
         for g in grads:
             g.mul_(scale.astype(g.dtype))
-    return Tensor(total)
+    return Tensor._make(np.asarray(total), None)
 
 
 def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:

@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from ..tensor import Function, Tensor, unbroadcast
-from .args import product_operands
+from .args import product_operands, tensor_arg
 from .elementwise import BroadcastError
 
 
@@ -213,3 +213,32 @@ class Einsum(Function):
 
 
 from .movement import Expand  # noqa: E402  (movement imports nothing from here)
+
+
+def _matrices(op: str, input, mat2, ndim: int) -> tuple:
+    """The operands of mm (``ndim`` 2) or bmm (3): tensors of that many dims and one dtype,
+    whose shapes multiply (and, for bmm, with the same batch size)."""
+    mat2 = tensor_arg(op, "mat2", mat2)
+    if op == "bmm" and input.dtype == np.bool_:
+        raise NotImplementedError("bmm: input is a bool tensor: \"bmm\" is not implemented for "
+                                  "'Bool'")
+    for name, value in (("input", input), ("mat2", mat2)):
+        if value.ndim != ndim:
+            raise RuntimeError(f"{op}: {name} must be a {ndim}-D tensor, got shape {value.shape}")
+    if input.dtype != mat2.dtype:
+        raise RuntimeError(f"{op}: expected input and mat2 to have the same dtype, but got "
+                           f"{input.dtype} and {mat2.dtype}")
+    if input.shape[:-2] != mat2.shape[:-2] or input.shape[-1] != mat2.shape[-2]:
+        raise RuntimeError(f"{op}: input and mat2 shapes cannot be multiplied ({input.shape} "
+                           f"and {mat2.shape})")
+    return input, mat2
+
+
+def mm(input, mat2) -> Tensor:
+    """A product of two matrices (2-D only, as torch.mm)."""
+    return matmul(*_matrices("mm", input, mat2, 2))
+
+
+def bmm(input, mat2) -> Tensor:
+    """Batched matrix products of two 3-D tensors with the same batch size (torch.bmm)."""
+    return matmul(*_matrices("bmm", input, mat2, 3))

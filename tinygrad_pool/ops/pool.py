@@ -186,7 +186,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     out, ctx = MaxPool2d.apply(input, dilation=dilation, ties=ties, return_ctx=True,
                                **attrs)
     if return_indices:
-        out = out, Tensor(ctx.argmax.astype(np.int64))  # a copy: the op reuses its buffer
+        out = out, Tensor._make(ctx.argmax.astype(np.int64), None)  # a copy: the op reuses its buffer
     return out if batched else unbatched(out)
 
 
@@ -318,7 +318,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     else:
         out, ctx = AdaptiveMaxPool2d.apply(input, out_hw=out_hw, return_ctx=True)
         if return_indices:
-            out = out, Tensor(ctx.argmax)  # a copy: backward routes by the node's own
+            out = out, Tensor._make(ctx.argmax.copy(), None)  # a copy: backward routes by the node's own
     return out if batched else unbatched(out)
 
 

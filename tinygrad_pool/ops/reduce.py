@@ -34,6 +34,9 @@ def reduce_args(op, shape, axis, keepdims, dim, keepdim) -> dict:
     """Accept NumPy's ``axis``/``keepdims`` and PyTorch's ``dim``/``keepdim`` spellings
     (``keepdim`` OMITTED: not given; None, as torch, is no bool)."""
     if dim is not None:
+        if axis is not None:
+            raise TypeError(f"{op}() got multiple values for argument 'dim' (axis is its NumPy "
+                            f"spelling)")
         axis = dim
     if keepdim is not OMITTED:
         keepdims = keepdim
