@@ -82,8 +82,8 @@ class ArticleNetwork:
     article's mask (every tied maximum gets the full gradient), "first" is PyTorch's."""
 
     def __init__(self, w1: np.ndarray, w2: np.ndarray, activation: bool, ties: str = "all"):
-        self.w1 = Tensor(np.array(w1, dtype=np.float64), requires_grad=True, name="W1")
-        self.w2 = Tensor(np.array(w2, dtype=np.float64), requires_grad=True, name="W2")
+        self.w1 = Tensor(w1, dtype=np.float64, requires_grad=True, name="W1")
+        self.w2 = Tensor(w2, dtype=np.float64, requires_grad=True, name="W2")
         self.activation, self.ties = activation, ties
 
     def parameters(self) -> list:
@@ -91,7 +91,7 @@ class ArticleNetwork:
 
     def layers(self, image) -> dict:
         """Every intermediate of one forward pass, by the article's names."""
-        x = Tensor(np.asarray(image, dtype=np.float64).reshape(1, 1, 6, 6), name="x")
+        x = Tensor(np.reshape(image, (1, 1, 6, 6)), dtype=np.float64, name="x")
         # The article convolves (scipy's convolve2d flips the kernel); conv2d cross-correlates,
         # so it gets W1 rotated by 180°. The flip is an op, so W1's gradient flows back through it.
         kernel = self.w1.flip((0, 1)).reshape(1, 1, 3, 3)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import tinygrad_pool
-from tinygrad_pool import Tensor, nn, no_grad, optim
+from tinygrad_pool import Tensor, nn, no_grad, optim, tensor
 import tinygrad_pool.nn.functional as F
 
 
@@ -63,7 +63,7 @@ def evaluate(model: nn.Module, images: np.ndarray, labels: np.ndarray, batch_siz
     correct = 0
     with no_grad():
         for start in range(0, len(images), batch_size):
-            logits = model(Tensor(images[start:start + batch_size]))
+            logits = model(tensor(images[start:start + batch_size]))
             correct += int((logits.numpy().argmax(axis=1) == labels[start:start + batch_size]).sum())
     return correct / len(images)
 
@@ -94,8 +94,8 @@ def train(model: nn.Module, data, epochs: int = 12, batch_size: int = 32, lr: fl
         total_loss = total_correct = seen = 0
         for start in bar:
             index = order[start:start + batch_size]
-            logits = model(Tensor(x_train[index]))
-            loss = F.cross_entropy(logits, Tensor(y_train[index]))
+            logits = model(tensor(x_train[index]))
+            loss = F.cross_entropy(logits, tensor(y_train[index]))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -143,7 +143,8 @@ def save_loss_graph(model: nn.Module, images: np.ndarray, labels: np.ndarray, pa
 
     for name, param in model.named_parameters():
         param.name = name  # the graph labels a tensor with its name: "0.weight", "7.bias", ...
-    loss = F.cross_entropy(model(Tensor(images, name="images")), Tensor(labels))
+    loss = F.cross_entropy(model(Tensor(images, name="images")),
+                           tensor(labels))
     try:
         save_graph(loss, path)
     except (ImportError, GraphvizNotFound) as error:

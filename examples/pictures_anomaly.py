@@ -20,8 +20,9 @@ def make(out_dir) -> list:
     """Write ``anomaly_backward.png`` into ``out_dir``; returns its path in a list."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    x = tp.Tensor(np.arange(1.0, 17.0).reshape(1, 1, 4, 4) / 4, name="x")
-    W = tp.Tensor([[[[-0.5, -1.0], [0.25, -0.5]]]], requires_grad=True, name="W")
+    x = tp.Tensor(np.arange(1.0, 17.0).reshape(1, 1, 4, 4) / 4, dtype=tp.float64, name="x")
+    W = tp.Tensor([[[[-0.5, -1.0], [0.25, -0.5]]]], dtype=tp.float64, requires_grad=True,
+                  name="W")
     with autograd.set_detect_anomaly(True):  # (detect_anomaly would warn each time)
         h = F.relu(F.conv2d(x, W))            # every response is negative: a dead ReLU
         p = F.max_pool2d(h, 2)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor
+from tinygrad_pool import tensor
 from tinygrad_pool.optim import SGD
 from tinygrad_pool.ops.pool import TIE_RULES
 from tinygrad_pool.viz import fan_in
@@ -57,7 +57,7 @@ def tie_rules_picture():
     values, upstream = step["input"], step["upstream"]
     if article.tied_windows(values, activation=True) == 0:
         raise AssertionError(f"pictures_figures: epoch {TIE_EPOCH} no longer has a tied window")
-    maxima = F.max_pool2d(Tensor(values), 2).numpy()
+    maxima = F.max_pool2d(tensor(values), 2).numpy()
     is_max = (values == maxima.repeat(2, axis=2).repeat(2, axis=3))[0, 0]
     rows, cols = is_max.shape
     maxima_per_window = is_max.reshape(rows // 2, 2, cols // 2, 2).sum(axis=(1, 3))
@@ -69,7 +69,7 @@ def tie_rules_picture():
               panel("∂cost/∂L1Max", upstream)]
     gradients = []
     for rule in TIE_RULES:
-        x = Tensor(values, requires_grad=True)
+        x = tensor(values, requires_grad=True)
         F.max_pool2d(x, 2, ties=rule).backward(upstream)
         grad = x.grad.numpy()[0, 0]
         gradients.append(panel(f"∂cost/∂ReLU(L1), ties='{rule}'", grad,
@@ -99,13 +99,13 @@ def fan_in_pictures() -> dict:
     it. Each picked input cell's gradient in the picture is checked against the engine's."""
     image = ((np.arange(36.0) * 7) % 11 - 5).reshape(1, 1, 6, 6) / 4
     image[(0, 0) + FAN_IN_CELL] = 2.0
-    kernel = Tensor(np.array([[1.0, 0.5, -1.0], [0.25, 2.0, -0.5], [-1.0, 0.75, 1.0]])
+    kernel = tensor(np.array([[1.0, 0.5, -1.0], [0.25, 2.0, -0.5], [-1.0, 0.75, 1.0]])
                     .reshape(1, 1, 3, 3), requires_grad=True)
-    target = Tensor((np.arange(9.0).reshape(1, 1, 3, 3) - 4) / 4)
+    target = tensor((np.arange(9.0).reshape(1, 1, 3, 3) - 4) / 4)
     pictures = {}
     for op, make_output in (("conv", lambda x: F.conv2d(x, kernel, stride=2, padding=1)),
                             ("pool", lambda x: F.max_pool2d(x, 3, stride=2, padding=1))):
-        x = Tensor(image, requires_grad=True)
+        x = tensor(image, requires_grad=True)
         output = make_output(x)
         output.retain_grad()  # fan_in reads ∂L/∂output from output.grad
         (((output - target) ** 2).sum() * 0.5).backward()

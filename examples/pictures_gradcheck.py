@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor, no_grad
+from tinygrad_pool import Tensor, no_grad, tensor
 from tinygrad_pool.gradcheck import gradcheck_report
 
 WINDOW = [[[[0.0, 1.0], [1.0, 0.0]]]]
@@ -45,7 +45,7 @@ def make(out_dir) -> list:
         for t in steps:
             moved = np.array(WINDOW)
             moved[CELL] += t
-            values.append(float(np.sum(weights * fn(Tensor(moved)).numpy())))
+            values.append(float(np.sum(weights * fn(tensor(moved)).numpy())))
     at = values[100]
 
     plt.rcParams["svg.hashsalt"] = "tinygrad_pool"

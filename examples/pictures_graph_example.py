@@ -18,8 +18,9 @@ def make(out_dir) -> list:
     """Write ``graph_example.png`` into ``out_dir``; returns its path in a list."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    x = tp.Tensor((np.arange(25.0) * 7 % 11).reshape(1, 1, 5, 5), name="x")
-    W = tp.Tensor([[[[0.5, -1.0], [1.0, 0.25]]]], requires_grad=True, name="W")
+    x = tp.Tensor((np.arange(25.0) * 7 % 11).reshape(1, 1, 5, 5), dtype=tp.float64, name="x")
+    W = tp.Tensor([[[[0.5, -1.0], [1.0, 0.25]]]], dtype=tp.float64, requires_grad=True,
+                  name="W")
     L1 = F.conv2d(x, W).retain_grad()     # keep .grad on intermediates we want to see
     L1.name = "L1"
     p = F.max_pool2d(L1, 2).retain_grad()

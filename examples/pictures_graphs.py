@@ -100,7 +100,7 @@ def small_cnn_loss():
     tp.manual_seed(0)
     model = SmallCNN()
     image = tp.Tensor(np.random.default_rng(0).random((1, 1, 8, 8), dtype=np.float32), name="image")
-    loss = F.cross_entropy(model(image), tp.Tensor([2]))
+    loss = F.cross_entropy(model(image), tp.tensor([2]))
     loss.name = "loss"
     loss.backward(retain_graph=True)
     return model, loss
@@ -112,7 +112,7 @@ def resnet_loss():
     model = ResNetStyle()
     images = tp.Tensor(np.random.default_rng(1).standard_normal((2, 3, 16, 16), dtype=np.float32),
                        name="images")
-    loss = F.cross_entropy(model(images), tp.Tensor([3, 7]))
+    loss = F.cross_entropy(model(images), tp.tensor([3, 7]))
     loss.name = "loss"
     loss.backward()
     return model, loss

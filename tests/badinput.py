@@ -84,7 +84,7 @@ def _as_framework(fw, value):
         return value.array
     if isinstance(value, np.ndarray):
         if fw is tinygrad_pool:
-            return tinygrad_pool.Tensor(value)  # keeps the array's own layout
+            return tinygrad_pool.tensor(value)  # keeps the array's own layout
         import torch
         # (a C-ordered copy: torch refuses negative strides; np.ascontiguousarray would turn
         # a 0-d array into shape (1,))

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import tinygrad_pool
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 from tinygrad_pool.tensor import Function
 
 
@@ -48,7 +48,7 @@ UNARY = {
 
 def leaf(array) -> Tensor:
     """A float64 leaf that requires grad (a copy: gradcheck perturbs its data in place)."""
-    return Tensor(np.array(array, dtype=np.float64), requires_grad=True)
+    return tensor(np.array(array, dtype=np.float64), requires_grad=True)
 
 
 def check_grad(fn, *arrays, eps=1e-6, atol=1e-5, rtol=1e-3):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tinygrad_pool import Tensor, autograd
+from tinygrad_pool import autograd, Tensor, tensor
 from tinygrad_pool.nn import activation as nn_act
 from tinygrad_pool.ops import activation as A
 
@@ -57,7 +57,7 @@ def assert_parity(torch, name, x, dtype, seed=0):
     x = x.astype(dtype)
     weights, direction = (rng.standard_normal(x.shape).astype(dtype) for _ in range(2))
 
-    xo, wo = Tensor(x, requires_grad=True), Tensor(weights, requires_grad=True)
+    xo, wo = tensor(x, requires_grad=True), tensor(weights, requires_grad=True)
     xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(weights, requires_grad=True)
     yo, yt = ours_fn(xo), torch_fn(torch, xt)
     assert yo.dtype == dtype and yo.shape == tuple(yt.shape)
@@ -69,7 +69,7 @@ def assert_parity(torch, name, x, dtype, seed=0):
     np.testing.assert_allclose(go.numpy(), gt.detach().numpy(), **tol, err_msg=f"{name} backward")
 
     # Second order: d/dx and d/dw of Σ v · (∂y/∂x)ᵀw, through the recorded backward.
-    (go * Tensor(direction)).sum().backward()
+    (go * tensor(direction)).sum().backward()
     (gt * torch.tensor(direction)).sum().backward()
     for ours, theirs, what in ((xo, xt, "d²/dx²"), (wo, wt, "d²/dx dw")):
         expected = np.zeros(x.shape) if theirs.grad is None else theirs.grad.numpy()
@@ -118,11 +118,11 @@ def test_extremes_do_not_overflow_and_infinities_are_torchs(torch):
     for name in ("elu", "gelu", "gelu_tanh", "silu", "leaky_relu", "erf"):
         ours_fn, torch_fn = ACTIVATIONS[name]
         with np.errstate(over="raise", invalid="raise", divide="raise"):  # no overflow here
-            ours = ours_fn(Tensor(finite)).numpy()
+            ours = ours_fn(tensor(finite)).numpy()
         np.testing.assert_allclose(ours, torch_fn(torch, torch.tensor(finite)).numpy(),
                                    rtol=1e-12, atol=1e-300, err_msg=name)
         with np.errstate(invalid="ignore"):
-            ours = ours_fn(Tensor(infinite)).numpy()
+            ours = ours_fn(tensor(infinite)).numpy()
         np.testing.assert_array_equal(ours, torch_fn(torch, torch.tensor(infinite)).numpy(),
                                       err_msg=name)
 
@@ -139,7 +139,7 @@ def test_erf_values_match_the_reference_to_double_precision():
     (lambda x: A.leaky_relu(x, 0.1), "leaky_relu"), (A.elu, "elu"), (A.gelu, "gelu"),
     (lambda x: A.gelu(x, approximate="tanh"), "gelu"), (A.silu, "silu"), (A.erf, "erf")])
 def test_each_saves_its_input_and_refuses_a_modified_one_as_torch(torch, fn, torch_name):
-    x = Tensor(np.linspace(-2, 2, 6), requires_grad=True)
+    x = tensor(np.linspace(-2, 2, 6), requires_grad=True)
     h = x * 1.0
     y = fn(h)
     saved = y.grad_fn.saved_for_backward()
@@ -166,7 +166,7 @@ def test_each_saves_its_input_and_refuses_a_modified_one_as_torch(torch, fn, tor
 ])
 def test_inplace_forms_write_into_the_input_and_backpropagate_as_torch(torch, ours, theirs):
     x = sample((3, 4), seed=2)
-    xo = Tensor(x, requires_grad=True)
+    xo = tensor(x, requires_grad=True)
     xt = torch.tensor(x, requires_grad=True)
     ho, ht = xo * 2.0, xt * 2.0
     yo, yt = ours(ho), theirs(torch, ht)
@@ -177,13 +177,13 @@ def test_inplace_forms_write_into_the_input_and_backpropagate_as_torch(torch, ou
     np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
     # A leaf that requires grad cannot be overwritten, in either library
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
-        ours(Tensor(x, requires_grad=True))
+        ours(tensor(x, requires_grad=True))
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         theirs(torch, torch.tensor(x, requires_grad=True))
 
 
 def test_inplace_without_grad_just_writes():
-    x = Tensor(np.array([-2.0, 3.0]))
+    x = tensor(np.array([-2.0, 3.0]))
     assert A.elu(x, inplace=True) is x
     np.testing.assert_allclose(x.numpy(), [math.expm1(-2.0), 3.0])
 
@@ -193,7 +193,7 @@ def test_inplace_without_grad_just_writes():
 def test_softmax_without_dim_picks_torchs_legacy_dim(torch, layer, ndim):
     x = np.random.default_rng(ndim).standard_normal((2, 3, 4, 5)[:ndim])
     with pytest.warns(UserWarning, match="Implicit dimension choice"):
-        ours = getattr(nn_act, layer)()(Tensor(x))
+        ours = getattr(nn_act, layer)()(tensor(x))
     with pytest.warns(UserWarning):
         theirs = getattr(torch.nn, layer)()(torch.tensor(x))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
@@ -217,7 +217,7 @@ def test_reprs_match_torch(torch, layer, args):
 
 
 def test_argument_errors_name_the_function_and_the_value():
-    x = Tensor(np.zeros(3))
+    x = tensor(np.zeros(3))
     with pytest.raises(RuntimeError,
                        match=r"gelu: approximate must be one of \('none', 'tanh'\), got 'exact'"):
         A.gelu(x, approximate="exact")
@@ -231,7 +231,7 @@ def test_argument_errors_name_the_function_and_the_value():
                      (A.silu, "silu")):
         with pytest.raises(NotImplementedError, match=f"{name}: input must be a floating-point "
                                                       f"tensor, got dtype int64"):
-            fn(Tensor(np.arange(3)))
+            fn(tensor(np.arange(3)))
         with pytest.raises(TypeError, match=f"{name}: input must be a Tensor, got str"):
             fn("x")
 
@@ -262,8 +262,8 @@ def test_relu_gradient_is_torchs_threshold_backward_whatever_arrives(torch, shap
         np.testing.assert_array_equal(ours, theirs)  # (equal nan)
         np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
 
-    ours_x = Tensor(x, requires_grad=True)
-    ours_g = Tensor(grad, requires_grad=True)
+    ours_x = tensor(x, requires_grad=True)
+    ours_g = tensor(grad, requires_grad=True)
     (ours_dx,) = autograd.grad(ours_x.relu(), ours_x, ours_g, create_graph=True)
     (ours_dg,) = autograd.grad((ours_dx * 1.5).sum(), ours_g)
     torch_x = torch.tensor(x, requires_grad=True)
@@ -272,6 +272,6 @@ def test_relu_gradient_is_torchs_threshold_backward_whatever_arrives(torch, shap
     (torch_dg,) = torch.autograd.grad((torch_dx * 1.5).sum(), torch_g)
     same(ours_dx.numpy(), torch_dx)
     same(ours_dg.numpy(), torch_dg)
-    plain = Tensor(x, requires_grad=True)  # and the plain backward (arrays, the fast path)
+    plain = tensor(x, requires_grad=True)  # and the plain backward (arrays, the fast path)
     plain.relu().backward(grad)
     same(plain.grad.numpy(), torch_dx)

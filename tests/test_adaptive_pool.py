@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tinygrad_pool.autograd as autograd
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 from tinygrad_pool.nn.pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d
 from tinygrad_pool.ops.pool import adaptive_avg_pool2d, adaptive_max_pool2d
 from tinygrad_pool.windows import adaptive_bounds
@@ -43,12 +43,12 @@ def double_backward_parity(torch, fn, torch_fn, *arrays, seed=0, rtol=1e-12, ato
 
     ours = [leaf(a) for a in arrays]
     out = fn(*ours)
-    ow = Tensor(w, requires_grad=True)
+    ow = tensor(w, requires_grad=True)
     g = autograd.grad(out, ours, grad_outputs=ow, create_graph=True)
     for k, (gk, tgk) in enumerate(zip(g, tg)):
         np.testing.assert_allclose(gk.numpy(), tgk.detach().numpy(), rtol=rtol, atol=atol,
                                    err_msg=f"first derivative of input {k}")
-    s = sum(((gk * Tensor(v)).sum() for gk, v in zip(g[1:], vs[1:])), (g[0] * Tensor(vs[0])).sum())
+    s = sum(((gk * tensor(v)).sum() for gk, v in zip(g[1:], vs[1:])), (g[0] * tensor(vs[0])).sum())
     second = autograd.grad(s, ours + [ow], allow_unused=True)
     for k, (sk, tsk) in enumerate(zip(second, tsecond)):
         expected = np.zeros(sk.shape if sk is not None else tsk.shape) if tsk is None else tsk.numpy()
@@ -110,14 +110,14 @@ def test_adaptive_pools_by_hand():
 def test_matches_the_definition_window_by_window(rng):
     x = rng.standard_normal((2, 3, 7, 10))
     out_h, out_w = 4, 6
-    avg = adaptive_avg_pool2d(Tensor(x), (out_h, out_w)).numpy()
+    avg = adaptive_avg_pool2d(tensor(x), (out_h, out_w)).numpy()
     top, bottom = adaptive_bounds(7, out_h)
     left, right = adaptive_bounds(10, out_w)
     for i in range(out_h):
         for j in range(out_w):
             window = x[:, :, top[i]:bottom[i], left[j]:right[j]]
             np.testing.assert_allclose(avg[:, :, i, j], window.mean(axis=(2, 3)), rtol=1e-13)
-    out, indices = adaptive_max_pool2d(Tensor(x), (out_h, out_w), return_indices=True)
+    out, indices = adaptive_max_pool2d(tensor(x), (out_h, out_w), return_indices=True)
     for i in range(out_h):
         for j in range(out_w):
             window = x[:, :, top[i]:bottom[i], left[j]:right[j]]
@@ -135,7 +135,7 @@ def test_matches_torch_float64(torch, rng, kind, shape, size):
     torch_parity(torch, lambda t: OPS[kind](t, size), x,
                  torch_fn=lambda t: _torch_op(torch, kind)(t, size), **TIGHT)
     if kind == "max":
-        _, ours = adaptive_max_pool2d(Tensor(x), size, return_indices=True)
+        _, ours = adaptive_max_pool2d(tensor(x), size, return_indices=True)
         _, theirs = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), size, True)
         assert ours.dtype == np.int64
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
@@ -146,7 +146,7 @@ def test_matches_torch_float64(torch, rng, kind, shape, size):
 def test_matches_torch_float32(torch, rng, kind, shape, size):
     x = rng.standard_normal(shape).astype(np.float32)
     weights = rng.standard_normal(tuple(_torch_op(torch, kind)(torch.tensor(x), size).shape))
-    ours = Tensor(x, requires_grad=True)
+    ours = tensor(x, requires_grad=True)
     out = OPS[kind](ours, size)
     out.backward(weights.astype(np.float32))
     theirs = torch.tensor(x, requires_grad=True)
@@ -189,7 +189,7 @@ def test_tiling_sizes_reuse_the_plain_pools_and_others_do_not(rng):
 # ---- ties, NaN, -inf ------------------------------------------------------------------------------
 def test_ties_go_to_the_first_maximum_as_in_torch(torch):
     x = np.zeros((1, 1, 3, 5))  # all tied: each window's first pixel
-    _, ours = adaptive_max_pool2d(Tensor(x), (2, 3), return_indices=True)
+    _, ours = adaptive_max_pool2d(tensor(x), (2, 3), return_indices=True)
     _, theirs = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), (2, 3), True)
     np.testing.assert_array_equal(ours.numpy()[0, 0], [[0, 1, 3], [5, 6, 8]])
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
@@ -214,7 +214,7 @@ def test_nan_wins_and_the_last_nan_is_chosen_as_in_torch(torch):
 
 def test_all_minus_inf_windows_point_at_their_first_pixel(torch):
     x = np.full((1, 1, 3, 3), -np.inf)
-    out, ours = adaptive_max_pool2d(Tensor(x), 2, return_indices=True)
+    out, ours = adaptive_max_pool2d(tensor(x), 2, return_indices=True)
     _, theirs = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), 2, True)
     assert np.isneginf(out.numpy()).all()
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
@@ -238,7 +238,7 @@ def test_adaptive_max_random_sizes_with_ties_match_torch(torch, case):
     # values 0..3: ties in most windows, so this checks the first-maximum rule as well
     x = np.random.default_rng(seed).integers(0, 4, size=shape).astype(np.float64)
     _, theirs = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), size, True)
-    _, ours = adaptive_max_pool2d(Tensor(x), size, return_indices=True)
+    _, ours = adaptive_max_pool2d(tensor(x), size, return_indices=True)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     if 0 in ours.shape:  # (PyTorch's backward refuses an empty output: see test_empty_output…)
         return
@@ -253,7 +253,7 @@ def test_adaptive_avg_random_sizes_match_torch(torch, case):
     x = np.random.default_rng(seed).standard_normal(shape)
     expected = torch.nn.functional.adaptive_avg_pool2d(torch.tensor(x), size)
     if 0 in expected.shape:  # (PyTorch's backward refuses an empty output: see test_empty_output…)
-        assert adaptive_avg_pool2d(Tensor(x), size).shape == tuple(expected.shape)
+        assert adaptive_avg_pool2d(tensor(x), size).shape == tuple(expected.shape)
         return
     torch_parity(torch, lambda t: adaptive_avg_pool2d(t, size), x, seed=seed, **TIGHT,
                  torch_fn=lambda t: torch.nn.functional.adaptive_avg_pool2d(t, size))
@@ -296,7 +296,7 @@ def test_errors_as_torch(torch, kind):
         (x, (2, 1.5), TypeError, rf"{name}: output_size must be an int or a pair.*1\.5"),
         (leaf(np.ones((1, 1, 0, 4))), 2, RuntimeError, rf"{name}: expected input to have non-zero"
                                                         r" size .*\[1, 1, 0, 4\]"),
-        (Tensor(np.ones((1, 1, 4, 4), dtype=np.int64)), 2, NotImplementedError,
+        (tensor(np.ones((1, 1, 4, 4), dtype=np.int64)), 2, NotImplementedError,
          rf"{name}: not implemented for dtype int64"),
     ]
     for input, size, error, message in cases:
@@ -316,8 +316,8 @@ def test_shape_errors_are_also_value_errors():
 def test_adaptive_max_refuses_zero_channels_as_torch_and_avg_accepts_them(torch):
     x = np.ones((1, 0, 3, 3))
     with pytest.raises(RuntimeError, match=r"adaptive_max_pool2d: expected input to have non-zero"):
-        adaptive_max_pool2d(Tensor(x), 2)
-    assert adaptive_avg_pool2d(Tensor(x), 2).shape == (1, 0, 2, 2)
+        adaptive_max_pool2d(tensor(x), 2)
+    assert adaptive_avg_pool2d(tensor(x), 2).shape == (1, 0, 2, 2)
     assert tuple(torch.nn.functional.adaptive_avg_pool2d(torch.tensor(x), 2).shape) == (1, 0, 2, 2)
 
 
@@ -342,7 +342,7 @@ def test_adaptive_avg_module(torch, rng, ours, theirs):
     layer, reference = ours(AdaptiveAvgPool2d), theirs(torch.nn)
     assert repr(layer) == repr(reference)
     x = rng.standard_normal((2, 3, 9, 7))
-    np.testing.assert_allclose(layer(Tensor(x)).numpy(), reference(torch.tensor(x)).numpy(), **TIGHT)
+    np.testing.assert_allclose(layer(tensor(x)).numpy(), reference(torch.tensor(x)).numpy(), **TIGHT)
 
 
 def test_adaptive_max_module(torch, rng):
@@ -350,7 +350,7 @@ def test_adaptive_max_module(torch, rng):
     reference = torch.nn.AdaptiveMaxPool2d((2, 3), return_indices=True)
     assert repr(layer) == repr(reference) == "AdaptiveMaxPool2d(output_size=(2, 3))"
     x = rng.standard_normal((3, 5, 7))  # unbatched
-    out, indices = layer(Tensor(x))
+    out, indices = layer(tensor(x))
     tout, tindices = reference(torch.tensor(x))
     np.testing.assert_array_equal(out.numpy(), tout.numpy())
     np.testing.assert_array_equal(indices.numpy(), tindices.numpy())

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool as tp
-from tinygrad_pool import Tensor, autograd, nn
+from tinygrad_pool import autograd, nn, Tensor, tensor
 
 WAIT = 10  # seconds: a thread that takes longer is stuck
 
@@ -271,7 +271,7 @@ def test_forward_overflow_of_a_reduction_names_the_dtypes_limit():
 
 
 def test_a_nan_from_outside_is_reported_where_it_first_enters():
-    data = Tensor(np.array([1.0, np.nan], dtype=np.float32))  # e.g. a corrupt sample
+    data = tensor(np.array([1.0, np.nan], dtype=np.float32))  # e.g. a corrupt sample
     w = leaf(2.0, 3.0)
     with autograd.detect_anomaly(), pytest.raises(RuntimeError) as error:
         w * data
@@ -334,7 +334,7 @@ def test_backward_of_an_op_whose_large_input_was_freed_says_no_value():
     else is freed (as PyTorch frees it), so the message has no value of it to quote."""
     values = np.ones((256, 128))
     values[0, 1] = 0.0
-    x = Tensor(values, requires_grad=True)
+    x = tensor(values, requires_grad=True)
     with autograd.detect_anomaly():
         loss = (x * 1.0).sqrt().sum()
         with pytest.raises(RuntimeError) as error:
@@ -385,7 +385,7 @@ def test_a_nan_seed_gradient_is_named_as_such():
     with autograd.detect_anomaly():
         y = x * 3
         with pytest.raises(RuntimeError) as error:
-            y.backward(Tensor(np.array([1.0, np.nan], dtype=np.float32)))
+            y.backward(tensor(np.array([1.0, np.nan], dtype=np.float32)))
     assert ("Mul sent nan to its input 0 at [1], where input 0 holds 2.0; the gradient arriving "
             "at its output already holds nan at [1] (the gradient passed to backward())"
             in str(error.value))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tinygrad_pool import Tensor, autograd, enable_grad, no_grad
+from tinygrad_pool import autograd, enable_grad, no_grad, Tensor, tensor
 from tinygrad_pool.autograd import Function
 from tinygrad_pool.autograd.function import once_differentiable
 
@@ -163,7 +163,7 @@ def test_one_input_matches_torch_float64(torch, rng):
 def test_one_input_matches_torch_float32(torch, rng, factory):
     ours, theirs = _both(torch, factory)
     data = rng.standard_normal((5,)).astype(np.float32)
-    x, tx = Tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    x, tx = tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
     y, ty = ours.apply(x), theirs.apply(tx)
     assert y.dtype == np.float32
     np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-6)
@@ -217,7 +217,7 @@ def test_needs_input_grad_matches_torch(torch, x_requires, w_requires):
     ours = scaled_mul_function(Function, ours_record)
     theirs = scaled_mul_function(torch.autograd.Function, torch_record)
     a, b = np.array([1.0, -2.0]), np.array([0.5, 3.0])
-    x, w = Tensor(a, requires_grad=x_requires), Tensor(b, requires_grad=w_requires)
+    x, w = tensor(a, requires_grad=x_requires), tensor(b, requires_grad=w_requires)
     tx, tw = (torch.tensor(a, requires_grad=x_requires),
               torch.tensor(b, requires_grad=w_requires))
     ours.apply(x, w, 3.0).sum().backward()
@@ -323,7 +323,7 @@ def test_two_outputs_gradcheck(rng):
 def test_two_outputs_float32_match_torch(torch, rng):
     ours, theirs = _both(torch, split_function)
     data = rng.standard_normal(6).astype(np.float32)
-    x, tx = Tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    x, tx = tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
     a, b = ours.apply(x, 2.0)
     ta, tb = theirs.apply(tx, 2.0)
     (a * b).sum().backward()
@@ -405,7 +405,7 @@ def test_integer_outputs_are_not_differentiable(torch):
     class Rounded(Function):
         @staticmethod
         def forward(ctx, x):
-            return x * 2, Tensor(np.rint(x.numpy()).astype(np.int64))
+            return x * 2, tensor(np.rint(x.numpy()).astype(np.int64))
 
         @staticmethod
         def backward(ctx, grad, grad_rounded):
@@ -557,7 +557,7 @@ def test_extra_trailing_none_gradients_are_accepted_as_in_torch():
     (lambda g: (g, g), "returned a gradient different than None at position 2, but the "
                        "corresponding forward input was not a Variable"),
     (lambda g: (3.0, None), "expected Variable or None (got float)"),
-    (lambda g: (Tensor(np.ones(5)), None), "returned an invalid gradient at index 0 - got [5] "
+    (lambda g: (tensor(np.ones(5)), None), "returned an invalid gradient at index 0 - got [5] "
                                            "but expected shape compatible with [2]"),
     (lambda g: (g.sum(), None), "returned an invalid gradient at index 0 - got [] but expected "
                                 "shape compatible with [2]"),
@@ -581,15 +581,15 @@ def test_a_gradient_for_an_input_that_needs_none_is_not_checked_as_in_torch(torc
     tx = torch.ones(2, requires_grad=True)
     Theirs.apply(tx, torch.ones(2)).sum().backward()
     x = leaf([1.0, 2.0])
-    _returning(lambda g: (g, Tensor(np.ones(7)))).apply(x, Tensor(np.ones(2))).sum().backward()
+    _returning(lambda g: (g, tensor(np.ones(7)))).apply(x, tensor(np.ones(2))).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
     with pytest.raises(RuntimeError, match="invalid gradient at index 1 - got \\[7\\]"):
-        _returning(lambda g: (g, Tensor(np.ones(7)))).apply(x, leaf([1.0, 1.0])).sum().backward()
+        _returning(lambda g: (g, tensor(np.ones(7)))).apply(x, leaf([1.0, 1.0])).sum().backward()
 
 
 def test_a_broadcast_gradient_is_summed_down_and_cast_as_in_torch():
-    x = Tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
-    _returning(lambda g: (Tensor(np.ones((3, 2))), None)).apply(x, 2.0).sum().backward()
+    x = tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
+    _returning(lambda g: (tensor(np.ones((3, 2))), None)).apply(x, 2.0).sum().backward()
     assert x.grad.dtype == np.float32
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
 
@@ -604,7 +604,7 @@ def test_double_backward_matches_torch(torch, rng, factory):
     (tg,) = torch.autograd.grad(theirs.apply(tx).sum(), tx, create_graph=True)
     assert g.grad_fn is not None
     np.testing.assert_allclose(g.numpy(), tg.detach().numpy())
-    (h,) = autograd.grad((g * Tensor(weights)).sum(), x)
+    (h,) = autograd.grad((g * tensor(weights)).sum(), x)
     (th,) = torch.autograd.grad((tg * torch.tensor(weights)).sum(), tx)
     np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-12)
 
@@ -783,7 +783,7 @@ def test_grad_argument_forms_match_torch(torch, form):
         if form == "grad_outputs":
             return grad(x * w, x, tensor([1.0, 2.0, 3.0]))
         return grad([y, z], x, [None, tensor(3.0)])
-    _close(call(autograd.grad, x, w, lambda v: Tensor(np.array(v))),
+    _close(call(autograd.grad, x, w, lambda v: tensor(np.array(v))),
            call(torch.autograd.grad, tx, tw, lambda v: torch.tensor(v, dtype=torch.float64)))
 
 
@@ -817,7 +817,7 @@ GRAD_ERRORS = {  # torch's message for each misuse of grad
 def test_grad_errors_match_torch(torch, torch_message, call):
     x, w, tx, tw = _pair(torch)
     with pytest.raises(RuntimeError) as info:
-        call(autograd.grad, x, w, lambda v: Tensor(np.array(v)))
+        call(autograd.grad, x, w, lambda v: tensor(np.array(v)))
     error = _torch_error(lambda: call(torch.autograd.grad, tx, tw,
                                       lambda v: torch.tensor(v, dtype=torch.float64)))
     assert type(error) is RuntimeError and str(error).startswith(torch_message)
@@ -867,7 +867,7 @@ def test_backward_argument_forms_match_torch(torch, form):
         else:
             backward([])
         return [x.grad, w.grad]
-    ours = call(autograd.backward, x, w, lambda v: Tensor(np.array(v)))
+    ours = call(autograd.backward, x, w, lambda v: tensor(np.array(v)))
     theirs = call(torch.autograd.backward, tx, tw, lambda v: torch.tensor(v, dtype=torch.float64))
     if isinstance(theirs, list):
         _close(ours, theirs)
@@ -891,7 +891,7 @@ BACKWARD_ERRORS = {  # torch's message for each misuse of backward
 def test_backward_errors_match_torch(torch, torch_message, call):
     x, w, tx, tw = _pair(torch)
     with pytest.raises(RuntimeError) as info:
-        call(autograd.backward, x, w, lambda v: Tensor(np.array(v)))
+        call(autograd.backward, x, w, lambda v: tensor(np.array(v)))
     error = _torch_error(lambda: call(torch.autograd.backward, tx, tw,
                                       lambda v: torch.tensor(v, dtype=torch.float64)))
     assert type(error) is RuntimeError and str(error).startswith(torch_message)
@@ -902,5 +902,5 @@ def test_backward_errors_match_torch(torch, torch_message, call):
 def test_backward_grad_variables_is_the_deprecated_grad_tensors():
     x = leaf([1.0, 2.0])
     with pytest.warns(FutureWarning, match="grad_variables"):
-        autograd.backward(x * 3, grad_variables=Tensor(np.array([1.0, -1.0])))
+        autograd.backward(x * 3, grad_variables=tensor(np.array([1.0, -1.0])))
     np.testing.assert_allclose(x.grad.numpy(), [3.0, -3.0])

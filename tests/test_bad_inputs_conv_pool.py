@@ -145,7 +145,7 @@ INTEGER_CALLS = {  # name -> (a call on either framework's F, its integer arrays
 @pytest.mark.parametrize("name", sorted(INTEGER_CALLS))
 def test_integer_tensors_compute_as_in_torch(torch, name):
     call, arrays = INTEGER_CALLS[name]
-    ours = call(tinygrad_pool.nn.functional, *map(tinygrad_pool.Tensor, arrays))
+    ours = call(tinygrad_pool.nn.functional, *map(tinygrad_pool.tensor, arrays))
     theirs = call(torch.nn.functional, *map(torch.tensor, arrays))
     assert ours.dtype == np.int64 and theirs.dtype == torch.int64
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

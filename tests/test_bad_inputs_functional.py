@@ -201,8 +201,8 @@ def test_losses_on_an_empty_batch(torch, name, reduction):
     for fw in (torch, tinygrad_pool):
         F = torch.nn.functional if fw is torch else tinygrad_pool.nn.functional
         x = fw.tensor(input, requires_grad=True) if fw is torch else \
-            tinygrad_pool.Tensor(input, requires_grad=True)
-        t = torch.tensor(target) if fw is torch else tinygrad_pool.Tensor(target)
+            tinygrad_pool.tensor(input, requires_grad=True)
+        t = torch.tensor(target) if fw is torch else tinygrad_pool.tensor(target)
         loss = getattr(F, function)(x, t, reduction=reduction)
         loss.sum().backward()  # ('none': the sum of nothing, 0)
         value = loss.detach().numpy() if fw is torch else loss.numpy()
@@ -225,7 +225,7 @@ def test_losses_on_an_empty_batch(torch, name, reduction):
 def test_inplace_must_be_a_bool(name, args, flag):
     """torch's Python wrappers test ``inplace`` for truth, so ``inplace="no"`` writes in place
     there; a flag must be a bool here (the hardening issue: flags of the right type)."""
-    x = tinygrad_pool.Tensor(IMAGES)
+    x = tinygrad_pool.tensor(IMAGES)
     before = x.numpy().copy()
     with pytest.raises(TypeError, match=rf"^{name}: inplace must be bool, got"):
         getattr(tinygrad_pool.nn.functional, name)(x, *args, inplace=flag)
@@ -237,8 +237,8 @@ def test_huber_loss_with_an_infinite_delta_is_half_the_squared_error(torch):
     """delta = inf leaves no linear part: ℓ = d²/2 and ∂ℓ/∂x = d, as torch computes (delta times
     smooth_l1_loss(beta=delta) would be inf · 0 = nan)."""
     x, t = ROWS.astype(np.float64), PROBS.astype(np.float64)
-    ours = tinygrad_pool.Tensor(x, requires_grad=True)
-    loss = tinygrad_pool.nn.functional.huber_loss(ours, tinygrad_pool.Tensor(t), delta=np.inf)
+    ours = tinygrad_pool.tensor(x, requires_grad=True)
+    loss = tinygrad_pool.nn.functional.huber_loss(ours, tinygrad_pool.tensor(t), delta=np.inf)
     loss.backward()
     theirs = torch.tensor(x, requires_grad=True)
     torch.nn.functional.huber_loss(theirs, torch.tensor(t), delta=np.inf).backward()
@@ -257,9 +257,9 @@ def test_an_ignored_target_keeps_nan_out_of_the_loss_and_its_gradient(torch):
     weight[LABELS[2]] = np.nan
     labels = LABELS.copy()
     labels[2] = -100
-    ours = tinygrad_pool.Tensor(logits, requires_grad=True)
-    loss = tinygrad_pool.nn.functional.cross_entropy(ours, tinygrad_pool.Tensor(labels),
-                                                     weight=tinygrad_pool.Tensor(weight))
+    ours = tinygrad_pool.tensor(logits, requires_grad=True)
+    loss = tinygrad_pool.nn.functional.cross_entropy(ours, tinygrad_pool.tensor(labels),
+                                                     weight=tinygrad_pool.tensor(weight))
     loss.backward()
     theirs = torch.tensor(logits, requires_grad=True)
     their_loss = torch.nn.functional.cross_entropy(theirs, torch.tensor(labels),

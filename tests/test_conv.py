@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 from tinygrad_pool.nn.pooling import Fold, Unfold
 from tinygrad_pool.ops.conv import fold, unfold
 
@@ -52,9 +52,9 @@ def test_conv2d_gradcheck(rng, x_shape, w_shape, kwargs, bias):
 
 def test_conv2d_gradcheck_input_only_and_weight_only(rng):
     x, w = rng.standard_normal((1, 2, 4, 4)), rng.standard_normal((2, 2, 3, 3))
-    check_grad(lambda x: F.conv2d(x, Tensor(w), padding=1), x)
-    check_grad(lambda w: F.conv2d(Tensor(x), w, stride=2), w)
-    check_grad(lambda x: x.conv2d(Tensor(w), stride=1, padding=1).relu().sum(), x)
+    check_grad(lambda x: F.conv2d(x, tensor(w), padding=1), x)
+    check_grad(lambda w: F.conv2d(tensor(x), w, stride=2), w)
+    check_grad(lambda x: x.conv2d(tensor(w), stride=1, padding=1).relu().sum(), x)
 
 
 # ---- semantics ------------------------------------------------------------------------------
@@ -80,7 +80,7 @@ def test_conv2d_is_cross_correlation_not_convolution():
     x = np.arange(16.0).reshape(1, 1, 4, 4)
     w = np.zeros((1, 1, 2, 2))
     w[0, 0, 0, 0] = 1.0
-    np.testing.assert_array_equal(F.conv2d(Tensor(x), Tensor(w)).numpy(), x[:, :, :3, :3])
+    np.testing.assert_array_equal(F.conv2d(tensor(x), tensor(w)).numpy(), x[:, :, :3, :3])
 
 
 def test_conv2d_matches_a_direct_loop(rng):
@@ -102,14 +102,14 @@ def test_conv2d_matches_a_direct_loop(rng):
                                 pixel = xp[n, group * 2 + c, i * s + a * d[0], j * s + bb * d[1]]
                                 expected[n, f, i, j] += w[f, c, a, bb] * pixel
             expected[n, f] += bias[f]
-    out = F.conv2d(Tensor(x), Tensor(w), Tensor(bias), stride=s, padding=p, dilation=d, groups=g)
+    out = F.conv2d(tensor(x), tensor(w), tensor(bias), stride=s, padding=p, dilation=d, groups=g)
     np.testing.assert_allclose(out.numpy(), expected)
 
 
 @pytest.mark.parametrize("kernel", [(2, 2), (3, 3), (2, 3), (4, 1)], ids=str)
 def test_same_padding_keeps_the_spatial_size(rng, kernel):
-    x = Tensor(rng.standard_normal((1, 1, 5, 6)))
-    out = F.conv2d(x, Tensor(rng.standard_normal((2, 1) + kernel)), padding="same")
+    x = tensor(rng.standard_normal((1, 1, 5, 6)))
+    out = F.conv2d(x, tensor(rng.standard_normal((2, 1) + kernel)), padding="same")
     assert out.shape == (1, 2, 5, 6)
 
 
@@ -122,15 +122,15 @@ def test_conv2d_graphs_alive_at_once_keep_their_own_saved_buffers(rng):
 
     def alone(x):
         w = leaf(w_data)
-        F.conv2d(Tensor(x), w).backward(weights_grad)
+        F.conv2d(tensor(x), w).backward(weights_grad)
         return w.grad.numpy()
 
     expected = [alone(x) for x in inputs]
     ws = [leaf(w_data) for _ in inputs]
-    ys = [F.conv2d(Tensor(x), w) for x, w in zip(inputs[:2], ws[:2])]
+    ys = [F.conv2d(tensor(x), w) for x, w in zip(inputs[:2], ws[:2])]
     ys[1].backward(weights_grad)  # frees graph 1 while graph 0 is still alive
-    ys += [F.conv2d(Tensor(x), w) for x, w in zip(inputs[2:], ws[2:])]
-    F.conv2d(Tensor(inputs[0]), Tensor(w_data))  # a forward that saves nothing
+    ys += [F.conv2d(tensor(x), w) for x, w in zip(inputs[2:], ws[2:])]
+    F.conv2d(tensor(inputs[0]), tensor(w_data))  # a forward that saves nothing
     for k in (3, 0, 2):
         ys[k].backward(weights_grad)
     for k in range(4):
@@ -143,15 +143,15 @@ def test_conv2d_retain_graph_twice_doubles_the_gradient(rng):
     y.backward(retain_graph=True)
     first = w.grad.numpy().copy(), x.grad.numpy().copy()
     other = leaf(rng.standard_normal((1, 1, 2, 2)))  # a graph in between, freed by its backward
-    F.conv2d(Tensor(rng.standard_normal((1, 1, 4, 4))), other).sum().backward()
+    F.conv2d(tensor(rng.standard_normal((1, 1, 4, 4))), other).sum().backward()
     y.backward()
     np.testing.assert_allclose(w.grad.numpy(), 2 * first[0])
     np.testing.assert_allclose(x.grad.numpy(), 2 * first[1])
 
 
 def test_float32_conv_stays_float32(rng):
-    x = Tensor(rng.standard_normal((1, 1, 4, 4)).astype(np.float32), requires_grad=True)
-    w = Tensor(rng.standard_normal((1, 1, 3, 3)).astype(np.float32), requires_grad=True)
+    x = tensor(rng.standard_normal((1, 1, 4, 4)).astype(np.float32), requires_grad=True)
+    w = tensor(rng.standard_normal((1, 1, 3, 3)).astype(np.float32), requires_grad=True)
     y = F.conv2d(x, w, padding=1)
     assert y.dtype == np.float32
     y.sum().backward()
@@ -260,8 +260,8 @@ def test_conv2d_matches_torch(torch, rng, x_shape, w_shape, kwargs, bias):
 def test_unbatched_conv2d_is_a_batch_of_one(torch, rng):
     x, w, b = rng.standard_normal((4, 6, 5)), rng.standard_normal((6, 2, 3, 3)), rng.standard_normal(6)
     single, batch = leaf(x), leaf(x[None])
-    out = F.conv2d(single, Tensor(w), Tensor(b), stride=2, padding=1, groups=2)
-    batch_out = F.conv2d(batch, Tensor(w), Tensor(b), stride=2, padding=1, groups=2)
+    out = F.conv2d(single, tensor(w), tensor(b), stride=2, padding=1, groups=2)
+    batch_out = F.conv2d(batch, tensor(w), tensor(b), stride=2, padding=1, groups=2)
     assert out.shape == batch_out.shape[1:] == (6, 3, 3)
     assert_same_as_a_batch_of_one(out, batch_out, single, batch, rng)
 
@@ -316,7 +316,7 @@ def test_unfold_and_fold_float32_match_torch(torch, rng, shape, kernel, dilation
          cols_shape),
     ]:
         x = rng.standard_normal(in_shape).astype(np.float32)
-        ours, theirs = Tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        ours, theirs = tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
         out, tout = ours_fn(ours), theirs_fn(theirs)
         weights = rng.standard_normal(out.shape)
         out.backward(weights.astype(np.float32))
@@ -344,21 +344,21 @@ def test_unfold_and_fold_gradcheck_and_double_backward(torch, rng, shape, kernel
 def test_unfold_by_hand():
     # 3×3 image 0..8, 2×2 windows: columns are the windows' pixels, row-major within a window,
     # windows in row-major order
-    cols = unfold(Tensor(np.arange(9.0).reshape(1, 1, 3, 3)), 2)
+    cols = unfold(tensor(np.arange(9.0).reshape(1, 1, 3, 3)), 2)
     np.testing.assert_array_equal(cols.numpy()[0], [[0, 1, 3, 4],
                                                  [1, 2, 4, 5],
                                                  [3, 4, 6, 7],
                                                  [4, 5, 7, 8]])
     # fold adds each column back: fold(unfold(ones)) counts the windows holding each pixel
-    covered = fold(unfold(Tensor(np.ones((1, 1, 3, 3))), 2), (3, 3), 2)
+    covered = fold(unfold(tensor(np.ones((1, 1, 3, 3))), 2), (3, 3), 2)
     np.testing.assert_array_equal(covered.numpy()[0, 0], [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
 
 
 def test_convolution_is_a_product_with_the_unfolded_input(rng):
     # conv2d(x, w) = w.reshape(F, -1) @ unfold(x), reshaped to the output grid
     x, w = rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((4, 3, 3, 2))
-    cols = unfold(Tensor(x), (3, 2), dilation=(1, 2), padding=1, stride=(2, 1))
-    out = F.conv2d(Tensor(x), Tensor(w), dilation=(1, 2), padding=1, stride=(2, 1))
+    cols = unfold(tensor(x), (3, 2), dilation=(1, 2), padding=1, stride=(2, 1))
+    out = F.conv2d(tensor(x), tensor(w), dilation=(1, 2), padding=1, stride=(2, 1))
     np.testing.assert_allclose((w.reshape(4, -1) @ cols.numpy()).reshape(out.shape), out.numpy(),
                                rtol=1e-12, atol=1e-12)
 
@@ -390,7 +390,7 @@ def test_unfold_and_fold_random_geometry_match_torch(torch, h, w, kh, kw, dh, dw
         cols_shape = tuple(torch.nn.functional.unfold(torch.tensor(x), *args).shape)
     except RuntimeError:  # no window fits: we refuse it too
         with pytest.raises(RuntimeError, match="unfold: Given input with spatial size"):
-            unfold(Tensor(x), *args)
+            unfold(tensor(x), *args)
         return
     torch_parity(torch, lambda t: unfold(t, *args), x, seed=seed, rtol=1e-12, atol=1e-12,
                  torch_fn=lambda t: torch.nn.functional.unfold(t, *args))
@@ -412,7 +412,7 @@ def test_unfold_and_fold_errors_as_torch(torch):
         ("unfold", x, (2, 1, -1), RuntimeError, "unfold: padding must be at least 0"),
         ("unfold", x, (0,), RuntimeError, "unfold: kernel_size must be at least 1"),
         ("unfold", x, (2, 1, 0, 0), RuntimeError, "unfold: stride must be at least 1"),
-        ("unfold", Tensor(np.ones((1, 1, 4, 4), dtype=np.int64)), (2,), NotImplementedError,
+        ("unfold", tensor(np.ones((1, 1, 4, 4), dtype=np.int64)), (2,), NotImplementedError,
          "unfold: not implemented for dtype int64"),
         ("unfold", leaf(np.ones((1, 0, 4, 4))), (2,), RuntimeError,
          r"unfold: expected non-zero sizes .*\[1, 0, 4, 4\]"),
@@ -428,7 +428,7 @@ def test_unfold_and_fold_errors_as_torch(torch):
          r"calculated number of sliding blocks 3 \* 3 = 9, but got input.size\(2\)=10\."),
         ("fold", leaf(np.ones((1, 4, 1))), ((1, 1), 2), RuntimeError,
          r"sliding blocks 0 \* 0 = 0, but got input.size\(2\)=1"),
-        ("fold", Tensor(np.ones((1, 4, 9), dtype=np.int64)), ((4, 4), 2), NotImplementedError,
+        ("fold", tensor(np.ones((1, 4, 9), dtype=np.int64)), ((4, 4), 2), NotImplementedError,
          "fold: not implemented for dtype int64"),
     ]
     ours = {"unfold": unfold, "fold": fold}
@@ -451,7 +451,7 @@ def test_unfold_and_fold_modules(torch, rng):
         assert list(ours.parameters()) == []
     x = rng.standard_normal((2, 3, 6, 5))
     layer, reference = Unfold((2, 3), 1, (0, 1), 2), torch.nn.Unfold((2, 3), 1, (0, 1), 2)
-    cols = layer(Tensor(x))
+    cols = layer(tensor(x))
     np.testing.assert_array_equal(cols.numpy(), reference(torch.tensor(x)).numpy())
     back, tback = Fold((6, 5), (2, 3), 1, (0, 1), 2), torch.nn.Fold((6, 5), (2, 3), 1, (0, 1), 2)
     np.testing.assert_allclose(back(cols).numpy(), tback(torch.tensor(cols.numpy())).numpy(), rtol=1e-15)

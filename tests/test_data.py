@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tinygrad_pool
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 from tinygrad_pool.utils.data import (BatchSampler, ConcatDataset, DataLoader, Dataset,
                                       RandomSampler, SequentialSampler, Subset, TensorDataset,
                                       default_collate, default_convert, random_split)
@@ -57,7 +57,7 @@ def assert_same_loader(ours, theirs, torch):
 def test_tensor_dataset_batches_equal_torch(n, batch_size, drop_last):
     torch = pytest.importorskip("torch")
     x, y = features_and_labels(n)
-    ours = DataLoader(TensorDataset(Tensor(x), Tensor(y)), batch_size=batch_size,
+    ours = DataLoader(TensorDataset(tensor(x), tensor(y)), batch_size=batch_size,
                       drop_last=drop_last)
     theirs = torch.utils.data.DataLoader(
         torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y)),
@@ -94,7 +94,7 @@ class Records(Dataset):
 @pytest.mark.parametrize("kind", ["dict", "tuple", "namedtuple", "list"])
 @pytest.mark.parametrize("batch_size,drop_last", [(1, False), (3, False), (3, True), (7, False)])
 def test_collated_structures_equal_torch(torch, kind, batch_size, drop_last):
-    ours = DataLoader(Records(7, Tensor, kind), batch_size=batch_size, drop_last=drop_last)
+    ours = DataLoader(Records(7, tensor, kind), batch_size=batch_size, drop_last=drop_last)
     theirs = torch.utils.data.DataLoader(Records(7, torch.tensor, kind), batch_size=batch_size,
                                          drop_last=drop_last)
     assert_same_loader(ours, theirs, torch)
@@ -102,7 +102,7 @@ def test_collated_structures_equal_torch(torch, kind, batch_size, drop_last):
 
 @pytest.mark.parametrize("kind", ["dict", "tuple", "namedtuple"])
 def test_batch_size_none_converts_each_sample_as_torch(torch, kind):
-    ours = DataLoader(Records(4, Tensor, kind), batch_size=None)
+    ours = DataLoader(Records(4, tensor, kind), batch_size=None)
     theirs = torch.utils.data.DataLoader(Records(4, torch.tensor, kind), batch_size=None)
     assert_same_loader(ours, theirs, torch)
 
@@ -142,13 +142,13 @@ def test_mismatched_tensor_shapes_raise_torchs_message(torch):
     with pytest.raises(RuntimeError) as theirs:
         torch.utils.data.default_collate([torch.zeros(2), torch.zeros(2), torch.zeros(3)])
     with pytest.raises(RuntimeError) as ours:
-        default_collate([Tensor(np.zeros(2)), Tensor(np.zeros(2)), Tensor(np.zeros(3))])
+        default_collate([tensor(np.zeros(2)), tensor(np.zeros(2)), tensor(np.zeros(3))])
     assert str(ours.value) == str(theirs.value)
 
 
 def test_len_and_batches_with_samplers_equal_torch(torch):
     x, y = features_and_labels(10)
-    data = TensorDataset(Tensor(x), Tensor(y))
+    data = TensorDataset(tensor(x), tensor(y))
     tdata = torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y))
     order = [9, 0, 4, 4, 2]
     batches = [[3, 1], [0], [8, 8, 8]]
@@ -166,7 +166,7 @@ def test_len_and_batches_with_samplers_equal_torch(torch):
 
 def test_subset_and_concat_read_the_samples_torch_reads(torch):
     x, y = features_and_labels(6)
-    ours = TensorDataset(Tensor(x), Tensor(y))
+    ours = TensorDataset(tensor(x), tensor(y))
     theirs = torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y))
     indices = [5, 0, 3]
     assert_same_loader(DataLoader(Subset(ours, indices), batch_size=2),
@@ -192,7 +192,7 @@ def slow_collate(samples):
                                   lambda d: Subset(Subset(d, np.arange(9, -1, -1)), [1, 2, 3])])
 def test_fast_path_equals_reading_samples_one_by_one(make):
     x, y = features_and_labels(10)
-    dataset = make(TensorDataset(Tensor(x), Tensor(y)))
+    dataset = make(TensorDataset(tensor(x), tensor(y)))
     fast = DataLoader(dataset, batch_size=3, shuffle=True, generator=np.random.default_rng(4))
     slow = DataLoader(dataset, batch_size=3, shuffle=True, generator=np.random.default_rng(4),
                       collate_fn=slow_collate)
@@ -207,14 +207,14 @@ def test_fast_path_equals_reading_samples_one_by_one(make):
 
 
 def test_batches_never_require_grad():
-    x = Tensor(np.ones((4, 2), dtype=np.float32), requires_grad=True)
+    x = tensor(np.ones((4, 2), dtype=np.float32), requires_grad=True)
     for collate in (None, slow_collate):
         for (batch,) in DataLoader(TensorDataset(x), batch_size=2, collate_fn=collate):
             assert not batch.requires_grad and batch.grad_fn is None
 
 
 def test_batches_do_not_alias_the_dataset():
-    x = Tensor(np.zeros((4, 2)))
+    x = tensor(np.zeros((4, 2)))
     (batch,) = next(iter(DataLoader(TensorDataset(x), batch_size=4)))
     batch.numpy()[...] += 1
     assert x.numpy().sum() == 0
@@ -227,8 +227,8 @@ def epochs(loader, count):
 
 def test_shuffle_gives_each_epoch_a_new_permutation_of_all_samples():
     n = 23
-    x = Tensor(np.arange(n, dtype=np.float32).reshape(n, 1))
-    loader = DataLoader(TensorDataset(x, Tensor(np.arange(n))), batch_size=5, shuffle=True,
+    x = tensor(np.arange(n, dtype=np.float32).reshape(n, 1))
+    loader = DataLoader(TensorDataset(x, tensor(np.arange(n))), batch_size=5, shuffle=True,
                         generator=np.random.default_rng(0))
     seen = epochs(loader, 3)
     for order in seen:
@@ -241,7 +241,7 @@ def test_shuffle_gives_each_epoch_a_new_permutation_of_all_samples():
 
 
 def test_shuffle_is_reproducible_with_a_seeded_generator_and_with_manual_seed():
-    data = TensorDataset(Tensor(np.zeros((17, 1))), Tensor(np.arange(17)))
+    data = TensorDataset(tensor(np.zeros((17, 1))), tensor(np.arange(17)))
     a = DataLoader(data, batch_size=4, shuffle=True, generator=np.random.default_rng(7))
     b = DataLoader(data, batch_size=4, shuffle=True, generator=np.random.default_rng(7))
     for left, right in zip(epochs(a, 3), epochs(b, 3)):
@@ -257,7 +257,7 @@ def test_shuffle_is_reproducible_with_a_seeded_generator_and_with_manual_seed():
 
 
 def test_drop_last_with_shuffle_drops_only_the_short_batch():
-    data = TensorDataset(Tensor(np.arange(10)))
+    data = TensorDataset(tensor(np.arange(10)))
     loader = DataLoader(data, batch_size=3, shuffle=True, drop_last=True,
                         generator=np.random.default_rng(0))
     sizes = [len(batch) for (batch,) in loader]
@@ -294,7 +294,7 @@ def test_random_split_fraction_sizes_equal_torchs(n, parts):
 
 
 def test_random_split_counts_are_disjoint_reproducible_and_random():
-    data = TensorDataset(Tensor(np.arange(30)))
+    data = TensorDataset(tensor(np.arange(30)))
     first = random_split(data, [10, 15, 5], generator=np.random.default_rng(1))
     again = random_split(data, [10, 15, 5], generator=np.random.default_rng(1))
     assert [len(s) for s in first] == [10, 15, 5]
@@ -343,14 +343,14 @@ def test_random_split_refuses_what_torch_would_mangle():
 # ---- errors ----------------------------------------------------------------------------------
 def test_tensor_dataset_checks_its_tensors(torch):
     with pytest.raises(AssertionError, match="Size mismatch between tensors") as ours:
-        TensorDataset(Tensor(np.zeros(3)), Tensor(np.zeros(4)))
+        TensorDataset(tensor(np.zeros(3)), tensor(np.zeros(4)))
     assert "[3, 4]" in str(ours.value)
     with pytest.raises(AssertionError, match="Size mismatch between tensors"):
         torch.utils.data.TensorDataset(torch.zeros(3), torch.zeros(4))
     with pytest.raises(IndexError, match="0-dimensional"):
-        TensorDataset(Tensor(np.float32(1)))
+        TensorDataset(tensor(np.float32(1)))
     with pytest.raises(TypeError, match="argument 1 must be a Tensor, got ndarray"):
-        TensorDataset(Tensor(np.zeros(3)), np.zeros(3))
+        TensorDataset(tensor(np.zeros(3)), np.zeros(3))
     with pytest.raises(ValueError, match="at least one tensor"):
         TensorDataset()
 
@@ -368,15 +368,15 @@ def test_dataloader_refuses_what_torch_refuses_with_its_message(torch, options):
     with pytest.raises(ValueError) as theirs:
         torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.zeros(4)), **options)
     with pytest.raises(ValueError) as ours:
-        DataLoader(TensorDataset(Tensor(np.zeros(4))), **options)
+        DataLoader(TensorDataset(tensor(np.zeros(4))), **options)
     assert " ".join(str(ours.value).split()) == " ".join(str(theirs.value).split()).replace(
         "multiprocessing.let", "multiprocessing. let")
 
 
 def test_dataloader_refuses_unsupported_options_clearly():
-    data = TensorDataset(Tensor(np.zeros(4)))
-    with pytest.raises(ValueError, match="num_workers=2 is not supported.*num_workers=0"):
-        DataLoader(data, num_workers=2)
+    data = TensorDataset(tensor(np.zeros(4)))
+    with pytest.raises(ValueError, match="prefetch_factor must be greater than 0"):
+        DataLoader(data, num_workers=2, prefetch_factor=0)
     with pytest.raises(ValueError, match="timeout=5 only applies to worker processes"):
         DataLoader(data, timeout=5)
     with pytest.raises(TypeError, match="generator must be a numpy.random.Generator"):
@@ -392,7 +392,7 @@ def test_dataloader_refuses_unsupported_options_clearly():
 
 
 def test_pin_memory_warns_and_changes_nothing_as_torch_without_accelerator():
-    data = TensorDataset(Tensor(np.arange(4)))
+    data = TensorDataset(tensor(np.arange(4)))
     with pytest.warns(UserWarning, match="no accelerator is found"):
         pinned = [b.numpy().tolist() for (b,) in DataLoader(data, batch_size=3, pin_memory=True)]
     assert pinned == [[0, 1, 2], [3]]
@@ -400,5 +400,5 @@ def test_pin_memory_warns_and_changes_nothing_as_torch_without_accelerator():
 
 def test_worker_init_fn_is_ignored_in_process_as_torch_does():
     calls = []
-    loader = DataLoader(TensorDataset(Tensor(np.arange(3))), worker_init_fn=calls.append)
+    loader = DataLoader(TensorDataset(tensor(np.arange(3))), worker_init_fn=calls.append)
     assert len(list(loader)) == 3 and calls == []

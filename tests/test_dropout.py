@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 from tinygrad_pool.nn.dropout import Dropout, Dropout2d
 from tinygrad_pool.ops.dropout import dropout, dropout2d
 
@@ -26,7 +26,7 @@ def _nonzero(rng, shape, dtype=np.float32):
 # ---- the mask's statistics and the scaling ----------------------------------------------------
 @pytest.mark.parametrize("p", [0.1, 0.5, 0.8])
 def test_dropout_keeps_a_fraction_one_minus_p(p):
-    x = Tensor(np.ones(200_000, np.float32))
+    x = tensor(np.ones(200_000, np.float32))
     kept = (dropout(x, p, generator=_generator(1)).numpy() != 0).mean()
     # binomial standard deviation sqrt(p (1-p) / n) < 0.0012: 0.006 is five of them
     assert abs(kept - (1 - p)) < 0.006
@@ -36,7 +36,7 @@ def test_dropout_keeps_a_fraction_one_minus_p(p):
 @pytest.mark.parametrize("p", [0.1, 0.3, 0.5, 0.7])
 def test_dropout_scales_kept_elements_exactly_as_torch(torch, rng, p, dtype):
     x = _nonzero(rng, (50, 40), dtype)
-    out = dropout(Tensor(x), p, generator=_generator()).numpy()
+    out = dropout(tensor(x), p, generator=_generator()).numpy()
     kept = out != 0
     assert out.dtype == dtype
     np.testing.assert_array_equal(out[~kept], 0)
@@ -50,7 +50,7 @@ def test_dropout_scales_kept_elements_exactly_as_torch(torch, rng, p, dtype):
 
 
 def test_dropout_backward_uses_the_forward_mask(rng):
-    x = Tensor(_nonzero(rng, (30, 20)), requires_grad=True)
+    x = tensor(_nonzero(rng, (30, 20)), requires_grad=True)
     out = dropout(x, 0.4, generator=_generator(3))
     saved = out.grad_fn.mask
     kept = out.numpy() != 0
@@ -70,7 +70,7 @@ def test_dropout_gradcheck_with_a_fixed_mask(rng):
 
 
 def test_dropout_double_backward_is_the_same_mask_again(rng):
-    x = Tensor(_nonzero(rng, (6, 5), np.float64), requires_grad=True)
+    x = tensor(_nonzero(rng, (6, 5), np.float64), requires_grad=True)
     out = dropout(x, 0.5, generator=_generator(2))
     (grad,) = tinygrad_pool.autograd.grad((out * out).sum(), [x], create_graph=True)
     grad.sum().backward()
@@ -79,7 +79,7 @@ def test_dropout_double_backward_is_the_same_mask_again(rng):
 
 
 def test_dropout_draws_from_the_default_generator():
-    x = Tensor(np.ones((20, 20), np.float32))
+    x = tensor(np.ones((20, 20), np.float32))
     tinygrad_pool.manual_seed(7)
     first = dropout(x).numpy()
     second = dropout(x).numpy()
@@ -91,17 +91,17 @@ def test_dropout_draws_from_the_default_generator():
 # ---- the special cases ------------------------------------------------------------------------
 @pytest.mark.parametrize("fn", [dropout, dropout2d])
 def test_eval_and_p_zero_return_the_input_itself(rng, fn):
-    x = Tensor(rng.standard_normal((2, 3, 4, 4)), requires_grad=True)
+    x = tensor(rng.standard_normal((2, 3, 4, 4)), requires_grad=True)
     assert fn(x, 0.5, training=False) is x
     assert fn(x, 0.0) is x
     assert fn(x, 0.0, inplace=True) is x
-    ints = Tensor(np.arange(6).reshape(1, 2, 3, 1))
+    ints = tensor(np.arange(6).reshape(1, 2, 3, 1))
     assert fn(ints, 0.5, training=False) is ints
 
 
 @pytest.mark.parametrize("fn", [dropout, dropout2d])
 def test_p_one_gives_zeros_and_zero_gradient(fn):
-    x = Tensor(np.array([[[[np.nan, 1.0], [2.0, -3.0]]]]), requires_grad=True)
+    x = tensor(np.array([[[[np.nan, 1.0], [2.0, -3.0]]]]), requires_grad=True)
     out = fn(x, 1.0)
     # x times 0, as torch: zeros, and a NaN stays NaN (torch gives the same)
     np.testing.assert_array_equal(out.numpy(), [[[[np.nan, 0.0], [0.0, -0.0]]]])
@@ -110,12 +110,12 @@ def test_p_one_gives_zeros_and_zero_gradient(fn):
 
 
 def test_dropout_of_an_empty_tensor_is_the_tensor():
-    x = Tensor(np.zeros((0, 3), np.float32))
+    x = tensor(np.zeros((0, 3), np.float32))
     assert dropout(x, 0.5) is x
 
 
 def test_dropout_inplace_writes_into_the_input(rng):
-    base = Tensor(_nonzero(rng, (8, 9), np.float64), requires_grad=True)
+    base = tensor(_nonzero(rng, (8, 9), np.float64), requires_grad=True)
     x = base * 1.0  # not a leaf: in-place is allowed
     before = x.numpy().copy()
     out = dropout(x, 0.5, inplace=True, generator=_generator(4))
@@ -124,13 +124,13 @@ def test_dropout_inplace_writes_into_the_input(rng):
     np.testing.assert_array_equal(x.numpy(), before * kept * 2.0)
     x.sum().backward()
     np.testing.assert_array_equal(base.grad.numpy(), kept * 2.0)
-    plain = Tensor(np.ones((3, 3), np.float32))  # no graph: written in place, version bumped
+    plain = tensor(np.ones((3, 3), np.float32))  # no graph: written in place, version bumped
     dropout(plain, 0.5, inplace=True)
     assert plain._version == 1 and set(np.unique(plain.numpy())) <= {0.0, 2.0}
 
 
 def test_dropout_inplace_on_a_leaf_that_requires_grad_is_refused():
-    x = Tensor(np.ones(4, np.float32), requires_grad=True)
+    x = tensor(np.ones(4, np.float32), requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         dropout(x, 0.5, inplace=True)
     np.testing.assert_array_equal(x.numpy(), 1)
@@ -138,7 +138,7 @@ def test_dropout_inplace_on_a_leaf_that_requires_grad_is_refused():
 
 # ---- dropout2d: whole channels ----------------------------------------------------------------
 def test_dropout2d_zeroes_whole_channels(rng):
-    x = Tensor(_nonzero(rng, (40, 50, 3, 4)), requires_grad=True)
+    x = tensor(_nonzero(rng, (40, 50, 3, 4)), requires_grad=True)
     p = 0.3
     out = dropout2d(x, p, generator=_generator(6))
     kept = out.numpy() != 0
@@ -154,7 +154,7 @@ def test_dropout2d_zeroes_whole_channels(rng):
 
 
 def test_dropout2d_warns_as_torch_for_3d_input_and_drops_along_channels(torch):
-    x = Tensor(np.ones((6, 30, 5), np.float32))
+    x = tensor(np.ones((6, 30, 5), np.float32))
     with pytest.warns(UserWarning) as ours:
         out = dropout2d(x, 0.5, generator=_generator(8))
     with pytest.warns(UserWarning) as theirs:
@@ -169,14 +169,14 @@ def test_dropout2d_warns_as_torch_for_3d_input_and_drops_along_channels(torch):
 @pytest.mark.parametrize("shape", [(4, 5), (2, 3, 4, 5, 6)], ids=str)
 def test_dropout2d_warns_as_torch_for_other_ranks(torch, shape):
     with pytest.warns(UserWarning) as ours:
-        dropout2d(Tensor(np.ones(shape, np.float32)), 0.5)
+        dropout2d(tensor(np.ones(shape, np.float32)), 0.5)
     with pytest.warns(UserWarning) as theirs:
         torch.nn.functional.dropout2d(torch.ones(shape), 0.5)
     assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
 
 
 def test_dropout2d_of_1d_input_fails_in_training_only():
-    x = Tensor(np.ones(3, np.float32))
+    x = tensor(np.ones(3, np.float32))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(RuntimeError, match=r"at least 2 dimensions.*\(3,\)"):
@@ -187,7 +187,7 @@ def test_dropout2d_of_1d_input_fails_in_training_only():
 def test_dropout2d_4d_input_does_not_warn(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        dropout2d(Tensor(np.ones((2, 3, 4, 4), np.float32)), 0.5)
+        dropout2d(tensor(np.ones((2, 3, 4, 4), np.float32)), 0.5)
 
 
 # ---- errors -----------------------------------------------------------------------------------
@@ -199,7 +199,7 @@ def test_dropout2d_4d_input_does_not_warn(rng):
     ("0.5", TypeError, "p must be a number, got str"),
 ])
 def test_bad_p_is_refused(fn, p, error, message):
-    x = Tensor(np.ones((2, 3, 4, 4), np.float32))
+    x = tensor(np.ones((2, 3, 4, 4), np.float32))
     with pytest.raises(error, match=message):
         fn(x, p)
     with pytest.raises(error, match=message):
@@ -208,14 +208,14 @@ def test_bad_p_is_refused(fn, p, error, message):
 
 def test_dropout_of_integers_in_training_is_refused():
     with pytest.raises(RuntimeError, match="floating-point.*int64"):
-        dropout(Tensor(np.arange(4)), 0.5)
+        dropout(tensor(np.arange(4)), 0.5)
 
 
 # ---- modules ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("module", [Dropout, Dropout2d])
 def test_modules_drop_in_training_and_pass_through_in_eval(module):
     layer = module(0.5, generator=_generator(9))
-    x = Tensor(np.ones((4, 8, 3, 3), np.float32))
+    x = tensor(np.ones((4, 8, 3, 3), np.float32))
     out = layer(x)
     assert 0 < (out.numpy() == 0).mean() < 1 and set(np.unique(out.numpy())) == {0.0, 2.0}
     layer.eval()
@@ -225,7 +225,7 @@ def test_modules_drop_in_training_and_pass_through_in_eval(module):
 
 
 def test_module_inplace(rng):
-    base = Tensor(np.ones((5, 5), np.float32), requires_grad=True)
+    base = tensor(np.ones((5, 5), np.float32), requires_grad=True)
     x = base * 1
     assert Dropout(0.5, inplace=True)(x) is x and x._version == 1
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 
 from helpers import UNARY, check_grad, leaf, torch_parity
 
@@ -75,7 +75,7 @@ def test_composite_expression_gradcheck(rng):
 # ---- semantics ------------------------------------------------------------------------------
 def test_forward_values_match_numpy(rng):
     x = rng.standard_normal((3, 4))
-    t = Tensor(x)
+    t = tensor(x)
     np.testing.assert_allclose((t.exp()).numpy(), np.exp(x))
     np.testing.assert_allclose(t.tanh().numpy(), np.tanh(x))
     np.testing.assert_allclose(t.sigmoid().numpy(), 1 / (1 + np.exp(-x)))
@@ -140,7 +140,7 @@ def test_ndarray_on_the_left_gives_a_recorded_tensor(name):
 
 def test_subtracting_a_constant_gives_no_grad_to_the_constant():
     x = leaf([1.0, 2.0])
-    c = Tensor([5.0, 5.0])
+    c = tensor([5.0, 5.0])
     (c - x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [-1.0, -1.0])
     assert c.grad is None
@@ -199,7 +199,7 @@ def _first_and_second_order(torch, fn, torch_fn, arrays, dtype, rtol, atol, seco
     """Outputs, gradients (for one random output weighting) and, where the gradient is itself
     differentiable, the gradient of Σ v·gradient (double backward), in both libraries."""
     arrays = [np.asarray(a) for a in arrays]
-    ours = [Tensor(np.array(a, dtype=dtype), requires_grad=True) for a in arrays]
+    ours = [tensor(np.array(a, dtype=dtype), requires_grad=True) for a in arrays]
     theirs = [torch.tensor(np.array(a, dtype=dtype), requires_grad=True) for a in arrays]
     out, tout = fn(*ours), torch_fn(*theirs)
     assert out.dtype == np.dtype(str(tout.dtype).replace("torch.", "")), (out.dtype, tout.dtype)
@@ -208,7 +208,7 @@ def _first_and_second_order(torch, fn, torch_fn, arrays, dtype, rtol, atol, seco
                                err_msg="forward differs from torch")
     rng = np.random.default_rng(7)
     weights = rng.standard_normal(out.shape).astype(dtype)
-    grads = autograd.grad(out, ours, Tensor(weights), create_graph=True, allow_unused=True)
+    grads = autograd.grad(out, ours, tensor(weights), create_graph=True, allow_unused=True)
     tgrads = torch.autograd.grad(tout, theirs, torch.tensor(weights), create_graph=True,
                                  allow_unused=True)
     for k, (g, tg) in enumerate(zip(grads, tgrads)):
@@ -219,7 +219,7 @@ def _first_and_second_order(torch, fn, torch_fn, arrays, dtype, rtol, atol, seco
     if not second_order:
         return
     directions = [rng.standard_normal(np.shape(a)).astype(dtype) for a in arrays]
-    ours_sum = [(g * Tensor(v)).sum() for g, v in zip(grads, directions)
+    ours_sum = [(g * tensor(v)).sum() for g, v in zip(grads, directions)
                 if g is not None and g.requires_grad]
     theirs_sum = [(g * torch.tensor(v)).sum() for g, v in zip(tgrads, directions)
                   if g is not None and g.requires_grad]
@@ -267,7 +267,7 @@ def test_new_unary_matches_torch(torch, rng, name):
 def test_step_functions_match_torch_with_zero_gradient(torch, name):
     x = np.array([-2.5, -1.5, -0.5, 0.0, 0.5, 1.5, 2.5, 0.3, -0.7, 3.0])
     _first_and_second_order(torch, getattr(E, name), getattr(torch, name), [x], np.float64, 0, 0)
-    t = Tensor(x, requires_grad=True)
+    t = tensor(x, requires_grad=True)
     getattr(E, name)(t).sum().backward()
     np.testing.assert_array_equal(t.grad.numpy(), np.zeros(10))  # zeros, not None, as torch
 
@@ -277,15 +277,15 @@ def test_round_decimals_matches_torch(torch, rng, decimals):
     x = rng.standard_normal(50) * 300
     x[:4] = [1.25, 1.35, 12.5, 125.0]
     for dtype in (np.float64, np.float32):
-        ours = E.round(Tensor(x.astype(dtype)), decimals=decimals)
+        ours = E.round(tensor(x.astype(dtype)), decimals=decimals)
         theirs = torch.round(torch.tensor(x.astype(dtype)), decimals=decimals)
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 def test_round_half_to_even_and_integer_inputs():
-    np.testing.assert_array_equal(E.round(Tensor([0.5, 1.5, 2.5, -0.5, -1.5])).numpy(),
+    np.testing.assert_array_equal(E.round(tensor([0.5, 1.5, 2.5, -0.5, -1.5])).numpy(),
                                   [0.0, 2.0, 2.0, -0.0, -2.0])
-    ints = Tensor(np.array([1, -2, 3]))
+    ints = tensor(np.array([1, -2, 3]))
     for name in ("sign", "floor", "ceil", "round"):
         out = getattr(E, name)(ints)
         assert out.dtype == np.int64
@@ -333,7 +333,7 @@ WHERE_SHAPES = [((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), (3, 4)), ((4,), (2, 1, 
 
 @pytest.mark.parametrize("shapes", WHERE_SHAPES, ids=str)
 def test_where_gradcheck_and_torch(torch, rng, shapes):
-    condition = Tensor(rng.random(shapes[0]) > 0.5)
+    condition = tensor(rng.random(shapes[0]) > 0.5)
     tcondition = torch.tensor(condition.numpy())
     a, b = rng.standard_normal(shapes[1]), rng.standard_normal(shapes[2])
     check_grad(lambda x, y: E.where(condition, x, y), a, b)
@@ -344,18 +344,18 @@ def test_where_gradcheck_and_torch(torch, rng, shapes):
 def test_where_with_number_operands(torch, rng):
     condition = rng.random((2, 3)) > 0.5
     x = rng.standard_normal((2, 3))
-    full_parity(torch, lambda t: E.where(Tensor(condition), t, 0.5), x,
+    full_parity(torch, lambda t: E.where(tensor(condition), t, 0.5), x,
                 torch_fn=lambda t: torch.where(torch.tensor(condition), t, 0.5))
-    full_parity(torch, lambda t: E.where(Tensor(condition), -1, t), x,
+    full_parity(torch, lambda t: E.where(tensor(condition), -1, t), x,
                 torch_fn=lambda t: torch.where(torch.tensor(condition), -1, t))
-    both = E.where(Tensor(condition), 1.0, 0.0)
+    both = E.where(tensor(condition), 1.0, 0.0)
     assert both.dtype == np.float32  # two Python floats: torch's default dtype
     np.testing.assert_array_equal(both.numpy(), condition.astype(np.float32))
 
 
 def test_where_gradient_goes_to_the_chosen_side_only():
     a, b = leaf([1.0, 2.0, 3.0]), leaf([10.0, 20.0, 30.0])
-    out = E.where(Tensor([True, False, True]), a, b)
+    out = E.where(tensor([True, False, True]), a, b)
     np.testing.assert_array_equal(out.numpy(), [1.0, 20.0, 3.0])
     out.backward(np.array([1.0, 2.0, 3.0]))
     np.testing.assert_array_equal(a.grad.numpy(), [1.0, 0.0, 3.0])
@@ -400,12 +400,12 @@ def test_integer_powers_as_torch(torch):
     ints = np.array([-2, -1, 0, 1, 2, 3])
     for exponent in ([2, 2, 3, 1, 0, 2], [-1, -1, 2, -2, -3, 1]):
         np.testing.assert_array_equal(
-            E.pow(Tensor(ints), Tensor(np.array(exponent))).numpy(),
+            E.pow(tensor(ints), tensor(np.array(exponent))).numpy(),
             torch.pow(torch.tensor(ints), torch.tensor(exponent)).numpy())
-    assert E.pow(Tensor(ints), 2).dtype == np.int64
-    assert E.pow(Tensor(ints), 0.5).dtype == np.float32
+    assert E.pow(tensor(ints), 2).dtype == np.int64
+    assert E.pow(tensor(ints), 0.5).dtype == np.float32
     with pytest.raises(RuntimeError, match="pow: integers to negative integer powers.*-1"):
-        E.pow(Tensor(ints), -1)
+        E.pow(tensor(ints), -1)
 
 
 # ---- clamp with tensor bounds -------------------------------------------------------------------
@@ -435,7 +435,7 @@ def test_clamp_tensor_bounds_gradcheck(rng):
 
 def test_clamp_number_bounds_promote_as_torch(torch):
     ints = np.array([1, 5, 9])
-    ours = E.clamp(Tensor(ints), 2.5, 6)
+    ours = E.clamp(tensor(ints), 2.5, 6)
     theirs = torch.clamp(torch.tensor(ints), 2.5, 6)
     assert ours.dtype == np.float32
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
@@ -459,7 +459,7 @@ def test_binary_ops_on_random_broadcasts_match_torch(shapes, seed):
     for ours, theirs, x, y in (
             (E.maximum, torch.maximum, a, b), (E.minimum, torch.minimum, b, a),
             (E.pow, torch.pow, np.abs(a) + 0.5, b),
-            (lambda p, q: E.where(Tensor(condition), p, q),
+            (lambda p, q: E.where(tensor(condition), p, q),
              lambda p, q: torch.where(torch.tensor(condition), p, q), a, b)):
         _first_and_second_order(torch, ours, theirs, [x, y], np.float64, 1e-10, 1e-12)
 
@@ -481,7 +481,7 @@ def test_result_dtype_matches_torch(torch, operands):
             return spec
         shape = (2,) if spec[0] == "t" else ()
         array = np.ones(shape, dtype=spec[1])
-        return Tensor(array) if library == "ours" else torch.tensor(array)
+        return tensor(array) if library == "ours" else torch.tensor(array)
 
     ours = E.result_dtype(*[make("ours", s) for s in operands])
     theirs = torch.result_type(*[make("torch", s) for s in operands])
@@ -490,14 +490,14 @@ def test_result_dtype_matches_torch(torch, operands):
 
 def test_ops_promote_their_operands(torch):
     ints, floats = np.array([1, 2, 3]), np.array([0.5, 2.5, 1.0], dtype=np.float32)
-    assert E.maximum(Tensor(ints), Tensor(floats)).dtype == np.float32
-    assert E.where(Tensor(np.array([True, False, True])), Tensor(ints), 1.5).dtype == np.float32
-    assert E.sin(Tensor(ints)).dtype == np.float32  # integers go to the default float dtype
-    assert E.log1p(Tensor(np.array([True]))).dtype == np.float32
-    np.testing.assert_allclose(E.rsqrt(Tensor(ints)).numpy(), torch.rsqrt(torch.tensor(ints)).numpy())
+    assert E.maximum(tensor(ints), tensor(floats)).dtype == np.float32
+    assert E.where(tensor(np.array([True, False, True])), tensor(ints), 1.5).dtype == np.float32
+    assert E.sin(tensor(ints)).dtype == np.float32  # integers go to the default float dtype
+    assert E.log1p(tensor(np.array([True]))).dtype == np.float32
+    np.testing.assert_allclose(E.rsqrt(tensor(ints)).numpy(), torch.rsqrt(torch.tensor(ints)).numpy())
     # a float32 tensor and a float64 one with dims: float64, and the cast stays in the graph
-    x = Tensor(floats, requires_grad=True)
-    y = Tensor(np.ones(3), requires_grad=True)
+    x = tensor(floats, requires_grad=True)
+    y = tensor(np.ones(3), requires_grad=True)
     out = E.maximum(x, y)
     assert out.dtype == np.float64
     out.sum().backward()
@@ -512,15 +512,15 @@ def test_new_elementwise_errors_are_torchs():
     with pytest.raises(TypeError, match=r"sin\(\): argument 'input' must be Tensor, not list"):
         E.sin([1.0])
     with pytest.raises(RuntimeError, match="where: expected condition to be a boolean tensor.*int64"):
-        E.where(Tensor(np.array([1, 0, 1])), x, 0.0)
+        E.where(tensor(np.array([1, 0, 1])), x, 0.0)
     with pytest.raises(RuntimeError, match=r"where: cannot broadcast .*\(2,\).*\(3,\)"):
-        E.where(Tensor(np.array([True, False])), x, 0.0)
+        E.where(tensor(np.array([True, False])), x, 0.0)
     with pytest.raises(TypeError, match=r"where\(\): argument 'other' must be Tensor or Number, not str"):
-        E.where(Tensor(np.array([True, False, True])), x, "0")
+        E.where(tensor(np.array([True, False, True])), x, "0")
     with pytest.raises(RuntimeError, match="clamp: at least one of 'min' or 'max'"):
         E.clamp(x)
     with pytest.raises(TypeError, match="clamp.*both be Tensors or both be numbers.*max=float"):
-        E.clamp(x, min=Tensor([0.0]), max=2.0)
+        E.clamp(x, min=tensor([0.0]), max=2.0)
     with pytest.raises(RuntimeError, match=r"maximum: cannot broadcast shapes \(3,\) and \(2,\)"):
         E.maximum(x, leaf([1.0, 2.0]))
     with pytest.raises(TypeError, match=r"round\(\): argument 'decimals' must be int, not float"):

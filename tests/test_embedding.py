@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tinygrad_pool
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 from tinygrad_pool.nn.sparse import Embedding
 from tinygrad_pool.ops.embedding import embedding, one_hot
 
@@ -18,9 +18,9 @@ REPEATED = np.array([[1, 3, 1, 0], [3, 3, 2, 1]])  # index 3 read three times, 1
 
 def _embedding_parity(torch, weight, indices, dtype=np.float64, rtol=1e-12, **kwargs):
     """Forward and the weight's gradient (for a random output weighting) against torch."""
-    ours = Tensor(weight.astype(dtype), requires_grad=True)
+    ours = tensor(weight.astype(dtype), requires_grad=True)
     theirs = torch.tensor(weight.astype(dtype), requires_grad=True)
-    out = embedding(Tensor(indices), ours, **kwargs)
+    out = embedding(tensor(indices), ours, **kwargs)
     tout = torch.nn.functional.embedding(torch.from_numpy(indices), theirs, **kwargs)
     assert out.dtype == dtype and out.shape == tuple(tout.shape)
     np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
@@ -70,14 +70,14 @@ def test_embedding_max_norm_renormalizes_rows_in_place_as_torch(torch, rng, norm
 def test_embedding_gradcheck(rng):
     # (padding_idx and scale_grad_by_freq change the gradient on purpose, away from the true
     # derivative: those are checked against torch above, not against finite differences)
-    check_grad(lambda w: embedding(Tensor(REPEATED), w), rng.standard_normal((5, 3)))
-    check_grad(lambda w: embedding(Tensor(REPEATED), w) ** 2, rng.standard_normal((5, 3)))
+    check_grad(lambda w: embedding(tensor(REPEATED), w), rng.standard_normal((5, 3)))
+    check_grad(lambda w: embedding(tensor(REPEATED), w) ** 2, rng.standard_normal((5, 3)))
 
 
 def test_embedding_double_backward(rng):
     # Σ (W[i])³ weighted: the gradient of the gradient goes back through the lookup again
     w = leaf(rng.standard_normal((5, 3)))
-    (grad,) = tinygrad_pool.autograd.grad((embedding(Tensor(REPEATED), w, padding_idx=1) ** 3).sum(), [w],
+    (grad,) = tinygrad_pool.autograd.grad((embedding(tensor(REPEATED), w, padding_idx=1) ** 3).sum(), [w],
                                           create_graph=True)
     grad.sum().backward()
     counts = np.bincount(REPEATED.ravel(), minlength=5)[:, None] * (np.arange(5) != 1)[:, None]
@@ -98,32 +98,32 @@ def test_random_embedding_matches_torch(torch, rows, dim, shape, padding, seed):
 
 
 def test_embedding_output_is_a_copy_not_a_view(rng):
-    weight = Tensor(rng.standard_normal((4, 2)))
+    weight = tensor(rng.standard_normal((4, 2)))
     for indices in (np.array([1, 1]), np.array(2)):
-        out = embedding(Tensor(indices), weight)
+        out = embedding(tensor(indices), weight)
         out.numpy()[...] = 100
         assert not (weight.numpy() == 100).any()
-    assert embedding(Tensor(np.array(2)), weight).shape == (2,)
+    assert embedding(tensor(np.array(2)), weight).shape == (2,)
 
 
 @pytest.mark.parametrize("call,error,message", [
-    (lambda w: embedding(Tensor(np.array([1.0])), w), RuntimeError,
+    (lambda w: embedding(tensor(np.array([1.0])), w), RuntimeError,
      "int64 \\(Long\\), int32 \\(Int\\); but got dtype float64"),
-    (lambda w: embedding(Tensor(np.array([1], np.int16)), w), RuntimeError, "got dtype int16"),
-    (lambda w: embedding(Tensor(np.array([0, 5])), w), IndexError,
+    (lambda w: embedding(tensor(np.array([1], np.int16)), w), RuntimeError, "got dtype int16"),
+    (lambda w: embedding(tensor(np.array([0, 5])), w), IndexError,
      r"index out of range in self: index 5 .*\[0, 5\)"),
-    (lambda w: embedding(Tensor(np.array([-1])), w), IndexError, "index -1"),
-    (lambda w: embedding(Tensor(np.array([1])), w, padding_idx=5), AssertionError,
+    (lambda w: embedding(tensor(np.array([-1])), w), IndexError, "index -1"),
+    (lambda w: embedding(tensor(np.array([1])), w, padding_idx=5), AssertionError,
      "Padding_idx must be within num_embeddings"),
-    (lambda w: embedding(Tensor(np.array([1])), w, padding_idx=-6), AssertionError,
+    (lambda w: embedding(tensor(np.array([1])), w, padding_idx=-6), AssertionError,
      "Padding_idx must be within num_embeddings"),
-    (lambda w: embedding(Tensor(np.array([1])), w, padding_idx=1.0), TypeError, "padding_idx"),
-    (lambda w: embedding(Tensor(np.array([1])), w[0]), RuntimeError, "'weight' must be 2-D"),
-    (lambda w: embedding(Tensor(np.array([1])), w, sparse=True), NotImplementedError, "sparse"),
-    (lambda w: embedding(Tensor(np.array([1])), w, max_norm="1"), TypeError, "max_norm"),
+    (lambda w: embedding(tensor(np.array([1])), w, padding_idx=1.0), TypeError, "padding_idx"),
+    (lambda w: embedding(tensor(np.array([1])), w[0]), RuntimeError, "'weight' must be 2-D"),
+    (lambda w: embedding(tensor(np.array([1])), w, sparse=True), NotImplementedError, "sparse"),
+    (lambda w: embedding(tensor(np.array([1])), w, max_norm="1"), TypeError, "max_norm"),
 ])
 def test_embedding_errors(rng, call, error, message):
-    weight = Tensor(rng.standard_normal((5, 3)), requires_grad=True)
+    weight = tensor(rng.standard_normal((5, 3)), requires_grad=True)
     before = weight.numpy().copy()
     with pytest.raises(error, match=message):
         call(weight)
@@ -150,7 +150,7 @@ def test_embedding_module_trains_without_moving_the_padding_row(torch):
         tlayer.weight.copy_(torch.from_numpy(layer.weight.numpy()))
     indices = np.array([[0, 1, 4], [4, 4, 0]])
     for _ in range(3):
-        out, tout = layer(Tensor(indices)), tlayer(torch.from_numpy(indices))
+        out, tout = layer(tensor(indices)), tlayer(torch.from_numpy(indices))
         (out ** 2).sum().backward()
         (tout ** 2).sum().backward()
         layer.weight.data -= 0.1 * layer.weight.grad.data
@@ -174,15 +174,15 @@ def test_embedding_module_repr_and_state_dict_match_torch(torch, kwargs):
 
 def test_embedding_module_with_given_weight_and_from_pretrained(rng):
     table = rng.standard_normal((4, 2)).astype(np.float32)
-    layer = Embedding(4, 2, padding_idx=1, _weight=Tensor(table))
+    layer = Embedding(4, 2, padding_idx=1, _weight=tensor(table))
     np.testing.assert_array_equal(layer.weight.numpy(), table)  # not re-initialised, pad kept
-    frozen = Embedding.from_pretrained(Tensor(table))
+    frozen = Embedding.from_pretrained(tensor(table))
     assert not frozen.weight.requires_grad and frozen.num_embeddings == 4
-    np.testing.assert_array_equal(frozen(Tensor(np.array([3, 0]))).numpy(), table[[3, 0]])
+    np.testing.assert_array_equal(frozen(tensor(np.array([3, 0]))).numpy(), table[[3, 0]])
     trainable = Embedding.from_pretrained(table, freeze=False, padding_idx=0)
     assert trainable.weight.requires_grad and trainable.padding_idx == 0
     np.testing.assert_array_equal(trainable.weight.numpy()[0], table[0])  # pad row not zeroed
-    out = trainable(Tensor(np.array([0, 2, 2])))
+    out = trainable(tensor(np.array([0, 2, 2])))
     out.sum().backward()
     np.testing.assert_array_equal(trainable.weight.grad.numpy(), [[0, 0], [0, 0], [2, 2], [0, 0]])
 
@@ -190,9 +190,9 @@ def test_embedding_module_with_given_weight_and_from_pretrained(rng):
 @pytest.mark.parametrize("call,error,message", [
     (lambda: Embedding(5, 3, padding_idx=5), AssertionError, "Padding_idx must be within"),
     (lambda: Embedding(5, 3, padding_idx=-6), AssertionError, "Padding_idx must be within"),
-    (lambda: Embedding(5, 3, _weight=Tensor(np.zeros((4, 3)))), AssertionError,
+    (lambda: Embedding(5, 3, _weight=tensor(np.zeros((4, 3)))), AssertionError,
      r"Shape of weight does not match.*\(4, 3\).*\(5, 3\)"),
-    (lambda: Embedding.from_pretrained(Tensor(np.zeros(4))), AssertionError,
+    (lambda: Embedding.from_pretrained(tensor(np.zeros(4))), AssertionError,
      "expected to be 2-dimensional"),
     (lambda: Embedding(5.0, 3), TypeError, "num_embeddings"),
     (lambda: Embedding(5, 3, sparse=True), NotImplementedError, "sparse"),
@@ -208,7 +208,7 @@ def test_embedding_module_errors(call, error, message):
                                                 ([[]], 2)], ids=str)
 def test_one_hot_matches_torch(torch, labels, num_classes):
     array = np.array(labels, dtype=np.int64)
-    ours = one_hot(Tensor(array), num_classes)
+    ours = one_hot(tensor(array), num_classes)
     theirs = torch.nn.functional.one_hot(torch.from_numpy(array), num_classes)
     assert ours.dtype == np.int64 and ours.shape == tuple(theirs.shape)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
@@ -228,7 +228,7 @@ def test_one_hot_matches_torch(torch, labels, num_classes):
 ])
 def test_one_hot_errors(labels, num_classes, error, message):
     with pytest.raises(error, match=message):
-        one_hot(Tensor(labels), num_classes)
+        one_hot(tensor(labels), num_classes)
 
 
 def test_one_hot_errors_match_torch_types(torch):
@@ -236,4 +236,4 @@ def test_one_hot_errors_match_torch_types(torch):
         with pytest.raises(RuntimeError):
             torch.nn.functional.one_hot(torch.tensor(labels), num_classes)
         with pytest.raises(RuntimeError):
-            one_hot(Tensor(np.array(labels)), num_classes)
+            one_hot(tensor(np.array(labels)), num_classes)

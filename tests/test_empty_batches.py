@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor, nn
+from tinygrad_pool import nn, Tensor, tensor
 
 from helpers import torch_parity
 
@@ -65,7 +65,7 @@ def test_an_empty_batch_flows_forward_and_back_as_in_torch(torch, name):
 @pytest.mark.parametrize("name", ["conv2d", "max_pool2d indices", "linear"])
 def test_the_mean_loss_of_an_empty_batch_is_nan_and_its_gradients_are_empty_or_zero(torch, name):
     call, arrays = CASES[name]
-    leaves = [Tensor(a, requires_grad=True) for a in arrays]
+    leaves = [tensor(a, requires_grad=True) for a in arrays]
     torch_leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
     loss, torch_loss = call(F, *leaves).mean(), call(torch.nn.functional, *torch_leaves).mean()
     assert np.isnan(loss.item()) and torch.isnan(torch_loss)
@@ -77,13 +77,13 @@ def test_the_mean_loss_of_an_empty_batch_is_nan_and_its_gradients_are_empty_or_z
 
 def test_unbatched_empty_channels_in_max_unpool2d_are_an_empty_output(torch):
     x = np.zeros((0, 3, 3))
-    out = F.max_unpool2d(Tensor(x), Tensor(np.zeros(x.shape, np.int64)), 2)
+    out = F.max_unpool2d(tensor(x), tensor(np.zeros(x.shape, np.int64)), 2)
     assert out.shape == tuple(torch.nn.functional.max_unpool2d(
         torch.tensor(x), torch.zeros(x.shape, dtype=torch.int64), 2).shape) == (0, 6, 6)
 
 
 def test_max_unpool2d_of_an_empty_batch(torch):
-    x = Tensor(EMPTY, requires_grad=True)
+    x = tensor(EMPTY, requires_grad=True)
     pooled, indices = F.max_pool2d(x, 2, return_indices=True)
     out = F.max_unpool2d(pooled, indices, 2)
     t_pooled, t_indices = torch.nn.functional.max_pool2d(torch.tensor(EMPTY), 2, return_indices=True)
@@ -105,8 +105,8 @@ def test_modules_take_an_empty_batch_forward_and_back(torch):
 
     values = [rng.standard_normal(shape).astype(np.float32)
               for shape in [(4, 3, 3, 3), (4,), (5, 36), (5,)]]
-    ours, theirs = network(nn, [Tensor(v) for v in values]), network(torch.nn, [torch.tensor(v) for v in values])
-    x, tx = Tensor(EMPTY.astype(np.float32), requires_grad=True), \
+    ours, theirs = network(nn, [tensor(v) for v in values]), network(torch.nn, [torch.tensor(v) for v in values])
+    x, tx = tensor(EMPTY.astype(np.float32), requires_grad=True), \
         torch.tensor(EMPTY.astype(np.float32), requires_grad=True)
     for layer, torch_layer in zip(ours, theirs):
         x, tx = layer(x), torch_layer(tx)
@@ -147,9 +147,9 @@ def test_zero_channels_or_pixels_accepted_or_refused_as_torch(torch, name, shape
         expected = None
     if expected is None or (name, shape) in REFUSED_HERE:
         with pytest.raises(RuntimeError, match=name):
-            call(F, Tensor(x), Tensor(indices))
+            call(F, tensor(x), tensor(indices))
     else:
-        assert first(call(F, Tensor(x), Tensor(indices))).shape == tuple(expected)
+        assert first(call(F, tensor(x), tensor(indices))).shape == tuple(expected)
 
 
 def test_conv2d_with_zero_channels_is_the_bias_alone(torch):
@@ -157,9 +157,9 @@ def test_conv2d_with_zero_channels_is_the_bias_alone(torch):
     gradient is empty. torch returns a (2, 0, 4, 4) tensor here instead, dropping its 4 filters
     (pytorch/pytorch#56998: empty channels are not supported there yet); we give the answer
     the definition gives."""
-    x, w = Tensor(np.zeros((2, 0, 6, 6)), requires_grad=True), \
-        Tensor(np.zeros((4, 0, 3, 3)), requires_grad=True)
-    b = Tensor(BIAS, requires_grad=True)
+    x, w = tensor(np.zeros((2, 0, 6, 6)), requires_grad=True), \
+        tensor(np.zeros((4, 0, 3, 3)), requires_grad=True)
+    b = tensor(BIAS, requires_grad=True)
     out = F.conv2d(x, w, b)
     np.testing.assert_array_equal(out.numpy(), np.broadcast_to(BIAS[:, None, None], (2, 4, 4, 4)))
     out.sum().backward()
@@ -172,4 +172,4 @@ def test_conv2d_refuses_an_input_smaller_than_its_kernel_even_when_empty(torch):
     with pytest.raises(RuntimeError):
         torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(WEIGHT))
     with pytest.raises(RuntimeError, match="conv2d: kernel 3 .* larger than the padded input"):
-        F.conv2d(Tensor(x), Tensor(WEIGHT))
+        F.conv2d(tensor(x), tensor(WEIGHT))

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("graphviz")
 
 import tinygrad_pool.nn.functional as F  # noqa: E402
-from tinygrad_pool import Tensor  # noqa: E402
+from tinygrad_pool import Tensor, tensor  # noqa: E402
 from tinygrad_pool.viz import fan_in  # noqa: E402
 
 GEOMETRIES = [dict(stride=1, padding=0, dilation=1), dict(stride=2, padding=1, dilation=1),
@@ -21,7 +21,7 @@ def cells(shape):
 
 def grad_of_output_cell(make, x, w, cell):
     """(d out[cell]/dx, d out[cell]/dw) by the engine's backward of a one-hot gradient."""
-    x, w = Tensor(x, requires_grad=True), Tensor(w, requires_grad=True) if w is not None else None
+    x, w = tensor(x, requires_grad=True), tensor(w, requires_grad=True) if w is not None else None
     out = make(x, w)
     upstream = np.zeros(out.shape)
     upstream[cell] = 1.0
@@ -33,7 +33,7 @@ def grad_of_output_cell(make, x, w, cell):
 def test_conv_output_cell_lights_what_it_reads_and_its_weights(rng, geometry):
     x, w = rng.standard_normal((1, 2, 7, 7)), rng.standard_normal((3, 2, 3, 3))
     make = lambda x, w: F.conv2d(x, w, **geometry)  # noqa: E731
-    out = make(Tensor(x), Tensor(w, requires_grad=True))
+    out = make(tensor(x), tensor(w, requires_grad=True))
     for cell in cells(out.shape):
         picture = fan_in(out, output_cell=cell)
         dx, dw = grad_of_output_cell(make, x, w, cell)
@@ -48,11 +48,11 @@ def test_conv_output_cell_lights_what_it_reads_and_its_weights(rng, geometry):
 @pytest.mark.parametrize("geometry", GEOMETRIES)
 def test_conv_input_cell_lights_every_output_reading_it_with_its_weight(rng, geometry):
     x, w = rng.standard_normal((1, 2, 7, 7)), rng.standard_normal((3, 2, 3, 3))
-    out = F.conv2d(Tensor(x), Tensor(w, requires_grad=True), **geometry)
+    out = F.conv2d(tensor(x), tensor(w, requires_grad=True), **geometry)
     for cell in cells(x.shape):
         one_hot = np.zeros(x.shape)
         one_hot[cell] = 1.0
-        response = F.conv2d(Tensor(one_hot), Tensor(w), **geometry).numpy()  # linear: d out / d x[cell]
+        response = F.conv2d(tensor(one_hot), tensor(w), **geometry).numpy()  # linear: d out / d x[cell]
         picture = fan_in(out, input_cell=cell)
         assert {link.output for link in picture.links} == set(zip(*np.nonzero(response)))
         for link in picture.links:
@@ -62,7 +62,7 @@ def test_conv_input_cell_lights_every_output_reading_it_with_its_weight(rng, geo
 @pytest.mark.parametrize("geometry", GEOMETRIES[:3] + [dict(stride=2, padding=1, dilation=2)])
 def test_max_pool_output_cell_reads_its_window_and_sends_grad_to_its_argmax(rng, geometry, torch):
     x = rng.standard_normal((2, 2, 7, 7))
-    out = F.max_pool2d(Tensor(x, requires_grad=True), 3, **geometry)
+    out = F.max_pool2d(tensor(x, requires_grad=True), 3, **geometry)
     index = torch.arange(1.0, 1 + 49).reshape(1, 1, 7, 7)  # 0 marks padding
     windows = torch.nn.functional.unfold(index, 3, geometry["dilation"], geometry["padding"],
                                          geometry["stride"])[0].numpy()
@@ -83,7 +83,7 @@ def test_max_pool_input_cell_lights_only_windows_that_route_to_it(ties):
     x = np.array([[1, 3, 3, 0, 2], [3, 1, 0, 2, 2], [0, 0, 1, 1, 0], [2, 2, 1, 1, 0],
                   [2, 2, 0, 0, 1]], dtype=float).reshape(1, 1, 5, 5)
     geometry = dict(stride=1, padding=1)
-    out = F.max_pool2d(Tensor(x, requires_grad=True), 3, ties=ties, **geometry)
+    out = F.max_pool2d(tensor(x, requires_grad=True), 3, ties=ties, **geometry)
     flows = {}
     for cell in cells(out.shape):
         dx, _ = grad_of_output_cell(lambda x, _: F.max_pool2d(x, 3, ties=ties, **geometry),
@@ -96,7 +96,7 @@ def test_max_pool_input_cell_lights_only_windows_that_route_to_it(ties):
 
 
 def test_unbatched_and_released_pool_still_work(rng):
-    x = Tensor(rng.standard_normal((1, 4, 4)), requires_grad=True)
+    x = tensor(rng.standard_normal((1, 4, 4)), requires_grad=True)
     out = F.max_pool2d(x, 2)
     out.sum().backward()  # frees the saved argmax: fan_in runs the same rule again
     picture = fan_in(out, output_cell=(0, 1, 1))
@@ -107,7 +107,7 @@ def test_unbatched_and_released_pool_still_work(rng):
 
 
 def test_a_pool_whose_input_backward_freed_says_how_to_keep_it(rng):
-    x = Tensor(rng.standard_normal((4, 8, 32, 32)), requires_grad=True)
+    x = tensor(rng.standard_normal((4, 8, 32, 32)), requires_grad=True)
     out = F.max_pool2d(x * 2, 2)  # its input, large, held by nothing but the graph
     out.sum().backward()
     with pytest.raises(ValueError, match=r"fan_in: the input of this MaxPool2d was freed \(only "
@@ -116,7 +116,7 @@ def test_a_pool_whose_input_backward_freed_says_how_to_keep_it(rng):
 
 
 def test_bad_arguments_raise_naming_fan_in_and_the_argument(rng):
-    out = F.max_pool2d(Tensor(rng.standard_normal((1, 1, 4, 4)), requires_grad=True), 2)
+    out = F.max_pool2d(tensor(rng.standard_normal((1, 1, 4, 4)), requires_grad=True), 2)
     with pytest.raises(TypeError, match="fan_in: output must be a Tensor"):
         fan_in(np.zeros(3), output_cell=(0, 0))
     with pytest.raises(ValueError, match="fan_in: output must be the result of conv2d"):
@@ -134,8 +134,8 @@ def test_bad_arguments_raise_naming_fan_in_and_the_argument(rng):
 
 
 def test_picture_names_the_cells_and_is_deterministic(rng):
-    x = Tensor(rng.standard_normal((1, 1, 4, 4)), requires_grad=True)
-    out = F.conv2d(x, Tensor(np.ones((1, 1, 2, 2)), requires_grad=True), padding=1)
+    x = tensor(rng.standard_normal((1, 1, 4, 4)), requires_grad=True)
+    out = F.conv2d(x, tensor(np.ones((1, 1, 2, 2)), requires_grad=True), padding=1)
     first, again = fan_in(out, output_cell=(0, 0)), fan_in(out, output_cell=(0, 0))
     assert first.source == again.source
     assert first.summary.startswith("output[0, 0, 0, 0] = Σ weight · input over the 1 yellow input "
@@ -147,10 +147,10 @@ def test_picture_names_the_cells_and_is_deterministic(rng):
 def backward_through(make, x, w, rng):
     """x (a non-leaf with retain_grad, as in a network), the op's output (retain_grad too) and
     the weight, after the backward of L = ½ Σ (output − target)²."""
-    x = (Tensor(x, requires_grad=True) * 1.0).retain_grad()
-    w = None if w is None else Tensor(w, requires_grad=True)
+    x = (tensor(x, requires_grad=True) * 1.0).retain_grad()
+    w = None if w is None else tensor(w, requires_grad=True)
     out = make(x, w).retain_grad()
-    target = Tensor(rng.standard_normal(out.shape))
+    target = tensor(rng.standard_normal(out.shape))
     (((out - target) ** 2).sum() * 0.5).backward()
     return x, out, w
 
@@ -205,7 +205,7 @@ def test_max_pool_terms_sum_to_the_engines_input_gradient_under_each_tie_rule(rn
 
 
 def test_split_share_is_one_over_the_number_of_tied_cells():
-    x = Tensor(np.array([[5.0, 1.0, 5.0], [0.0, 5.0, 2.0], [1.0, 1.0, 1.0]]).reshape(1, 1, 3, 3),
+    x = tensor(np.array([[5.0, 1.0, 5.0], [0.0, 5.0, 2.0], [1.0, 1.0, 1.0]]).reshape(1, 1, 3, 3),
                requires_grad=True)
     out = F.max_pool2d(x, 3, ties="split")
     picture = fan_in(out, output_cell=(0, 0), grad_output=np.array([[[[6.0]]]]))
@@ -215,11 +215,11 @@ def test_split_share_is_one_over_the_number_of_tied_cells():
 
 
 def test_grad_output_defaults_to_output_grad_and_is_checked(rng):
-    x = Tensor(rng.standard_normal((2, 5, 5)), requires_grad=True)  # unbatched: (C, H, W)
+    x = tensor(rng.standard_normal((2, 5, 5)), requires_grad=True)  # unbatched: (C, H, W)
     out = F.max_pool2d(x, 2, stride=1)
     assert fan_in(out, input_cell=(0, 2, 2)).input_gradient is None  # no gradient known yet
     upstream = rng.standard_normal(out.shape)
-    explicit = fan_in(out, input_cell=(0, 2, 2), grad_output=Tensor(upstream))
+    explicit = fan_in(out, input_cell=(0, 2, 2), grad_output=tensor(upstream))
     out.retain_grad()
     out.backward(upstream)
     default = fan_in(out, input_cell=(0, 2, 2))
@@ -236,7 +236,7 @@ def test_grad_output_defaults_to_output_grad_and_is_checked(rng):
 
 
 def test_fan_in_changes_no_gradient_and_nothing_saved(rng):
-    x = Tensor(rng.standard_normal((1, 1, 5, 5)), requires_grad=True)
+    x = tensor(rng.standard_normal((1, 1, 5, 5)), requires_grad=True)
     out = F.max_pool2d(x, 3, stride=1, ties="split").retain_grad()
     out.backward(np.ones(out.shape), retain_graph=True)
     saved = {name: value.copy() for name, value in out.grad_fn.saved_for_backward().items()}
@@ -249,8 +249,8 @@ def test_fan_in_changes_no_gradient_and_nothing_saved(rng):
 
 
 def test_picture_writes_the_terms_their_sum_and_counts_in_the_singular_and_plural(rng):
-    image = Tensor(np.arange(36.0).reshape(1, 1, 6, 6), requires_grad=True)
-    conv = F.conv2d(image, Tensor(np.ones((1, 1, 3, 3))), stride=2, padding=1)
+    image = tensor(np.arange(36.0).reshape(1, 1, 6, 6), requires_grad=True)
+    conv = F.conv2d(image, tensor(np.ones((1, 1, 3, 3))), stride=2, padding=1)
     upstream = np.arange(9.0).reshape(1, 1, 3, 3) / 4
     four = fan_in(conv, input_cell=(3, 3), grad_output=upstream)
     assert four.summary.startswith("input[0, 0, 3, 3] is read by 4 outputs (yellow)")

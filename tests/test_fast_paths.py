@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor, gradcheck
+from tinygrad_pool import gradcheck, Tensor, tensor
 from tinygrad_pool.fast import memory
 from tinygrad_pool.tensor import _FLAGS_OF_TWO, Function, _topological_order
 from tinygrad_pool.fast import conv, pool, quiet, views
@@ -135,7 +135,7 @@ def test_max_pool_fast_path_matches_torch_values_indices_and_grads(torch, rng, k
         x = rng.integers(-2, 3, (2, 3) + hw).astype(dtype)
         x[0, 0, 0, 0] = np.nan
         x[1, 1, :2, :2] = -np.inf
-        xt = Tensor(x, requires_grad=True)
+        xt = tensor(x, requires_grad=True)
         out, idx = F.max_pool2d(xt, kernel, stride, return_indices=True)
         grad = rng.standard_normal(out.shape).astype(dtype)
         out.backward(grad)
@@ -158,7 +158,7 @@ def test_max_pool_windows_wider_than_the_plane_match_torch(torch, rng, kernel, p
     assert (np.diff(offsets) <= 0).any()
     x = rng.integers(-2, 3, (2, 3) + hw).astype(np.float32)  # ties
     x[0, 0, 0, 0] = np.nan
-    xt = Tensor(x, requires_grad=True)
+    xt = tensor(x, requires_grad=True)
     out, idx = F.max_pool2d(xt, kernel, 1, padding, dilation, return_indices=True)
     grad = rng.standard_normal(out.shape).astype(np.float32)
     out.backward(grad)
@@ -178,7 +178,7 @@ def test_windows_of_only_the_least_value_point_at_a_real_pixel_as_torch(torch, r
     x = rng.integers(-3, 3, (2, 2, 5, 4)).astype(dtype)
     x[0, 0] = least
     x[1, 1, :2, :2] = least
-    out, idx = F.max_pool2d(Tensor(x), 3, 1, 1, return_indices=True)
+    out, idx = F.max_pool2d(tensor(x), 3, 1, 1, return_indices=True)
     t_out, t_idx = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 1, 1, return_indices=True)
     np.testing.assert_array_equal(out.numpy(), t_out.numpy())
     np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
@@ -206,7 +206,7 @@ def test_max_pool_random_geometries_match_torch(torch, rng):
         x = rng.integers(-2, 3, (2, 2, h, w)).astype(dtype)
         if trial % 3 == 0:
             x[rng.random(x.shape) < 0.05] = np.nan
-        xt = Tensor(x, requires_grad=True)
+        xt = tensor(x, requires_grad=True)
         try:
             out, idx = F.max_pool2d(xt, k, s, p, d, ceil, return_indices=True)
         except ValueError:  # a geometry we refuse (windows of padding only)
@@ -226,17 +226,17 @@ def test_max_pool_random_geometries_match_torch(torch, rng):
 
 @pytest.mark.parametrize("kernel,stride,hw", GEOMETRIES[:3])
 def test_max_pool_fast_path_gradcheck(rng, kernel, stride, hw):
-    x = Tensor(rng.permutation(2 * 2 * hw[0] * hw[1]).reshape((2, 2) + hw) / 7.0, requires_grad=True)
+    x = tensor(rng.permutation(2 * 2 * hw[0] * hw[1]).reshape((2, 2) + hw) / 7.0, requires_grad=True)
     assert gradcheck(lambda t: F.max_pool2d(t, kernel, stride), [x])
 
 
 def test_max_pool_fast_path_gradcheck_with_padding_and_ceil_mode(rng):
     """Padding and ceil mode's overhang through the phase split: the -inf border and the tail
     of the phase buffer must not change a gradient."""
-    x = Tensor(rng.permutation(2 * 2 * 10 * 10).reshape(2, 2, 10, 10) / 7.0, requires_grad=True)
+    x = tensor(rng.permutation(2 * 2 * 10 * 10).reshape(2, 2, 10, 10) / 7.0, requires_grad=True)
     assert pool.phase_split(np.zeros((2, 2, 12, 12)), (3, 3), (2, 2), (1, 1), (5, 5)) is not None
     assert gradcheck(lambda t: F.max_pool2d(t, 3, 2, padding=1), [x])
-    odd = Tensor(rng.permutation(2 * 2 * 9 * 9).reshape(2, 2, 9, 9) / 7.0, requires_grad=True)
+    odd = tensor(rng.permutation(2 * 2 * 9 * 9).reshape(2, 2, 9, 9) / 7.0, requires_grad=True)
     assert pool.phase_split(np.zeros((2, 2, 10, 10)), (2, 2), (2, 2), (1, 1), (5, 5)) is not None
     assert gradcheck(lambda t: F.max_pool2d(t, 2, 2, ceil_mode=True), [odd])  # 9 → 5 windows
 
@@ -244,7 +244,7 @@ def test_max_pool_fast_path_gradcheck_with_padding_and_ceil_mode(rng):
 def test_max_pool_backward_scatter_keeps_float32_and_sums_overlaps():
     x = np.zeros((1, 1, 5, 5), np.float32)
     x[0, 0, 2, 2] = 1  # the max of all four overlapping 3×3 windows
-    xt = Tensor(x, requires_grad=True)
+    xt = tensor(x, requires_grad=True)
     F.max_pool2d(xt, 3, stride=2).sum().backward()
     assert xt.grad.dtype == np.float32
     assert xt.grad.numpy()[0, 0, 2, 2] == 4 and xt.grad.numpy().sum() == 4
@@ -256,13 +256,13 @@ def test_max_pool_argmax_buffer_is_reused_only_after_backward(monkeypatch, rng):
     monkeypatch.setattr(memory, "SCRATCH_MIN_BYTES", 0)  # recycle even these small arrays
     x1, x2 = (rng.permutation(2 * 3 * 12 * 12).reshape(2, 3, 12, 12) / 10.0 for _ in range(2))
     for _ in range(2):  # the second round runs on recycled buffers
-        a, b = Tensor(x1, requires_grad=True), Tensor(x2, requires_grad=True)
+        a, b = tensor(x1, requires_grad=True), tensor(x2, requires_grad=True)
         out_a, idx_a = F.max_pool2d(a, 3, 2, return_indices=True)
         out_b, idx_b = F.max_pool2d(b, 3, 2, return_indices=True)
         (out_a * out_b).sum().backward()
         _, expected_a = _window_argmax_by_loop(x1, (3, 3), (2, 2), (5, 5))
         _, expected_b = _window_argmax_by_loop(x2, (3, 3), (2, 2), (5, 5))
-        F.max_pool2d(Tensor(-x1, requires_grad=True), 3, 2).sum().backward()  # reuses the buffers
+        F.max_pool2d(tensor(-x1, requires_grad=True), 3, 2).sum().backward()  # reuses the buffers
         np.testing.assert_array_equal(idx_a.numpy(), expected_a)
         np.testing.assert_array_equal(idx_b.numpy(), expected_b)
         assert idx_a.dtype == np.int64
@@ -293,7 +293,7 @@ def test_col2im_is_the_adjoint_of_im2col(rng):
 
 
 def _conv_grads(x, w, b, **kw):
-    xt, wt, bt = (Tensor(a, requires_grad=True) for a in (x, w, b))
+    xt, wt, bt = (tensor(a, requires_grad=True) for a in (x, w, b))
     out = F.conv2d(xt, wt, bt, **kw)
     (out * out).sum().backward()
     return out.numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()
@@ -305,7 +305,7 @@ def test_conv_scratch_buffers_are_never_shared_between_live_nodes(torch, rng):
     x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
     w1, w2 = (rng.standard_normal((3, 3, 3, 3)).astype(np.float32) for _ in range(2))
     for _ in range(2):
-        xt, a, b = (Tensor(v, requires_grad=True) for v in (x, w1, w2))
+        xt, a, b = (tensor(v, requires_grad=True) for v in (x, w1, w2))
         (F.conv2d(xt, a, padding=1) * F.conv2d(xt, b, padding=1)).sum().backward()
         grads = (xt.grad.numpy(), a.grad.numpy(), b.grad.numpy())
     tx, ta, tb = (torch.tensor(v, requires_grad=True) for v in (x, w1, w2))
@@ -324,8 +324,8 @@ def test_conv_gradients_repeat_exactly_from_recycled_buffers_and_after_retain_gr
     again = _conv_grads(x, w, b, padding=1)  # columns and gradients in recycled buffers
     for u, v in zip(first, again):
         np.testing.assert_array_equal(u, v)
-    wt = Tensor(w, requires_grad=True)
-    out = F.conv2d(Tensor(x), wt, padding=1).sum()
+    wt = tensor(w, requires_grad=True)
+    out = F.conv2d(tensor(x), wt, padding=1).sum()
     out.backward(retain_graph=True)
     once = wt.grad.numpy().copy()
     _conv_grads(x, w, b, padding=1)  # another conv of the same shape in between
@@ -343,14 +343,14 @@ def test_conv_keeps_its_dtype(rng, dtype):
 
 
 def test_conv_gradcheck_after_changes(rng):
-    x = Tensor(rng.standard_normal((2, 2, 5, 6)), requires_grad=True)
-    w = Tensor(rng.standard_normal((4, 1, 3, 2)), requires_grad=True)
+    x = tensor(rng.standard_normal((2, 2, 5, 6)), requires_grad=True)
+    w = tensor(rng.standard_normal((4, 1, 3, 2)), requires_grad=True)
     assert gradcheck(lambda a, b: F.conv2d(a, b, stride=(2, 1), padding=1, dilation=(1, 2), groups=2), [x, w])
 
 
 def test_engine_walk_orders_a_diamond_and_a_long_chain():
     """The tuple-free topological walk: shared inputs are summed once, long chains don't recurse."""
-    x = Tensor(np.array([0.5, -1.0]), requires_grad=True)
+    x = tensor(np.array([0.5, -1.0]), requires_grad=True)
     y = x * x
     z = (y + x) * (y - x)  # y and x each reach z along two paths
     z.sum().backward()
@@ -554,7 +554,7 @@ def test_only_small_columns_are_kept_and_the_gradients_are_the_same_either_way(r
     grads = {}
     for limit in (size, size - 1):
         monkeypatch.setattr(conv, "KEEP_COLUMNS_BYTES", limit)
-        xt, wt = Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)
+        xt, wt = tensor(x, requires_grad=True), tensor(w, requires_grad=True)
         out = F.conv2d(xt, wt, padding=1)
         saved = out.grad_fn.saved_for_backward()
         assert ("cols" in saved) is (limit == size)
@@ -564,7 +564,7 @@ def test_only_small_columns_are_kept_and_the_gradients_are_the_same_either_way(r
         grads[limit] = (xt.grad.numpy(), wt.grad.numpy())
     for kept, remade in zip(grads[size], grads[size - 1]):
         np.testing.assert_allclose(kept, remade, rtol=1e-12, atol=1e-12)
-    out = F.conv2d(Tensor(x, requires_grad=True), Tensor(w), padding=1)
+    out = F.conv2d(tensor(x, requires_grad=True), tensor(w), padding=1)
     assert "cols" not in out.grad_fn.saved_for_backward()
 
 
@@ -598,7 +598,7 @@ def test_convolution_over_several_chunks_and_a_small_col2im_has_finite_differenc
     torch_parity(torch, fn, x, w, b, torch_fn=lambda x, w, b: torch.nn.functional.conv2d(
         x, w, b, stride=stride, padding=padding))
     assert bool(taken) is (stride != (1, 1)) and bool(remade) is (stride != (1, 1))
-    assert "cols" not in fn(Tensor(x), Tensor(w, requires_grad=True), Tensor(b)).grad_fn.saved_for_backward()
+    assert "cols" not in fn(tensor(x), tensor(w, requires_grad=True), tensor(b)).grad_fn.saved_for_backward()
     assert all(len(c) > 1 for c in chunks if c and c[-1][1] == 7)  # every full batch: chunked
 
 
@@ -643,19 +643,19 @@ def test_the_gradients_take_the_correlation_only_where_it_pays(
 def test_leaf_gradient_is_adopted_only_when_nothing_else_holds_it():
     """The engine keeps a leaf's first gradient without a copy only when it is the sole owner."""
     from tinygrad_pool import Function
-    x = Tensor(np.arange(16.0).reshape(1, 1, 4, 4), requires_grad=True)
+    x = tensor(np.arange(16.0).reshape(1, 1, 4, 4), requires_grad=True)
     F.max_pool2d(x, 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy().ravel()[[5, 7, 13, 15]], 1)
     assert x.grad.numpy().sum() == 4 and x.grad.numpy().flags.writeable
 
-    a, b = Tensor(np.ones(3), requires_grad=True), Tensor(np.ones(3), requires_grad=True)
+    a, b = tensor(np.ones(3), requires_grad=True), tensor(np.ones(3), requires_grad=True)
     (a + b).sum().backward()  # Add hands one array to both inputs
     assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
     a.grad.numpy()[0] = 7
     assert b.grad.numpy()[0] == 1
 
     seed = np.ones(3)
-    c = Tensor(np.ones(3), requires_grad=True)
+    c = tensor(np.ones(3), requires_grad=True)
     c.backward(seed)  # the caller's own array
     seed[0] = 5
     assert c.grad.numpy()[0] == 1
@@ -668,7 +668,7 @@ def test_leaf_gradient_is_adopted_only_when_nothing_else_holds_it():
         def backward(ctx, grad):
             return ctx.grad_to_return  # also held by the node while the graph is retained
 
-    d = Tensor(np.ones(3), requires_grad=True)
+    d = tensor(np.ones(3), requires_grad=True)
     out = Saved.apply(d)
     out.backward(np.ones(3), retain_graph=True)
     assert not np.shares_memory(d.grad.numpy(), out.grad_fn.grad_to_return)
@@ -682,8 +682,8 @@ def test_a_recorded_elementwise_op_keeps_four_objects_for_the_garbage_collector(
     tanh keeps its node, its inputs tuple, its edges tuple and its output Tensor: its flags are
     shared constant tuples, and equal shapes keep no shape tuples (only a broadcast needs them,
     to sum its gradient back)."""
-    x = Tensor(np.ones(16, np.float32), requires_grad=True)
-    scale, shift = Tensor(np.full(16, 0.9, np.float32)), Tensor(np.zeros(16, np.float32))
+    x = tensor(np.ones(16, np.float32), requires_grad=True)
+    scale, shift = tensor(np.full(16, 0.9, np.float32)), tensor(np.zeros(16, np.float32))
     y = x * scale
     gc.collect()
     was_enabled = gc.isenabled()
@@ -699,7 +699,7 @@ def test_a_recorded_elementwise_op_keeps_four_objects_for_the_garbage_collector(
     assert per_op <= 4
     add = y.grad_fn.parents[0].grad_fn  # (the last op is tanh, the one before it the add)
     assert add.needs_input_grad is _FLAGS_OF_TWO[True][False] and add.a_shape is None
-    broadcast = (y + Tensor(np.ones((3, 1), np.float32))).grad_fn
+    broadcast = (y + tensor(np.ones((3, 1), np.float32))).grad_fn
     assert (broadcast.a_shape, broadcast.b_shape) == ((16,), (3, 1))
 
 
@@ -863,9 +863,9 @@ def test_convolution_where_the_two_pass_routes_are_taken_unpatched_matches_torch
     x = rng.standard_normal((16, 8, 30, 30)).astype(np.float32)
     w = (rng.standard_normal((24, 8, 3, 3)) * 0.1).astype(np.float32)
     g = rng.standard_normal((16, 24, 30, 30)).astype(np.float32)
-    xs, ws = Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)
+    xs, ws = tensor(x, requires_grad=True), tensor(w, requires_grad=True)
     out = F.conv2d(xs, ws, padding=2, dilation=2)
-    out.backward(Tensor(g))
+    out.backward(tensor(g))
     xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
     expected = torch.nn.functional.conv2d(xt, wt, padding=2, dilation=2)
     expected.backward(torch.tensor(g))

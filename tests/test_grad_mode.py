@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool as tp
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 
 WAIT = 10  # seconds: an Event or join that takes longer means a thread is stuck
 
@@ -24,7 +24,7 @@ def modes(lib=None):
 
 
 def leaf(n=3) -> Tensor:
-    return Tensor(np.arange(1.0, n + 1.0), requires_grad=True)
+    return tensor(np.arange(1.0, n + 1.0), requires_grad=True)
 
 
 @pytest.fixture(autouse=True)
@@ -339,7 +339,7 @@ def test_recursion_that_raises_at_the_bottom_restores_mode():
 # ---- what ops record ------------------------------------------------------------------------
 def test_ops_inside_no_grad_record_no_grad_fn():
     x = leaf()
-    w = Tensor(np.ones((3, 2)), requires_grad=True)
+    w = tensor(np.ones((3, 2)), requires_grad=True)
     with tp.no_grad():
         outputs = [x * 2, x + x, x.exp(), (x @ w).sum(), x[1:], x.reshape(3, 1)]
     for y in outputs:
@@ -607,17 +607,17 @@ DTYPE_MESSAGE = "(?i)only Tensors of floating point dtype can require gradients"
 
 
 def construct(dtype):
-    return Tensor(np.zeros(3, dtype=dtype), requires_grad=True)
+    return tensor(np.zeros(3, dtype=dtype), requires_grad=True)
 
 
 def set_attribute(dtype):
-    t = Tensor(np.zeros(3, dtype=dtype))
+    t = tensor(np.zeros(3, dtype=dtype))
     t.requires_grad = True
     return t
 
 
 def call_method(dtype):
-    t = Tensor(np.zeros(3, dtype=dtype))
+    t = tensor(np.zeros(3, dtype=dtype))
     return t.requires_grad_()
 
 
@@ -633,7 +633,7 @@ def test_non_floating_tensor_cannot_require_grad(way, dtype):
 
 @pytest.mark.parametrize("dtype", NOT_FLOATING, ids=lambda d: np.dtype(d).name)
 def test_failed_requires_grad_leaves_the_flag_off(dtype):
-    t = Tensor(np.zeros(3, dtype=dtype))
+    t = tensor(np.zeros(3, dtype=dtype))
     with pytest.raises(RuntimeError):
         t.requires_grad = True
     with pytest.raises(RuntimeError):
@@ -643,7 +643,7 @@ def test_failed_requires_grad_leaves_the_flag_off(dtype):
 
 @pytest.mark.parametrize("dtype", NOT_FLOATING, ids=lambda d: np.dtype(d).name)
 def test_non_floating_tensor_may_set_requires_grad_false(dtype):
-    t = Tensor(np.zeros(3, dtype=dtype), requires_grad=False)
+    t = tensor(np.zeros(3, dtype=dtype), requires_grad=False)
     t.requires_grad = False
     assert t.requires_grad_(False) is t
     assert t.requires_grad is False
@@ -682,7 +682,7 @@ def test_requires_grad_rules_match_torch(torch, way):
 
 
 def test_requires_grad__returns_self_and_turns_grad_on():
-    t = Tensor(np.ones(3))
+    t = tensor(np.ones(3))
     assert t.requires_grad_() is t
     assert t.requires_grad is True
     (t * t).sum().backward()

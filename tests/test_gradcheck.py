@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool
-from tinygrad_pool import Function, GradcheckError, Tensor, gradcheck
+from tinygrad_pool import Function, gradcheck, GradcheckError, Tensor, tensor
 
 from helpers import leaf
 
@@ -99,14 +99,14 @@ def test_tolerances_are_respected():
 
 
 def test_rejects_float32_inputs():
-    x = Tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
+    x = tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
     with pytest.raises(TypeError, match="gradcheck: input 0 has dtype float32"):
         gradcheck(lambda t: t * 2, [x])
 
 
 def test_needs_an_input_that_requires_grad():
     with pytest.raises(ValueError, match="gradcheck: no input has requires_grad"):
-        gradcheck(lambda t: t * 2, [Tensor([1.0, 2.0])])
+        gradcheck(lambda t: t * 2, [tensor([1.0, 2.0])])
 
 
 def test_fn_must_return_a_tensor():
@@ -117,8 +117,8 @@ def test_fn_must_return_a_tensor():
 def test_leaves_inputs_as_it_found_them(rng):
     data = rng.standard_normal((2, 2))
     x = leaf(data)
-    x.grad = Tensor(np.full((2, 2), 7.0))
-    constant = Tensor(rng.standard_normal((2, 2)))
+    x.grad = tensor(np.full((2, 2), 7.0))
+    constant = tensor(rng.standard_normal((2, 2)))
     assert gradcheck(lambda a, c: a * c, [x, constant])
     np.testing.assert_array_equal(x.numpy(), data)  # perturbations undone exactly
     np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 2), 7.0))  # grad restored

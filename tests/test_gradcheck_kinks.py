@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Function, GradcheckError, Tensor, gradcheck
+from tinygrad_pool import Function, gradcheck, GradcheckError, Tensor, tensor
 from tinygrad_pool.gradcheck import (Failure, GradcheckReport, Kink, NondifferentiablePointWarning,
                                      gradcheck_report)
 
@@ -181,7 +181,7 @@ def test_max_pool_tie_reports_the_rule_and_the_chosen_cell(ties, first, second):
     assert reason.startswith("tie between window cell (0, 1) (pixel (0, 1)) and window cell (1, 0) "
                              "(pixel (1, 0)) of MaxPool2d window (0, 0, 0, 0); ")
     if ties == "first":  # the chosen cell is the argmax the op saved
-        _, argmax = F.max_pool2d(Tensor(TIED), 2, return_indices=True)
+        _, argmax = F.max_pool2d(tensor(TIED), 2, return_indices=True)
         assert int(argmax.numpy().reshape(-1)[0]) == 1  # flat pixel 1 = (0, 1)
         assert "ties='first' chose window cell (0, 1) (pixel (0, 1))" in reason
     elif ties == "split":
@@ -266,7 +266,7 @@ def test_a_graph_that_changes_with_the_element_is_explained():
 def test_report_structure_and_inputs_left_alone():
     data = np.array([0.0, 1.0, -1.0])
     x = leaf(data)
-    x.grad = Tensor(np.full(3, 7.0))
+    x.grad = tensor(np.full(3, 7.0))
     report = gradcheck_report(lambda t: t.relu() * 3, [x], seed=4)
     assert isinstance(report, GradcheckReport) and report.passed
     np.testing.assert_array_equal(report.output_weights,
@@ -304,4 +304,4 @@ def test_bad_arguments_name_gradcheck_report():
     with pytest.raises(ValueError, match="gradcheck_report: eps must be a positive finite step"):
         gradcheck_report(lambda t: t, [leaf([1.0])], eps=0.0)
     with pytest.raises(ValueError, match="gradcheck_report: no input has requires_grad"):
-        gradcheck_report(lambda t: t, [Tensor([1.0])])
+        gradcheck_report(lambda t: t, [tensor([1.0])])

@@ -14,7 +14,7 @@ import pytest
 
 import tinygrad_pool
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import GraphvizNotFound, Tensor, draw_graph, save_graph
+from tinygrad_pool import draw_graph, GraphvizNotFound, save_graph, Tensor, tensor
 from tinygrad_pool.viz.graph import STYLE
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` not installed")
@@ -64,10 +64,10 @@ def highlighted(label: str, caption: str, colour: str) -> set:
 
 
 def pooled_graph(ties="first", retain_graph=True):
-    a = Tensor(POOL_INPUT.reshape(1, 1, 4, 4), requires_grad=True, name="a")
+    a = Tensor(POOL_INPUT.reshape(1, 1, 4, 4), requires_grad=True, dtype=np.float64, name="a")
     pooled = F.max_pool2d(a, 2, ties=ties)
     pooled.name = "pooled"
-    loss = (pooled * Tensor(np.arange(1.0, 5.0).reshape(1, 1, 2, 2), name="g")).sum()
+    loss = (pooled * Tensor(np.arange(1.0, 5.0).reshape(1, 1, 2, 2), dtype=np.float64, name="g")).sum()
     loss.backward(retain_graph=retain_graph)
     return a, loss
 
@@ -76,15 +76,15 @@ def article_graph():
     """Like the reference network (6×6 image → 3×3 conv → ReLU → 2×2 max pool → weights →
     squared error), with padding so that the conv has a non-default attribute to show."""
     rng = np.random.RandomState(7839)
-    x = Tensor(rng.randint(0, 2, (1, 1, 6, 6)).astype(np.float64), name="x")
-    W1 = Tensor(rng.randn(1, 1, 3, 3), requires_grad=True, name="W1")
-    W2 = Tensor(rng.randn(9, 1), requires_grad=True, name="W2")
+    x = Tensor(rng.randint(0, 2, (1, 1, 6, 6)).astype(np.float64), dtype=np.float64, name="x")
+    W1 = Tensor(rng.randn(1, 1, 3, 3), requires_grad=True, dtype=np.float64, name="W1")
+    W2 = Tensor(rng.randn(9, 1), requires_grad=True, dtype=np.float64, name="W2")
     L1 = F.relu(F.conv2d(x, W1, padding=1)).retain_grad()
     L1.name = "L1"
     pooled = F.max_pool2d(L1, 2, stride=2).retain_grad()
     pooled.name = "pooled"
     out = pooled.reshape(1, 9) @ W2
-    cost = F.sum_of_squares(out - Tensor([[3.0]], name="target")) * 0.5
+    cost = F.sum_of_squares(out - Tensor([[3.0]], dtype=np.float64, name="target")) * 0.5
     cost.name = "cost"
     cost.backward(retain_graph=True)
     return cost
@@ -155,7 +155,7 @@ def test_a_freed_large_intermediate_is_drawn_without_its_value(rng):
     """The graph keeps every tensor's node, shape and name; a large intermediate that nobody
     else held, and that backward no longer needs, has no value left to show, and says so (one
     node however many ops it fed); one the user holds still shows its numbers."""
-    x = Tensor(rng.standard_normal((4, 8, 32, 32)), requires_grad=True, name="x")
+    x = Tensor(rng.standard_normal((4, 8, 32, 32)), requires_grad=True, dtype=np.float64, name="x")
     freed = x * 2
     freed.name = "freed"
     held = freed.relu()
@@ -189,7 +189,7 @@ def test_tied_maxima_are_marked_apart_from_the_argmax(ties):
                       [0, 1, 3, 0],
                       [4, 0, 0, 9],
                       [4, 1, 9, 0]], dtype=np.float64).reshape(1, 1, 4, 4)
-    a = Tensor(image, requires_grad=True, name="a")
+    a = Tensor(image, requires_grad=True, dtype=np.float64, name="a")
     loss = F.max_pool2d(a, 2, ties=ties).sum()
     loss.backward(retain_graph=True)
     label = nodes(dot := draw_graph(loss, show_values=True))[node_of(dot, "a")]
@@ -199,8 +199,8 @@ def test_tied_maxima_are_marked_apart_from_the_argmax(ties):
 
 
 def test_values_are_squeezed_sliced_summarised_and_formatted():
-    w = Tensor(np.full((1, 2, 3, 3), 0.123456), requires_grad=True, name="w")
-    big = Tensor(np.arange(100.0).reshape(10, 10), requires_grad=True, name="big")
+    w = Tensor(np.full((1, 2, 3, 3), 0.123456), requires_grad=True, dtype=np.float64, name="w")
+    big = Tensor(np.arange(100.0).reshape(10, 10), requires_grad=True, dtype=np.float64, name="big")
     loss = (w.sum() + big.sum())
     loss.backward()
     dot = draw_graph(loss, show_values=True, precision=2)
@@ -216,22 +216,22 @@ def test_values_are_squeezed_sliced_summarised_and_formatted():
 
 def test_no_negative_zero_is_drawn():
     # a product with 0 is -0.0 where the other factor is negative (in torch too)
-    x = Tensor([[-1.0, 2.0], [-3.0, 4.0]], requires_grad=True, name="x")
-    h = (x * Tensor([[0.0, 1.0], [0.0, 1.0]])).retain_grad()
-    loss = (h * Tensor([[-1.0, -2.0], [-3.0, 1e-9]])).sum()
+    x = Tensor([[-1.0, 2.0], [-3.0, 4.0]], requires_grad=True, dtype=np.float64, name="x")
+    h = (x * tensor([[0.0, 1.0], [0.0, 1.0]])).retain_grad()
+    loss = (h * tensor([[-1.0, -2.0], [-3.0, 1e-9]])).sum()
     loss.backward()
     assert np.signbit(h.numpy()[0, 0])  # the engine's own -0.0 is there to be drawn
     for precision in (3, ".3f", ".2e"):
         source = draw_graph(loss, show_values=True, precision=precision).source
         assert not re.search(r">-0(\.0*)?(e[+-]0+)?<", source), precision
-    big = Tensor(-np.full((10, 10), 1e-9), requires_grad=True, name="big")
+    big = Tensor(-np.full((10, 10), 1e-9), requires_grad=True, dtype=np.float64, name="big")
     source = draw_graph(big.sum(), show_values=True, precision=".2f").source
     assert "min 0.00" in source and "-0.00" not in source  # a summary too
 
 
 def test_show_saved_lists_buffers_and_their_bytes_then_freed():
-    x = Tensor(np.ones((1, 1, 6, 6)), name="x")
-    W = Tensor(np.ones((1, 1, 3, 3)), requires_grad=True, name="W")
+    x = Tensor(np.ones((1, 1, 6, 6)), dtype=np.float64, name="x")
+    W = Tensor(np.ones((1, 1, 3, 3)), requires_grad=True, dtype=np.float64, name="W")
     conv_out = F.conv2d(x, W)
     loss = F.max_pool2d(conv_out, 2).sum()
     src = draw_graph(loss, show_saved=True)
@@ -248,7 +248,7 @@ def test_show_saved_lists_buffers_and_their_bytes_then_freed():
 
 
 def test_labels_escape_html():
-    a = Tensor([1.0, 2.0], requires_grad=True, name="a<b & \"c\"")
+    a = Tensor([1.0, 2.0], requires_grad=True, dtype=np.float64, name="a<b & \"c\"")
     dot = draw_graph((a * 2).sum(), show_values=True)
     assert "a&lt;b &amp; &quot;c&quot;" in dot.source
     assert "a<b" not in dot.source
@@ -257,7 +257,7 @@ def test_labels_escape_html():
 # ---- big graphs --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def long_chain():
-    x = Tensor([1.0, 2.0], requires_grad=True, name="x")
+    x = Tensor([1.0, 2.0], requires_grad=True, dtype=np.float64, name="x")
     y = x
     for _ in range(100_000):
         y = y * 1.0001
@@ -281,7 +281,7 @@ def test_collapse_draws_a_100000_op_chain_as_one_node(long_chain):
 
 
 def test_walk_is_iterative_even_without_collapsing():
-    x = Tensor([1.0], requires_grad=True, name="x")
+    x = Tensor([1.0], requires_grad=True, dtype=np.float64, name="x")
     y = x
     for _ in range(3000):  # three times the default recursion limit
         y = y.relu()
@@ -290,7 +290,7 @@ def test_walk_is_iterative_even_without_collapsing():
 
 
 def test_collapse_stops_at_named_tensors_and_different_attributes():
-    x = Tensor([1.0], requires_grad=True, name="x")
+    x = Tensor([1.0], requires_grad=True, dtype=np.float64, name="x")
     y = x
     for i in range(20):
         y = y * 1.0
@@ -311,15 +311,15 @@ def test_collapse_stops_at_named_tensors_and_different_attributes():
 
 
 def test_a_leaf_draws_alone_and_bad_arguments_are_refused():
-    dot = draw_graph(Tensor([1.0], name="solo"))
+    dot = draw_graph(Tensor([1.0], dtype=np.float64, name="solo"))
     assert len(nodes(dot)) == 2 and not edges(dot)  # the tensor and the legend
     with pytest.raises(TypeError):
         draw_graph(np.ones(3))
     with pytest.raises(ValueError):
-        draw_graph(Tensor([1.0]), max_depth=-1)
+        draw_graph(tensor([1.0]), max_depth=-1)
     with pytest.raises(ValueError, match="rankdir"):
-        draw_graph(Tensor([1.0]), rankdir="up")
-    assert "rankdir=BT" in draw_graph(Tensor([1.0]), rankdir="BT").source
+        draw_graph(tensor([1.0]), rankdir="up")
+    assert "rankdir=BT" in draw_graph(tensor([1.0]), rankdir="BT").source
 
 
 def test_the_engine_does_not_import_the_renderer():

@@ -15,7 +15,7 @@ from helpers import load_script
 
 import tinygrad_pool as tp
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor, draw_graph, nn
+from tinygrad_pool import draw_graph, nn, Tensor, tensor
 from tinygrad_pool.viz.graph import STYLE
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` not installed")
@@ -94,7 +94,7 @@ def ops_in(dot, label: str) -> list:
 # ---- what nn.Module.__call__ notes -------------------------------------------------------------
 def test_a_module_call_is_noted_on_its_output_node_with_its_input_nodes():
     layer = nn.Linear(3, 2)
-    x = Tensor(np.ones((1, 3), dtype=np.float32), requires_grad=True)
+    x = tensor(np.ones((1, 3), dtype=np.float32), requires_grad=True)
     h = x * 2
     y = layer(h)
     assert y.grad_fn.origin["modules"] == [(layer, (h.grad_fn,))]
@@ -112,7 +112,7 @@ def test_a_module_call_is_noted_on_its_output_node_with_its_input_nodes():
 def test_nested_calls_are_noted_innermost_first_on_a_shared_output():
     inner = nn.Linear(3, 2)
     outer = nn.Sequential(inner)
-    y = outer(Tensor(np.ones((1, 3), dtype=np.float32)))
+    y = outer(tensor(np.ones((1, 3), dtype=np.float32)))
     assert [m for m, _ in y.grad_fn.origin["modules"]] == [inner, outer]
     assert y.grad_fn.origin["modules"][0][1] == ()  # a constant input has no node
 
@@ -160,7 +160,7 @@ def test_parameters_are_named_by_their_module_path(pictures):
 
 def test_model_argument_names_calls_made_on_its_parts(pictures):
     model = pictures.SmallCNN()
-    x = Tensor(np.ones((1, 1, 8, 8), dtype=np.float32))
+    x = tensor(np.ones((1, 1, 8, 8), dtype=np.float32))
     out = model.classifier(model.features(x)).sum()  # model itself never called
     unnamed = {i["label"] for i in clusters(draw_graph(out, group="module")).values()}
     assert {"Sequential", "Sequential_2", "Sequential.0 · Conv2d"} <= unnamed  # two roots
@@ -181,7 +181,7 @@ def test_weight_sharing_draws_one_cluster_per_call_and_the_weight_once():
             return self.encoder(F.relu(self.encoder(x)))
 
     model = Twice()
-    loss = model(Tensor(np.ones((1, 2), dtype=np.float32))).sum()
+    loss = model(tensor(np.ones((1, 2), dtype=np.float32))).sum()
     dot = draw_graph(loss, group="module")
     labels = [i["label"] for i in clusters(dot).values()]
     assert labels.count("encoder (call 1) · Linear") == labels.count("encoder (call 2) · Linear") == 1
@@ -202,7 +202,7 @@ def test_weight_sharing_draws_one_cluster_per_call_and_the_weight_once():
 
 
 def test_graphs_without_modules_and_long_chains_inside_one():
-    x = Tensor([1.0, 2.0], requires_grad=True, name="x")
+    x = Tensor([1.0, 2.0], requires_grad=True, dtype=np.float64, name="x")
     plain = (x * 3).sum()
     grouped = draw_graph(plain, group="module")
     assert [n for n in clusters(grouped) if n not in (None, "cluster_legend")] == []
@@ -302,14 +302,14 @@ def test_stats_are_the_values_min_mean_max_and_the_gradient_norm(pictures):
     assert lo == mean == hi == g(loss.item()) and norm is None  # no .grad on an intermediate
     assert "‖grad‖" not in draw_graph(loss, group="module").source
     # One rounding rule, and a value that rounds to zero has no sign.
-    t = Tensor([-1e-9, 0.5, 2.0], requires_grad=True, name="t")
+    t = Tensor([-1e-9, 0.5, 2.0], requires_grad=True, dtype=np.float64, name="t")
     (t * 1).sum().backward()
     label = node_lines(d := draw_graph(t * 1, stats=True, precision=".2f"))[one(d, "t")]
     assert stats_of(label) == (("0.00", "0.83", "2.00"), "1.73")
 
 
 def log_of_zero():
-    x = Tensor([0.0, 1.0], requires_grad=True, name="x")
+    x = Tensor([0.0, 1.0], requires_grad=True, dtype=np.float64, name="x")
     y = x.log()  # -inf at 0: the first non-finite value
     z = y * 2.0  # -inf again, but from an input that already had it
     return x, (z + 1.0).sum()
@@ -328,9 +328,9 @@ def test_anomalies_mark_the_first_op_that_made_a_nan_or_inf():
     assert 'tooltip="first op to produce NaN/inf' in line
     assert "NaN/inf: first op" in node_lines(dot)["legend"]
     assert red(draw_graph(loss)) == set() and "NaN/inf" not in draw_graph(loss).source
-    finite = (Tensor([1.0, 2.0], requires_grad=True).log() * 2).sum()
+    finite = (tensor([1.0, 2.0], requires_grad=True).log() * 2).sum()
     assert red(draw_graph(finite, anomalies=True)) == set()
-    nan = (Tensor([-1.0], requires_grad=True).sqrt() + Tensor([1.0]).log()).sum()
+    nan = (tensor([-1.0], requires_grad=True).sqrt() + tensor([1.0]).log()).sum()
     only = draw_graph(nan, anomalies=True)
     assert red(only) == {one(only, "Sqrt")} and "1 nan of 1" in node_lines(only)[one(only, "Sqrt")]
 
@@ -348,7 +348,7 @@ def test_anomalies_mark_what_backward_noted_and_folded_modules_that_hold_it():
         def forward(self, v):
             return v.log() * 2.0
 
-    out = LogLayer()(Tensor([0.0, 1.0], requires_grad=True)).sum()
+    out = LogLayer()(tensor([0.0, 1.0], requires_grad=True)).sum()
     folded = draw_graph(out, group="module", depth=0, anomalies=True)
     assert red(folded) == {one(folded, "LogLayer")}
     assert "Log: first op to produce NaN/inf" in node_lines(folded)[one(folded, "LogLayer")]

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import tinygrad_pool
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 
 from helpers import leaf, load_script
 
@@ -62,8 +62,8 @@ def _requires_grad(t) -> bool:
 # ---- the two frameworks behind one interface --------------------------------------------------
 # Each op below is written once as fn(L, *leaves); L supplies the framework's functional module,
 # a constant-tensor constructor and an index-array converter.
-OURS = SimpleNamespace(F=F, const=lambda a: Tensor(np.array(a, dtype=np.float64)),
-                       idx=lambda a: Tensor(np.asarray(a)))
+OURS = SimpleNamespace(F=F, const=lambda a: tensor(np.array(a, dtype=np.float64)),
+                       idx=lambda a: tensor(np.asarray(a)))
 
 
 def _theirs(torch):
@@ -97,13 +97,13 @@ def double_backward_parity(torch, fn, *arrays, torch_fn=None, seed=0, grad_outpu
     ours = [leaf(a) for a in arrays]
     out = fn(*ours)
     _close(_np(out), _np(tout), "forward differs from PyTorch", rtol, atol)
-    W = Tensor(w, requires_grad=grad_output_requires_grad)
+    W = tensor(w, requires_grad=grad_output_requires_grad)
     g = ag.grad(out, ours, grad_outputs=W, create_graph=True)
     assert len(g) == len(ours)
     for k, (gk, tgk) in enumerate(zip(g, tg)):
         _close(_zeros_if_none(gk, arrays[k].shape), _np(tgk),
                f"first derivative of input {k} differs from PyTorch", rtol, atol)
-    terms = [(gk * Tensor(v)).sum() for gk, v in zip(g, vs) if gk is not None]
+    terms = [(gk * tensor(v)).sum() for gk, v in zip(g, vs) if gk is not None]
     s = terms[0]
     for term in terms[1:]:
         s = s + term
@@ -319,9 +319,9 @@ def test_piecewise_linear_ops_have_zero_second_derivative(rng, name):
     case = CASES[name]
     x = leaf(make_array(rng, case.arrays[0]))
     out = case.fn(OURS, x)
-    W = Tensor(rng.standard_normal(out.shape), requires_grad=True)
+    W = tensor(rng.standard_normal(out.shape), requires_grad=True)
     (g,) = ag.grad(out, [x], grad_outputs=W, create_graph=True)
-    s = (g * Tensor(rng.standard_normal(x.shape))).sum()
+    s = (g * tensor(rng.standard_normal(x.shape))).sum()
     dx, dw = ag.grad(s, [x, W], allow_unused=True)
     np.testing.assert_array_equal(_zeros_if_none(dx, x.shape), np.zeros(x.shape))
     assert dw is not None and np.abs(dw.numpy()).max() > 0
@@ -353,8 +353,8 @@ def test_double_backward_matches_finite_differences(rng, name):
     out = fn(*xs)
     w = rng.standard_normal(out.shape)
     vs = [rng.standard_normal(a.shape) for a in arrays]
-    g = ag.grad(out, xs, grad_outputs=Tensor(w), create_graph=True)
-    s = sum(((gk * Tensor(v)).sum() for gk, v in zip(g, vs)), Tensor(0.0))
+    g = ag.grad(out, xs, grad_outputs=tensor(w), create_graph=True)
+    s = sum(((gk * tensor(v)).sum() for gk, v in zip(g, vs)), tensor(0.0))
     second = ag.grad(s, xs, allow_unused=True)
     h = 1e-5
     plus = _first_derivatives(fn, [a + h * v for a, v in zip(arrays, vs)], w)
@@ -472,7 +472,7 @@ def test_article_network_hessian_vector_product_matches_torch(torch, rng, exampl
     tg, thvp = _hvp(torch.autograd.grad, tloss, tweights, vs, torch.tensor)
     loss, weights = _article_loss_ours(example)
     _close(loss.item(), tloss.item(), "loss")
-    g, hvp = _hvp(_autograd().grad, loss, weights, vs, Tensor)
+    g, hvp = _hvp(_autograd().grad, loss, weights, vs, tensor)
     for name, a, b in zip(["dW1", "dW2"], g, tg):
         _close(_np(a), _np(b), name)
     for name, a, b in zip(["(H v)_W1", "(H v)_W2"], hvp, thvp):
@@ -486,7 +486,7 @@ def test_article_network_hessian_vector_product_matches_finite_differences(rng, 
     windows come from identical image patches, so they stay tied under the perturbation."""
     loss, weights = _article_loss_ours(example)
     vs = [rng.standard_normal(w.shape) for w in weights]
-    _, hvp = _hvp(_autograd().grad, loss, weights, vs, Tensor)
+    _, hvp = _hvp(_autograd().grad, loss, weights, vs, tensor)
     w1, w2 = example.initial_weights()
     h, grads = 1e-6, []
     for sign in (1, -1):
@@ -580,7 +580,7 @@ def _compare_nested(got, expected, what):
 
 def _functional_inputs(torch, rng, shapes):
     arrays = [rng.standard_normal(s) for s in shapes]
-    return ([Tensor(a) for a in arrays], [torch.tensor(a) for a in arrays])
+    return ([tensor(a) for a in arrays], [torch.tensor(a) for a in arrays])
 
 
 FUNCTIONAL = {
@@ -615,7 +615,7 @@ def test_functional_hvp_matches_torch(torch, rng, name):
     v = [rng.standard_normal(s) for s in shapes]
     expected = torch.autograd.functional.hvp(partial(fn, _theirs(torch)), _pack(theirs, as_tuple),
                                              _pack([torch.tensor(a) for a in v], as_tuple))
-    got = _functional().hvp(partial(fn, OURS), _pack(ours, as_tuple), _pack([Tensor(a) for a in v],
+    got = _functional().hvp(partial(fn, OURS), _pack(ours, as_tuple), _pack([tensor(a) for a in v],
                                                                             as_tuple))
     assert isinstance(got, tuple) and len(got) == 2
     _compare_nested(got[0], expected[0], "func_output")
@@ -630,7 +630,7 @@ def test_functional_vjp_matches_torch(torch, rng, name):
     v = rng.standard_normal(out_shape)
     expected = torch.autograd.functional.vjp(partial(fn, _theirs(torch)), _pack(theirs, as_tuple),
                                              torch.tensor(v))
-    got = _functional().vjp(partial(fn, OURS), _pack(ours, as_tuple), Tensor(v))
+    got = _functional().vjp(partial(fn, OURS), _pack(ours, as_tuple), tensor(v))
     assert isinstance(got, tuple) and len(got) == 2
     _compare_nested(got[0], expected[0], "func_output")
     _compare_nested(got[1], expected[1], "vjp")
@@ -639,7 +639,7 @@ def test_functional_vjp_matches_torch(torch, rng, name):
 def test_functional_hessian_is_the_jacobian_of_the_gradient(rng):
     """Torch-free: hessian(f, x) for f(x) = Σ x_i³ + (Σ x_i)² is diag(6x) + 2."""
     x = rng.standard_normal(4)
-    got = _functional().hessian(lambda t: (t ** 3).sum() + t.sum() ** 2, Tensor(x))
+    got = _functional().hessian(lambda t: (t ** 3).sum() + t.sum() ** 2, tensor(x))
     _close(got.numpy(), np.diag(6 * x) + 2.0, "hessian")
 
 
@@ -652,7 +652,7 @@ def test_functional_jacobian_create_graph_is_differentiable(torch, rng):
     ox = leaf(x)
     j = _functional().jacobian(partial(f_vector, OURS), ox, create_graph=True)
     assert j.requires_grad
-    (grad,) = _autograd().grad((j * Tensor(c)).sum(), [ox])
+    (grad,) = _autograd().grad((j * tensor(c)).sum(), [ox])
     _close(_np(j), _np(tj), "jacobian")
     _close(_np(grad), _np(tgrad), "gradient of the jacobian")
 
@@ -710,7 +710,7 @@ def test_grad_with_create_graph_returns_tensors_with_grad_fn():
 def test_grad_of_several_outputs_sums_their_contributions():
     x = leaf([1.0, 2.0])
     (g,) = _autograd().grad([(x ** 2).sum(), x * 3], [x],
-                            grad_outputs=[Tensor(1.0), Tensor(np.array([1.0, 10.0]))])
+                            grad_outputs=[tensor(1.0), tensor(np.array([1.0, 10.0]))])
     np.testing.assert_allclose(g.numpy(), [2.0 + 3.0, 4.0 + 30.0])
 
 
@@ -787,7 +787,7 @@ def test_backward_inputs_accumulates_only_into_the_listed_leaves():
 
 def test_autograd_backward_with_grad_tensors_and_inputs():
     x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
-    _autograd().backward([x * w], grad_tensors=[Tensor(np.array([1.0, -1.0]))], inputs=[x])
+    _autograd().backward([x * w], grad_tensors=[tensor(np.array([1.0, -1.0]))], inputs=[x])
     assert w.grad is None
     np.testing.assert_allclose(x.grad.numpy(), [3.0, -4.0])
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 from tinygrad_pool.nn import init
 from tinygrad_pool.nn.module import Parameter
 
@@ -63,7 +63,7 @@ DRAWS = [
                          ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(DRAWS)])
 def test_each_draws_from_exactly_torchs_distribution(torch, monkeypatch, name, shape, kwargs):
     generator = RecordingGenerator()
-    t = Tensor(np.empty(shape, dtype=np.float32))
+    t = tensor(np.empty(shape, dtype=np.float32))
     assert getattr(init, name)(t, generator=generator, **kwargs) is t
     (ours,) = generator.calls
     theirs = torch_draw(torch, monkeypatch, name, shape, **kwargs)
@@ -76,7 +76,7 @@ def test_the_ranges_are_the_textbook_formulas():
     fan_out)), He's std = gain/√fan with b = √3·std."""
     def drawn(fn, shape, **kwargs):
         generator = RecordingGenerator()
-        fn(Tensor(np.empty(shape)), generator=generator, **kwargs)
+        fn(tensor(np.empty(shape)), generator=generator, **kwargs)
         return generator.calls[0][1:]
 
     assert drawn(init.xavier_uniform_, (30, 20)) == pytest.approx((-math.sqrt(6 / 50),
@@ -122,7 +122,7 @@ def test_large_draws_have_the_distributions_statistics(fn, kwargs, kind, params,
 
 
 def test_constant_fills():
-    t = Tensor(np.empty((2, 3), dtype=np.float32))
+    t = tensor(np.empty((2, 3), dtype=np.float32))
     assert init.constant_(t, 0.25) is t and np.all(t.numpy() == 0.25) and t.dtype == np.float32
     init.zeros_(t)
     assert not t.numpy().any()
@@ -137,7 +137,7 @@ def test_constant_fills():
     lambda t: init.kaiming_normal_(t)])
 def test_each_is_an_inplace_write_that_a_saved_graph_notices(torch, fill):
     weight = Parameter(np.ones((3, 2)))
-    x = Tensor(np.ones((4, 2)), requires_grad=True)
+    x = tensor(np.ones((4, 2)), requires_grad=True)
     out = x @ weight.T  # matmul saves the weight for x's gradient
     version = weight._version
     fill(weight)
@@ -154,7 +154,7 @@ def test_each_is_an_inplace_write_that_a_saved_graph_notices(torch, fill):
 
 def test_generators_make_draws_repeatable():
     def draw(**kwargs):
-        t = Tensor(np.empty((5, 4)))
+        t = tensor(np.empty((5, 4)))
         return init.kaiming_normal_(t, **kwargs).numpy().copy()
 
     np.testing.assert_array_equal(draw(generator=np.random.default_rng(3)),
@@ -179,7 +179,7 @@ def test_calculate_gain_is_torchs(torch, nonlinearity, param):
 
 
 def test_errors_have_torchs_types(torch):
-    t = Tensor(np.empty((3, 2)))
+    t = tensor(np.empty((3, 2)))
     cases = [  # (ours, torch's, our error, a pattern in our message)
         (lambda: init.calculate_gain("identity"), lambda: torch.nn.init.calculate_gain("identity"),
          ValueError, "unsupported nonlinearity 'identity'"),
@@ -193,7 +193,7 @@ def test_errors_have_torchs_types(torch):
         (lambda: init.kaiming_uniform_(t, mode="fan_avg"),
          lambda: torch.nn.init.kaiming_uniform_(torch.empty(3, 2), mode="fan_avg"), ValueError,
          "mode 'fan_avg' not supported"),
-        (lambda: init.xavier_uniform_(Tensor(np.empty(3))),
+        (lambda: init.xavier_uniform_(tensor(np.empty(3))),
          lambda: torch.nn.init.xavier_uniform_(torch.empty(3)), ValueError,
          r"fewer than 2 dimensions, got shape \(3,\)"),
         (lambda: init.constant_(t, "a"), lambda: torch.nn.init.constant_(torch.empty(2), "a"),
@@ -211,7 +211,7 @@ def test_errors_have_torchs_types(torch):
 
 
 def test_zero_element_tensors_are_left_alone_with_torchs_warning(torch):
-    empty = Tensor(np.empty((0, 3)))
+    empty = tensor(np.empty((0, 3)))
     with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
         assert init.kaiming_uniform_(empty) is empty
     with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):

@@ -20,7 +20,7 @@ class Ours:
 
     def __init__(self):
         import tinygrad_pool
-        self.Tensor = tinygrad_pool.Tensor
+        self.Tensor = tinygrad_pool.tensor  # (keeps the data's dtype, as torch.tensor)
         self.no_grad = tinygrad_pool.no_grad
         self.F, self.nn, self.optim = tinygrad_pool.nn.functional, tinygrad_pool.nn, tinygrad_pool.optim
         self.init = tinygrad_pool.nn.init
@@ -1051,33 +1051,33 @@ def test_random_inplace_programs_match_torch(ours, tfw, start, steps, seed):
 def test_augmented_assignment_with_an_array_rebinds_as_in_torch(torch):
     """``x += array``: no in-place op takes an array (torch's add_ refuses it), so Python falls
     back to ``x = x + array`` — a new tensor; the old one is unchanged."""
-    from tinygrad_pool import Tensor
+    from tinygrad_pool import tensor
     for fw in (torch, None):
-        x = torch.zeros(2) if fw else Tensor(np.zeros(2, np.float32))
+        x = torch.zeros(2) if fw else tensor(np.zeros(2, np.float32))
         alias = x
         with warnings.catch_warnings():  # (torch's own __array_wrap__ deprecation warning)
             warnings.simplefilter("ignore", DeprecationWarning)
             x += np.ones(2, np.float32)
         assert x is not alias and alias.sum().item() == 0 and x.sum().item() == 2
     with pytest.raises(TypeError, match=r"add_\(\): argument 'other' must be Tensor or Number"):
-        Tensor(np.zeros(2)).add_(np.ones(2))
+        tensor(np.zeros(2)).add_(np.ones(2))
 
 
 def test_a_refused_in_place_op_changes_nothing():
     """Every argument is checked before the write: data, version and node stay as they were."""
-    from tinygrad_pool import Tensor
-    base = Tensor(np.ones((2, 3), np.float32), requires_grad=True)
+    from tinygrad_pool import tensor
+    base = tensor(np.ones((2, 3), np.float32), requires_grad=True)
     x = base * 2
     node, data = x.grad_fn, x.numpy().copy()
-    for bad in (lambda: x.add_(Tensor(np.ones((3, 2), np.float32))),  # shape
-                lambda: x.mul_("a"), lambda: x.sub_(Tensor(np.ones(3, bool))),  # type, bool
+    for bad in (lambda: x.add_(tensor(np.ones((3, 2), np.float32))),  # shape
+                lambda: x.mul_("a"), lambda: x.sub_(tensor(np.ones(3, bool))),  # type, bool
                 lambda: x.clamp_(min=1j), lambda: x.copy_(np.ones((2, 3))),
                 lambda: x.uniform_(2.0, 1.0), lambda: x.normal_(0.0, -1.0)):
         with pytest.raises((TypeError, RuntimeError)):
             bad()
         assert x.grad_fn is node and x._version == 0
         np.testing.assert_array_equal(x.numpy(), data)
-    ints = Tensor(np.arange(6).reshape(2, 3))
+    ints = tensor(np.arange(6).reshape(2, 3))
     with pytest.raises(RuntimeError, match="add_: result type float32 can't be cast to the "
                                            "desired output type int64 of input"):
         ints.add_(1.5)

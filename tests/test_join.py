@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 from tinygrad_pool.ops.join import cat, chunk, split, stack
 
 from helpers import check_grad, leaf
@@ -72,7 +72,7 @@ def test_cat_gradient_is_each_inputs_slice():
                                     ("int64", "int32"), ("float32", "float64"), ("uint8", "int8"),
                                     ("bool", "bool")], ids=str)
 def test_cat_and_stack_promote_as_torch(torch, dtypes):
-    ours = [Tensor(np.ones(2, dtype=d)) for d in dtypes]
+    ours = [tensor(np.ones(2, dtype=d)) for d in dtypes]
     theirs = [torch.ones(2, dtype=getattr(torch, d)) for d in dtypes]
     assert str(cat(ours).dtype) == str(torch.cat(theirs).dtype).removeprefix("torch.")
     assert str(stack(ours).dtype) == str(torch.stack(theirs).dtype).removeprefix("torch.")
@@ -80,8 +80,8 @@ def test_cat_and_stack_promote_as_torch(torch, dtypes):
 
 def test_mixed_precision_cat_gives_each_input_a_gradient_of_its_own_dtype(torch, rng):
     a0, b0 = rng.standard_normal(3), rng.standard_normal(2)
-    a = Tensor(a0.astype(np.float32), requires_grad=True)
-    b = Tensor(b0, requires_grad=True)
+    a = tensor(a0.astype(np.float32), requires_grad=True)
+    b = tensor(b0, requires_grad=True)
     out = cat([a, b])
     assert out.dtype == np.float64
     (out * out).sum().backward()
@@ -94,7 +94,7 @@ def test_mixed_precision_cat_gives_each_input_a_gradient_of_its_own_dtype(torch,
 
 
 def test_cat_of_integers_needs_no_graph():
-    out = cat([Tensor(np.array([1, 2])), Tensor(np.array([3]))])
+    out = cat([tensor(np.array([1, 2])), tensor(np.array([3]))])
     np.testing.assert_array_equal(out.numpy(), [1, 2, 3])
     assert out.dtype == np.int64 and out.grad_fn is None
 
@@ -102,7 +102,7 @@ def test_cat_of_integers_needs_no_graph():
 # ---- chunk and split: torch's sizes, views of the input --------------------------------------
 @pytest.mark.parametrize("size", range(0, 11))
 def test_chunk_and_split_sizes_match_torch(torch, size):
-    x, tx = Tensor(np.zeros((2, size))), torch.zeros(2, size)
+    x, tx = tensor(np.zeros((2, size))), torch.zeros(2, size)
     for chunks in range(1, 7):
         assert [p.shape for p in chunk(x, chunks, 1)] == [p.shape for p in tx.chunk(chunks, 1)]
     for split_size in range(1 if size else 0, size + 2):
@@ -111,14 +111,14 @@ def test_chunk_and_split_sizes_match_torch(torch, size):
 
 
 def test_chunk_can_give_fewer_pieces_than_asked():
-    assert [p.shape[0] for p in chunk(Tensor(np.zeros(6)), 4)] == [2, 2, 2]
-    assert [p.shape[0] for p in chunk(Tensor(np.zeros(5)), 4)] == [2, 2, 1]
-    assert [p.shape[0] for p in chunk(Tensor(np.zeros(0)), 3)] == [0, 0, 0]
+    assert [p.shape[0] for p in chunk(tensor(np.zeros(6)), 4)] == [2, 2, 2]
+    assert [p.shape[0] for p in chunk(tensor(np.zeros(5)), 4)] == [2, 2, 1]
+    assert [p.shape[0] for p in chunk(tensor(np.zeros(0)), 3)] == [0, 0, 0]
 
 
 def test_pieces_are_views_sharing_memory_and_version(torch, rng):
     x0 = rng.standard_normal((5, 2))
-    x, tx = Tensor(x0), torch.tensor(x0)
+    x, tx = tensor(x0), torch.tensor(x0)
     pieces, tpieces = split(x, [2, 3]), tx.split([2, 3])
     assert type(pieces) is tuple and all(np.shares_memory(p.numpy(), x.numpy()) for p in pieces)
     pieces[1].mul_(3)

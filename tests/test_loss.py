@@ -16,7 +16,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor, autograd, no_grad
+from tinygrad_pool import autograd, no_grad, Tensor, tensor
 from tinygrad_pool.nn import loss as nn_loss
 from tinygrad_pool.ops import loss as L
 
@@ -32,9 +32,9 @@ LABELS_3D = np.array([[0, 4, 2], [1, 1, 3]])  # (2, 3) for (2, 5, 3) logits
 
 # ---- the two frameworks behind one interface ---------------------------------------------------
 def _ours(dtype):
-    return SimpleNamespace(F=L, const=lambda a: Tensor(np.array(a, dtype=dtype)),
-                           long=lambda a: Tensor(np.array(a, dtype=np.int64)),
-                           boolean=lambda a: Tensor(np.array(a, dtype=bool)))
+    return SimpleNamespace(F=L, const=lambda a: tensor(np.array(a, dtype=dtype)),
+                           long=lambda a: tensor(np.array(a, dtype=np.int64)),
+                           boolean=lambda a: tensor(np.array(a, dtype=bool)))
 
 
 def _theirs(torch, dtype):
@@ -142,7 +142,7 @@ def _np(t):
 def _parity(torch, fn, arrays, dtype, rtol, atol):
     """Forward and every input's gradient (for one random output weighting) against PyTorch."""
     theirs = [torch.tensor(a.astype(dtype), requires_grad=True) for a in arrays]
-    ours = [Tensor(a.astype(dtype), requires_grad=True) for a in arrays]
+    ours = [tensor(a.astype(dtype), requires_grad=True) for a in arrays]
     tout = _run(lambda: fn(_theirs(torch, dtype), *theirs))
     out = _run(lambda: fn(_ours(dtype), *ours))
     assert out.dtype == dtype and out.shape == tuple(tout.shape)
@@ -334,7 +334,7 @@ def test_mse_loss_gradcheck(rng, reduction):
     # both input and target may require grad
     check_grad(lambda x, t: F.mse_loss(x, t, reduction=reduction),
                rng.standard_normal((3, 4)), rng.standard_normal((3, 4)))
-    target = Tensor(rng.standard_normal((3, 4)))
+    target = tensor(rng.standard_normal((3, 4)))
     check_grad(lambda x: F.mse_loss(x, target, reduction=reduction), rng.standard_normal((3, 4)))
 
 
@@ -347,9 +347,9 @@ def test_softmax_family_gradcheck(rng, op, dim):
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_cross_entropy_gradcheck(rng, reduction):
-    check_grad(lambda x: F.cross_entropy(x, Tensor(LABELS), reduction=reduction),
+    check_grad(lambda x: F.cross_entropy(x, tensor(LABELS), reduction=reduction),
                rng.standard_normal((4, 5)))
-    check_grad(lambda x: F.cross_entropy(x, Tensor(LABELS), reduction=reduction),
+    check_grad(lambda x: F.cross_entropy(x, tensor(LABELS), reduction=reduction),
                rng.standard_normal((4, 5)) * 5)
 
 
@@ -358,7 +358,7 @@ def test_cross_entropy_equals_log_softmax_composition(rng):
     x = rng.standard_normal((4, 5))
     rows = np.arange(4)
     composed = -(F.log_softmax(leaf(x), 1)[rows, LABELS]).mean()
-    np.testing.assert_allclose(F.cross_entropy(leaf(x), Tensor(LABELS)).item(), composed.item())
+    np.testing.assert_allclose(F.cross_entropy(leaf(x), tensor(LABELS)).item(), composed.item())
 
 
 # ---- semantics, by hand ------------------------------------------------------------------------
@@ -371,7 +371,7 @@ def test_sum_of_squares_by_hand():
 
 
 def test_mse_loss_by_hand():
-    x, t = leaf([1.0, 2.0, 4.0]), Tensor(np.array([0.0, 2.0, 1.0]))
+    x, t = leaf([1.0, 2.0, 4.0]), tensor(np.array([0.0, 2.0, 1.0]))
     # squared errors [1, 0, 9]: mean 10/3, sum 10
     assert F.mse_loss(x, t).item() == pytest.approx(10 / 3)
     assert F.mse_loss(x, t, reduction="sum").item() == pytest.approx(10.0)
@@ -381,7 +381,7 @@ def test_mse_loss_by_hand():
 
 
 def test_l1_smooth_l1_and_huber_by_hand():
-    x, t = leaf([0.0, 0.5, 3.0, -2.0]), Tensor(np.zeros(4))
+    x, t = leaf([0.0, 0.5, 3.0, -2.0]), tensor(np.zeros(4))
     np.testing.assert_allclose(L.l1_loss(x, t, reduction="none").numpy(), [0.0, 0.5, 3.0, 2.0])
     # beta = 1: |d| < 1 -> d²/2; else |d| - 1/2
     np.testing.assert_allclose(L.smooth_l1_loss(x, t, reduction="none").numpy(),
@@ -395,17 +395,17 @@ def test_l1_smooth_l1_and_huber_by_hand():
 
 def test_softmax_rows_sum_to_one_and_log_softmax_is_its_log(rng):
     x = rng.standard_normal((3, 4))
-    p = F.softmax(Tensor(x), dim=1).numpy()
+    p = F.softmax(tensor(x), dim=1).numpy()
     np.testing.assert_allclose(p.sum(axis=1), np.ones(3))
     expected = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
     np.testing.assert_allclose(p, expected)
-    np.testing.assert_allclose(F.log_softmax(Tensor(x), 1).numpy(), np.log(expected))
+    np.testing.assert_allclose(F.log_softmax(tensor(x), 1).numpy(), np.log(expected))
 
 
 def test_cross_entropy_by_hand():
     # logits [0, 0] with label 0: -log(1/2) = log 2; gradient softmax - onehot = [-1/2, 1/2]
     x = leaf([[0.0, 0.0]])
-    loss = F.cross_entropy(x, Tensor(np.array([0])))
+    loss = F.cross_entropy(x, tensor(np.array([0])))
     assert loss.item() == pytest.approx(np.log(2))
     loss.backward()
     np.testing.assert_allclose(x.grad.numpy(), [[-0.5, 0.5]])
@@ -419,14 +419,14 @@ def test_nll_without_weights_or_ignored_targets_equals_the_weighted_path(rng, dt
     # NLLLoss skips the mask and the weights when every target counts with weight 1; weight=ones
     # takes the general path: the loss and the gradient must be the same bits, nan for an
     # empty 'mean' included, and under create_graph the gradient of the gradient too
-    labels = Tensor(rng.integers(0, shape[1], shape[:1] + shape[2:]))
+    labels = tensor(rng.integers(0, shape[1], shape[:1] + shape[2:]))
     values = np.log(rng.dirichlet(np.ones(shape[1]), shape[:1] + shape[2:])).astype(dtype)
     values = np.moveaxis(values, -1, 1)
     results = []
-    for weight in (None, Tensor(np.ones(shape[1], dtype))):
-        x = Tensor(values, requires_grad=True)
+    for weight in (None, tensor(np.ones(shape[1], dtype))):
+        x = tensor(values, requires_grad=True)
         loss = L.nll_loss(x, labels, weight=weight, reduction=reduction)
-        upstream = Tensor(np.linspace(0.5, 2, loss.numel(), dtype=dtype).reshape(loss.shape))
+        upstream = tensor(np.linspace(0.5, 2, loss.numel(), dtype=dtype).reshape(loss.shape))
         (grad,) = autograd.grad(loss, x, upstream, create_graph=True)
         results.append((loss.numpy(), grad.numpy()))
     assert results[0][0].dtype == results[1][0].dtype == dtype
@@ -436,8 +436,8 @@ def test_nll_without_weights_or_ignored_targets_equals_the_weighted_path(rng, dt
 
 def test_weighted_mean_divides_by_the_weights_of_the_targets_not_ignored():
     log_probs = leaf(np.log([[0.5, 0.25, 0.25], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]]))
-    weight = Tensor(np.array([1.0, 2.0, 4.0]))
-    labels = Tensor(np.array([0, 2, -100]))  # the third is ignored: its weight 4 does not count
+    weight = tensor(np.array([1.0, 2.0, 4.0]))
+    labels = tensor(np.array([0, 2, -100]))  # the third is ignored: its weight 4 does not count
     loss = L.nll_loss(log_probs, labels, weight=weight)
     expected = -(1 * np.log(0.5) + 4 * np.log(0.1)) / (1 + 4)
     assert loss.item() == pytest.approx(expected)
@@ -449,10 +449,10 @@ def test_label_smoothing_by_hand():
     # two classes, logits [0, 0] (p = 1/2 each), label 0, ε = 0.2:
     # (1 - ε)·(-log ½) + ε/2·(-log ½ - log ½) = log 2
     x = leaf([[0.0, 0.0], [0.0, 0.0]])
-    labels = Tensor(np.array([0, 1]))
+    labels = tensor(np.array([0, 1]))
     assert L.cross_entropy(x, labels, label_smoothing=0.2).item() == pytest.approx(np.log(2))
     # with weights [1, 3], label 0 only: nll 1·log 2 / 1; smooth (1 + 3)·log 2 / 1
-    w = Tensor(np.array([1.0, 3.0]))
+    w = tensor(np.array([1.0, 3.0]))
     got = L.cross_entropy(x[:1], labels[:1], weight=w, label_smoothing=0.2).item()
     assert got == pytest.approx(0.8 * np.log(2) + 0.1 * 4 * np.log(2))
 
@@ -460,7 +460,7 @@ def test_label_smoothing_by_hand():
 def test_probability_targets_by_hand():
     # target (1/4, 3/4) on logits [0, 0]: -(¼ log ½ + ¾ log ½) = log 2; gradient p - target
     x = leaf([[0.0, 0.0]])
-    target = Tensor(np.array([[0.25, 0.75]]))
+    target = tensor(np.array([[0.25, 0.75]]))
     loss = L.cross_entropy(x, target)
     assert loss.item() == pytest.approx(np.log(2))
     loss.backward()
@@ -477,7 +477,7 @@ def test_all_targets_ignored(torch, weighted, smoothing):
     weight = W5[:4] if weighted else None
     for reduction, expected in (("mean", np.nan), ("sum", 0.0)):
         ours = leaf(x)
-        loss = L.cross_entropy(ours, Tensor(labels), weight=None if weight is None else Tensor(weight),
+        loss = L.cross_entropy(ours, tensor(labels), weight=None if weight is None else tensor(weight),
                                reduction=reduction, label_smoothing=smoothing)
         theirs = torch.tensor(x, requires_grad=True)
         tloss = torch.nn.functional.cross_entropy(
@@ -502,9 +502,9 @@ def test_zero_total_weight_matches_torch(torch, smoothing):
 
 
 def test_empty_batch_mean_is_nan():
-    empty = Tensor(np.zeros(0))
-    for loss in (L.cross_entropy(leaf(np.zeros((0, 3))), Tensor(np.zeros(0, dtype=np.int64))),
-                 L.cross_entropy(leaf(np.zeros((0, 3))), Tensor(np.zeros((0, 3)))),
+    empty = tensor(np.zeros(0))
+    for loss in (L.cross_entropy(leaf(np.zeros((0, 3))), tensor(np.zeros(0, dtype=np.int64))),
+                 L.cross_entropy(leaf(np.zeros((0, 3))), tensor(np.zeros((0, 3)))),
                  L.mse_loss(leaf(np.zeros(0)), empty), L.l1_loss(leaf(np.zeros(0)), empty),
                  L.binary_cross_entropy_with_logits(leaf(np.zeros(0)), empty)):
         assert np.isnan(loss.item())
@@ -512,7 +512,7 @@ def test_empty_batch_mean_is_nan():
 
 def test_cross_entropy_is_stable_for_huge_logits():
     x = leaf([[1e4, 0.0, -1e4], [0.0, 1e4, 1e4]])
-    loss = F.cross_entropy(x, Tensor(np.array([1, 2])), reduction="none")
+    loss = F.cross_entropy(x, tensor(np.array([1, 2])), reduction="none")
     # row 0: label logit is 1e4 below the max -> loss 1e4 (exactly, to double precision)
     # row 1: two equal maxima, label on one -> log 2
     np.testing.assert_allclose(loss.numpy(), [1e4, np.log(2)])
@@ -528,10 +528,10 @@ def test_cross_entropy_is_stable_for_huge_logits():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_bce_with_logits_is_stable_for_huge_logits(dtype):
-    x = Tensor(np.array([1e4, -1e4, 1e4, -1e4], dtype=dtype), requires_grad=True)
-    t = Tensor(np.array([0.0, 1.0, 1.0, 0.0], dtype=dtype))
+    x = tensor(np.array([1e4, -1e4, 1e4, -1e4], dtype=dtype), requires_grad=True)
+    t = tensor(np.array([0.0, 1.0, 1.0, 0.0], dtype=dtype))
     loss = L.binary_cross_entropy_with_logits(x, t, reduction="none",
-                                              pos_weight=Tensor(np.array([2.0], dtype=dtype)))
+                                              pos_weight=tensor(np.array([2.0], dtype=dtype)))
     # wrong by 1e4 (weighted 2 for the positive) or right: exactly 1e4, 2e4, 0, 0
     np.testing.assert_array_equal(loss.numpy(), np.array([1e4, 2e4, 0.0, 0.0], dtype=dtype))
     loss.sum().backward()
@@ -541,7 +541,7 @@ def test_bce_with_logits_is_stable_for_huge_logits(dtype):
 
 def test_bce_clamps_its_logs_at_minus_100():
     x = leaf([0.0, 1.0, 0.0])
-    loss = L.binary_cross_entropy(x, Tensor(np.array([1.0, 0.0, 0.0])), reduction="none")
+    loss = L.binary_cross_entropy(x, tensor(np.array([1.0, 0.0, 0.0])), reduction="none")
     np.testing.assert_array_equal(loss.numpy(), [100.0, 100.0, 0.0])
     loss.sum().backward()
     # (x - t) / max(x (1 - x), 1e-12): finite where the log is clamped
@@ -549,30 +549,30 @@ def test_bce_clamps_its_logs_at_minus_100():
 
 
 def test_float32_losses_stay_float32():
-    x = Tensor(np.array([[1.0, 2.0, 3.0]], dtype=np.float32), requires_grad=True)
-    loss = F.cross_entropy(x, Tensor(np.array([1])))
+    x = tensor(np.array([[1.0, 2.0, 3.0]], dtype=np.float32), requires_grad=True)
+    loss = F.cross_entropy(x, tensor(np.array([1])))
     assert loss.dtype == np.float32
     loss.backward()
     assert x.grad.dtype == np.float32
-    target = Tensor(np.zeros((1, 3), dtype=np.float32))
+    target = tensor(np.zeros((1, 3), dtype=np.float32))
     for loss in (L.mse_loss(x, target), L.l1_loss(x, target), L.smooth_l1_loss(x, target),
                  L.huber_loss(x, target), L.binary_cross_entropy_with_logits(x, target),
                  L.binary_cross_entropy(x.sigmoid(), target),
-                 L.cross_entropy(x, Tensor(np.array([1])), weight=Tensor(np.ones(3, np.float32)),
+                 L.cross_entropy(x, tensor(np.array([1])), weight=tensor(np.ones(3, np.float32)),
                                  label_smoothing=0.1),
-                 L.cross_entropy(x, Tensor(np.full((1, 3), 1 / 3, dtype=np.float32)))):
+                 L.cross_entropy(x, tensor(np.full((1, 3), 1 / 3, dtype=np.float32)))):
         assert loss.dtype == np.float32
 
 
 def test_integer_regression_targets_take_the_input_dtype():
-    x = Tensor(np.array([0.5, 1.5], dtype=np.float32), requires_grad=True)
-    loss = L.mse_loss(x, Tensor(np.array([0, 2])))  # PyTorch promotes int64 to float32
+    x = tensor(np.array([0.5, 1.5], dtype=np.float32), requires_grad=True)
+    loss = L.mse_loss(x, tensor(np.array([0, 2])))  # PyTorch promotes int64 to float32
     assert loss.dtype == np.float32 and loss.item() == pytest.approx(0.25)
 
 
 def test_mse_loss_broadcasts_with_torchs_warning(torch):
     x = leaf(np.arange(4.0).reshape(4, 1))
-    t = Tensor(np.arange(3.0))
+    t = tensor(np.arange(3.0))
     with pytest.warns(UserWarning, match=r"mse_loss: Using a target size \(\(3,\)\) that is "
                                          r"different to the input size \(\(4, 1\)\)"):
         loss = L.mse_loss(x, t, reduction="none")
@@ -587,7 +587,7 @@ def test_deprecated_size_average_and_reduce(torch):
     tx, tt = torch.tensor(x.numpy()), torch.tensor(t)
     for size_average, reduce in [(False, None), (None, False), (True, True), (False, True)]:
         with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
-            ours = L.cross_entropy(x, Tensor(t), size_average=size_average, reduce=reduce)
+            ours = L.cross_entropy(x, tensor(t), size_average=size_average, reduce=reduce)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             theirs = torch.nn.functional.cross_entropy(tx, tt, size_average=size_average,
@@ -600,9 +600,9 @@ def test_deprecated_size_average_and_reduce(torch):
 
 
 def test_weight_is_constant_under_no_grad():
-    weight = Tensor(W5, requires_grad=True)  # an error with grad enabled (PyTorch's rule) ...
+    weight = tensor(W5, requires_grad=True)  # an error with grad enabled (PyTorch's rule) ...
     with no_grad():  # ... but not here
-        loss = L.cross_entropy(Tensor(np.zeros((4, 5))), Tensor(LABELS), weight=weight)
+        loss = L.cross_entropy(tensor(np.zeros((4, 5))), tensor(LABELS), weight=weight)
     assert loss.item() == pytest.approx(np.log(5))
 
 
@@ -704,7 +704,7 @@ def test_errors_are_torchs(torch, call, error, message):
 
 @pytest.mark.parametrize("loss", ["mse_loss", "cross_entropy"])
 def test_bad_reduction(loss):
-    args = (leaf(np.ones((2, 3))), Tensor(np.ones((2, 3)) if loss == "mse_loss" else np.array([0, 1])))
+    args = (leaf(np.ones((2, 3))), tensor(np.ones((2, 3)) if loss == "mse_loss" else np.array([0, 1])))
     with pytest.raises(ValueError, match=rf"{loss}: reduction must be one of .*'average'"):
         getattr(F, loss)(*args, reduction="average")
 
@@ -729,7 +729,7 @@ def test_log_softmax_and_softmax_match_torch(torch, rng, dim):
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_cross_entropy_matches_torch(torch, rng, reduction, scale):
     labels = torch.tensor(LABELS)
-    torch_parity(torch, lambda x: F.cross_entropy(x, Tensor(LABELS), reduction=reduction),
+    torch_parity(torch, lambda x: F.cross_entropy(x, tensor(LABELS), reduction=reduction),
                  rng.standard_normal((4, 5)) * scale,
                  torch_fn=lambda x: torch.nn.functional.cross_entropy(x, labels, reduction=reduction))
 
@@ -795,17 +795,17 @@ def test_module_defaults_match_torch(torch):
 
 
 def test_module_weight_buffer_loads_from_state_dict():
-    criterion = nn_loss.CrossEntropyLoss(weight=Tensor(np.ones(5)))
+    criterion = nn_loss.CrossEntropyLoss(weight=tensor(np.ones(5)))
     criterion.load_state_dict({"weight": W5})
     logits = np.random.default_rng(0).standard_normal((4, 5))
-    expected = L.cross_entropy(Tensor(logits), Tensor(LABELS), weight=Tensor(W5))
-    assert criterion(Tensor(logits), Tensor(LABELS)).item() == pytest.approx(expected.item())
+    expected = L.cross_entropy(tensor(logits), tensor(LABELS), weight=tensor(W5))
+    assert criterion(tensor(logits), tensor(LABELS)).item() == pytest.approx(expected.item())
 
 
 def test_module_bad_reduction_fails_on_call_as_torch():
     criterion = nn_loss.MSELoss(reduction="avg")  # PyTorch only complains when it is used
     with pytest.raises(ValueError, match="mse_loss: reduction must be one of"):
-        criterion(Tensor(np.zeros(2)), Tensor(np.zeros(2)))
+        criterion(tensor(np.zeros(2)), tensor(np.zeros(2)))
 
 
 def test_module_weight_must_be_a_tensor():

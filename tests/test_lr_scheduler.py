@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from tinygrad_pool import Tensor, nn, optim
+from tinygrad_pool import nn, optim, Tensor, tensor
 from tinygrad_pool.optim import lr_scheduler
 
 STEPS = 30
@@ -140,7 +140,7 @@ def test_reduce_on_plateau_matches_torch(torch, kwargs):
     # Improves, stalls, improves a little, stalls: with every setting the rate drops somewhere.
     metrics = [1.0, 0.8, 0.7] + [0.7] * 14 + [0.69, 0.6] + [0.6, 0.61, 0.59] * 7
     for step, metric in enumerate(metrics):
-        value = Tensor(np.array(metric)) if step % 2 else metric  # a 0-d Tensor works too
+        value = tensor(np.array(metric)) if step % 2 else metric  # a 0-d Tensor works too
         sched.step(value)
         tsched.step(metric)
         assert_close(sched.get_last_lr(), tsched.get_last_lr())
@@ -184,7 +184,7 @@ def test_optimizer_and_scheduler_resume_from_their_state_dicts(torch, opt_name, 
     tparams = [torch.nn.Parameter(torch.ones(2, 2, dtype=torch.float64)),
                torch.nn.Parameter(torch.ones(3, dtype=torch.float64))]
     finished = []
-    for framework, ps, as_tensor in ((tinygrad_pool, params, Tensor), (torch, tparams, torch.tensor)):
+    for framework, ps, as_tensor in ((tinygrad_pool, params, tensor), (torch, tparams, torch.tensor)):
         opt, sched = setup(framework, ps, *case)
         train(opt, sched, ps, as_tensor, seed=0)
         saved = opt.state_dict(), sched.state_dict()
@@ -198,8 +198,8 @@ def test_optimizer_and_scheduler_resume_from_their_state_dicts(torch, opt_name, 
 
     straight = [nn.Parameter(np.ones((2, 2))), nn.Parameter(np.ones(3))]
     straight_opt, straight_sched = setup(tinygrad_pool, straight, *case)
-    train(straight_opt, straight_sched, straight, Tensor, seed=0)
-    train(straight_opt, straight_sched, straight, Tensor, seed=1)
+    train(straight_opt, straight_sched, straight, tensor, seed=0)
+    train(straight_opt, straight_sched, straight, tensor, seed=1)
     for p, q, tp in zip(params, straight, tparams):
         np.testing.assert_array_equal(p.numpy(), q.numpy())
         np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-10)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 
 from helpers import check_grad, leaf, torch_parity
 
@@ -29,10 +29,10 @@ def test_matmul_gradcheck(rng, shapes):
 @pytest.mark.parametrize("shapes", SHAPES, ids=str)
 def test_matmul_forward_matches_numpy(rng, shapes):
     a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
-    out = Tensor(a) @ Tensor(b)
+    out = tensor(a) @ tensor(b)
     assert out.shape == np.matmul(a, b).shape
     np.testing.assert_allclose(out.numpy(), a @ b)
-    np.testing.assert_allclose(Tensor(a).matmul(Tensor(b)).numpy(), a @ b)
+    np.testing.assert_allclose(tensor(a).matmul(tensor(b)).numpy(), a @ b)
 
 
 def test_dot_product_gradient_by_hand():
@@ -72,7 +72,7 @@ def test_linear_gradcheck(rng, x_shape):
 
 
 def test_linear_is_one_node_whose_gradients_are_laid_out_as_the_parameters(rng):
-    x = Tensor(rng.standard_normal((2, 5, 3)))
+    x = tensor(rng.standard_normal((2, 5, 3)))
     w, b = leaf(rng.standard_normal((4, 3))), leaf(rng.standard_normal(1))  # b expands to 4
     out = F.linear(x, w, b)
     assert out.grad_fn.name == "Linear" and out.grad_fn.parents == (x, w, b)
@@ -86,7 +86,7 @@ def test_linear_is_one_node_whose_gradients_are_laid_out_as_the_parameters(rng):
 
 def test_linear_forward(rng):
     x, w, b = rng.standard_normal((4, 3)), rng.standard_normal((2, 3)), rng.standard_normal(2)
-    np.testing.assert_allclose(F.linear(Tensor(x), Tensor(w), Tensor(b)).numpy(), x @ w.T + b)
+    np.testing.assert_allclose(F.linear(tensor(x), tensor(w), tensor(b)).numpy(), x @ w.T + b)
 
 
 # ---- errors ---------------------------------------------------------------------------------

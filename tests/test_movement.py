@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tinygrad_pool import Tensor, autograd
+from tinygrad_pool import autograd, Tensor, tensor
 from tinygrad_pool.ops import movement as V
 
 from helpers import check_grad, leaf, torch_parity
@@ -24,20 +24,20 @@ def parity(torch, ours, theirs, *arrays, dtype=np.float64, seed=0):
     would give zero second derivatives whatever the ops did). Returns (out, torch_out)."""
     tol = TOLERANCE[dtype]
     rng = np.random.default_rng(seed)
-    xs = [Tensor(np.array(a, dtype=dtype), requires_grad=True) for a in arrays]
+    xs = [tensor(np.array(a, dtype=dtype), requires_grad=True) for a in arrays]
     ts = [torch.tensor(np.array(a, dtype=dtype), requires_grad=True) for a in arrays]
     out, tout = ours(*xs), theirs(*ts)
     assert tuple(out.shape) == tuple(tout.shape), (out.shape, tuple(tout.shape))
     assert out.dtype.name == str(tout.dtype).removeprefix("torch."), (out.dtype, tout.dtype)
     np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), **tol, err_msg="forward")
     w = rng.standard_normal(out.shape).astype(dtype)
-    grads = autograd.grad((out * out * Tensor(w)).sum(), xs, create_graph=True)
+    grads = autograd.grad((out * out * tensor(w)).sum(), xs, create_graph=True)
     tgrads = torch.autograd.grad((tout * tout * torch.tensor(w)).sum(), ts, create_graph=True)
     for k, (g, tg) in enumerate(zip(grads, tgrads)):
         np.testing.assert_allclose(g.numpy(), tg.detach().numpy(), **tol,
                                    err_msg=f"first derivative of input {k}")
     vs = [rng.standard_normal(a.shape).astype(dtype) for a in xs]
-    second = sum((g * Tensor(v)).sum() for g, v in zip(grads, vs))
+    second = sum((g * tensor(v)).sum() for g, v in zip(grads, vs))
     tsecond = sum((g * torch.tensor(v)).sum() for g, v in zip(tgrads, vs))
     # (an output with no elements leaves nothing to differentiate twice: zeros on both sides)
     if second.requires_grad:
@@ -114,12 +114,12 @@ def test_movement_forward_matches_numpy(rng, name):
         "step_slice": x[..., ::2], "negative_index": x[-1, -2], "mixed": x[0, :, 1:],
         "chain": x.transpose(1, 0, 2).reshape(3, -1)[:, ::-1][1:],
     }
-    out = MOVES[name](Tensor(x))
+    out = MOVES[name](tensor(x))
     np.testing.assert_array_equal(out.numpy(), np_moves[name])
 
 
 def test_transpose_swaps_two_dims_and_without_args_reverses():
-    x = Tensor(np.zeros((2, 3, 4)))
+    x = tensor(np.zeros((2, 3, 4)))
     assert x.transpose(0, 2).shape == (4, 3, 2)
     assert x.transpose(1, 2).shape == (2, 4, 3)
     assert x.transpose().shape == (4, 3, 2)
@@ -138,7 +138,7 @@ def test_repeated_indices_add_their_gradients():
 
 def test_index_with_a_tensor():
     x = leaf([1.0, 2.0, 3.0])
-    y = x[Tensor([2, 2])]
+    y = x[tensor([2, 2])]
     np.testing.assert_array_equal(y.numpy(), [3.0, 3.0])
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 2.0])
@@ -237,11 +237,11 @@ NEW_MOVES = {
                   (3, 6, 2)),
     "unflatten_last": (lambda x: V.unflatten(x, -1, [1, 2, 1]),
                        lambda T, x: x.unflatten(-1, [1, 2, 1]), (3, 2)),
-    "view_as": (lambda x: V.view_as(x, Tensor(np.zeros((3, 2)))),
+    "view_as": (lambda x: V.view_as(x, tensor(np.zeros((3, 2)))),
                 lambda T, x: x.view_as(T.zeros(3, 2))),
-    "reshape_as_transposed": (lambda x: V.reshape_as(V.t(x), Tensor(np.zeros(6))),
+    "reshape_as_transposed": (lambda x: V.reshape_as(V.t(x), tensor(np.zeros(6))),
                               lambda T, x: x.t().reshape_as(T.zeros(6)), (2, 3)),
-    "expand_as": (lambda x: V.expand_as(x, Tensor(np.zeros((4, 2, 5, 3, 2)))),
+    "expand_as": (lambda x: V.expand_as(x, tensor(np.zeros((4, 2, 5, 3, 2)))),
                   lambda T, x: x.expand_as(T.zeros(4, 2, 5, 3, 2))),
     "t_matrix": (V.t, lambda T, x: x.t(), (2, 3)),
     "t_vector": (V.t, lambda T, x: x.t(), (3,)),
@@ -299,7 +299,7 @@ def test_contiguous_returns_the_tensor_itself_when_it_already_is():
 
 
 def test_pad_always_makes_a_new_tensor_and_truncates_values_for_integers(torch):
-    x = Tensor(np.arange(6).reshape(2, 3))
+    x = tensor(np.arange(6).reshape(2, 3))
     out = V.pad(x, (1, 1), value=1.7)
     expected = torch.nn.functional.pad(torch.arange(6).reshape(2, 3), (1, 1), value=1.7)
     assert out.dtype == np.int64
@@ -317,9 +317,9 @@ VIEWS = {
     "t_of_2d": (lambda b: V.t(b[0]), lambda T, b: b[0].t()),
     "mT": (V.matrix_transpose, lambda T, b: b.mT),
     "narrow": (lambda b: V.narrow(b, 2, 1, 2), lambda T, b: b.narrow(2, 1, 2)),
-    "view_as": (lambda b: V.view_as(b, Tensor(np.zeros((3, 4)))),
+    "view_as": (lambda b: V.view_as(b, tensor(np.zeros((3, 4)))),
                 lambda T, b: b.view_as(T.zeros(3, 4))),
-    "int_tensor_index": (lambda b: b[Tensor(np.array(2))], lambda T, b: b[T.tensor(2)]),
+    "int_tensor_index": (lambda b: b[tensor(np.array(2))], lambda T, b: b[T.tensor(2)]),
 }
 
 
@@ -338,13 +338,13 @@ def test_views_share_memory_and_version_and_writes_reach_the_base(torch, rng, na
     tview.mul_(2)
     assert base._version == view._version == before + 1
     np.testing.assert_array_equal(base.numpy(), tbase.detach().numpy())
-    (base * Tensor(w)).sum().backward()
+    (base * tensor(w)).sum().backward()
     (tbase * torch.tensor(w)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
 
 
 def test_base_writes_show_in_the_views():
-    base = Tensor(np.zeros((2, 3)))
+    base = tensor(np.zeros((2, 3)))
     view = V.narrow(base, 1, 1, 2)
     base.fill_(4.0)
     np.testing.assert_array_equal(view.numpy(), np.full((2, 2), 4.0))
@@ -352,7 +352,7 @@ def test_base_writes_show_in_the_views():
 
 
 def test_copies_do_not_share_memory():
-    x = Tensor(np.zeros((2, 3)))
+    x = tensor(np.zeros((2, 3)))
     for out in (V.repeat(x, 1, 1), V.roll(x, 1), V.pad(x, (0, 0)), V.contiguous(V.t(x))):
         assert not np.shares_memory(out.numpy(), x.numpy())
 
@@ -406,8 +406,8 @@ NEW_ERRORS = [
     (lambda x: V.unflatten(x, 1, ()), RuntimeError, r"unflatten: sizes must be non-empty"),
     (lambda x: V.unflatten(x, 1, (3.0,)), TypeError, r"unflatten: sizes must be a tuple of ints"),
     (lambda x: V.view_as(x, np.zeros(24)), TypeError, r"view_as: other must be a Tensor, got ndarray"),
-    (lambda x: V.reshape_as(x, Tensor(np.zeros(5))), RuntimeError, r"reshape_as: other's shape \(5,\)"),
-    (lambda x: V.expand_as(x, Tensor(np.zeros((3, 3, 4)))), RuntimeError, r"expand_as: the expanded size 3 in other's shape"),
+    (lambda x: V.reshape_as(x, tensor(np.zeros(5))), RuntimeError, r"reshape_as: other's shape \(5,\)"),
+    (lambda x: V.expand_as(x, tensor(np.zeros((3, 3, 4)))), RuntimeError, r"expand_as: the expanded size 3 in other's shape"),
     (lambda x: V.t(x), RuntimeError, r"t: expects a tensor with <= 2 dimensions, but input is 3D"),
     (lambda x: V.matrix_transpose(x[0, 0]), RuntimeError, r"mT: .*Got 1-D tensor"),
     (lambda x: V.repeat(x, 2, 2), RuntimeError, r"repeat: the number of repeats \(2, 2\) can not be"),
@@ -465,7 +465,7 @@ def _torch_call(torch, fn):
         expand_as=lambda x, o: x.expand_as(o), t=torch.t, matrix_transpose=lambda x: x.mT,
         repeat=lambda x, *r: x.repeat(*r), narrow=torch.narrow, roll=torch.roll,
         pad=torch.nn.functional.pad)
-    globals_ = dict(fn.__globals__, V=swapped, Tensor=lambda a: torch.tensor(a))
+    globals_ = dict(fn.__globals__, V=swapped, tensor=lambda a: torch.tensor(a))
     types.FunctionType(fn.__code__, globals_)(torch.ones(2, 3, 4, dtype=torch.float64))
 
 
@@ -496,7 +496,7 @@ INDEX_NAMES = sorted(_tensor_indices(np.asarray))
 
 @pytest.mark.parametrize("name", INDEX_NAMES)
 def test_tensor_index_reads_match_torch(torch, rng, name):
-    ours, theirs = _tensor_indices(Tensor)[name], _tensor_indices(torch.tensor)[name]
+    ours, theirs = _tensor_indices(tensor)[name], _tensor_indices(torch.tensor)[name]
     parity(torch, lambda x: x[ours], lambda x: x[theirs], rng.standard_normal((3, 4, 2)))
     parity(torch, lambda x: x[ours], lambda x: x[theirs], rng.standard_normal((3, 4, 2)),
            dtype=np.float32)
@@ -506,7 +506,7 @@ def test_tensor_index_reads_match_torch(torch, rng, name):
 def test_tensor_index_writes_match_torch(torch, rng, name):
     """base[index] = value (a value requiring grad, broadcast to the indexed shape): the new
     base and the gradients of x and of value as in torch."""
-    ours, theirs = _tensor_indices(Tensor)[name], _tensor_indices(torch.tensor)[name]
+    ours, theirs = _tensor_indices(tensor)[name], _tensor_indices(torch.tensor)[name]
     x0 = rng.standard_normal((3, 4, 2))
     shape = tuple(torch.zeros(3, 4, 2)[theirs].shape)
     v0 = rng.standard_normal(shape[-1:])  # broadcast along all but the last indexed dim
@@ -517,7 +517,7 @@ def test_tensor_index_writes_match_torch(torch, rng, name):
     base[ours] = v
     tbase[theirs] = tv
     np.testing.assert_array_equal(base.numpy(), tbase.detach().numpy())
-    (base * Tensor(w)).sum().backward()
+    (base * tensor(w)).sum().backward()
     (tbase * torch.tensor(w)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
     np.testing.assert_allclose(v.grad.numpy(), tv.grad.numpy(), rtol=1e-12)
@@ -525,35 +525,35 @@ def test_tensor_index_writes_match_torch(torch, rng, name):
 
 def test_bool_mask_write_of_a_number_matches_torch(torch, rng):
     x0 = rng.standard_normal((3, 4))
-    x, tx = Tensor(x0), torch.tensor(x0)
+    x, tx = tensor(x0), torch.tensor(x0)
     x[x > 0] = 0.0
     tx[tx > 0] = 0.0
     np.testing.assert_array_equal(x.numpy(), tx.numpy())
 
 
 def test_index_by_a_0d_int_tensor_is_a_view_as_torchs_select():
-    x = Tensor(np.arange(6.0).reshape(2, 3))
-    row = x[Tensor(np.array(1))]
+    x = tensor(np.arange(6.0).reshape(2, 3))
+    row = x[tensor(np.array(1))]
     assert np.shares_memory(row.numpy(), x.numpy())
     row.fill_(0.0)
     np.testing.assert_array_equal(x.numpy(), [[0, 1, 2], [0, 0, 0]])
 
 
 def test_index_errors_as_torch():
-    x = Tensor(np.zeros((3, 4)))
+    x = tensor(np.zeros((3, 4)))
     with pytest.raises(IndexError, match="index: tensors used as indices must be long, int, "
                                          "byte or bool tensors, got one of dtype float64"):
-        x[Tensor(np.array([1.0]))]
+        x[tensor(np.array([1.0]))]
     with pytest.raises(ValueError, match=r"index: step must be greater than zero, got slice"):
         x[::-1]
     with pytest.raises(IndexError, match=r"index: .*\(3, 4\)"):
-        x[Tensor(np.array([True, False]))]
+        x[tensor(np.array([True, False]))]
     with pytest.raises(IndexError, match=r"index: .*\(3, 4\)"):
-        x[Tensor(np.array([5]))]
+        x[tensor(np.array([5]))]
     with pytest.raises(IndexError, match=r"index: index 5 is out of bounds.*\(3, 4\)"):
-        x[Tensor(np.array([5]))] = 1.0
+        x[tensor(np.array([5]))] = 1.0
     with pytest.raises(RuntimeError, match=r"index: shape mismatch.*value shape \(3, 3\)"):
-        x[Tensor(np.array([0, 1]))] = Tensor(np.ones((3, 3)))
+        x[tensor(np.array([0, 1]))] = tensor(np.ones((3, 3)))
     assert x._version == 0
 
 
@@ -575,7 +575,7 @@ def test_view_refuses_what_its_strides_cannot_express_as_torch(torch):
 def test_a_bool_index_writes_through_as_torch(torch, rng):
     """``x[True] = row`` writes every row (a 0-d mask: NumPy's copy, not a view)."""
     x, row = rng.standard_normal((3, 4)), rng.standard_normal(4)
-    ours, theirs = Tensor(x.copy()), torch.tensor(x)
-    ours[True], theirs[True] = Tensor(row), torch.tensor(row)
+    ours, theirs = tensor(x.copy()), torch.tensor(x)
+    ours[True], theirs[True] = tensor(row), torch.tensor(row)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     assert ours[True].shape == tuple(theirs[True].shape) == (1, 3, 4)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool
-from tinygrad_pool import Tensor, nn
+from tinygrad_pool import nn, Tensor, tensor
 from tinygrad_pool.nn import init
 
 
@@ -22,7 +22,7 @@ class TwoBranch(nn.Module):
         self.features = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU())
         self.scale = nn.Parameter(np.ones(1))
         self.head = nn.Linear(2 * 2 * 2, 2)
-        self.not_a_parameter = Tensor(np.zeros(3))  # a plain Tensor is not registered
+        self.not_a_parameter = tensor(np.zeros(3))  # a plain Tensor is not registered
 
     def forward(self, x):
         return self.head(self.features(x).flatten(1)) * self.scale
@@ -90,13 +90,13 @@ def test_sequential_indexing_slicing_and_call():
     assert isinstance(head, nn.Sequential) and [n for n, _ in head.named_children()] == ["3", "4"]
     with pytest.raises(IndexError):
         model[5]
-    x = Tensor(np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype(np.float32))
+    x = tensor(np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype(np.float32))
     assert model(x).shape == (2, 3)
 
 
 def test_zero_grad_sets_grads_to_none_and_backward_reaches_every_parameter():
     model = small_cnn()
-    x = Tensor(np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype(np.float32))
+    x = tensor(np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype(np.float32))
     model(x).sum().backward()
     assert all(p.grad is not None and p.grad.shape == p.shape for p in model.parameters())
     model.zero_grad()
@@ -131,7 +131,7 @@ def test_state_dict_round_trip_into_a_fresh_model():
     assert target[0].weight is weight_object  # loaded in place: optimizers keep their references
     for (name, a), (_, b) in zip(source.named_parameters(), target.named_parameters()):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
-    x = Tensor(rng.standard_normal((3, 1, 4, 4)).astype(np.float32))
+    x = tensor(rng.standard_normal((3, 1, 4, 4)).astype(np.float32))
     np.testing.assert_array_equal(source(x).numpy(), target(x).numpy())
 
 
@@ -169,7 +169,7 @@ def test_load_state_dict_non_strict_returns_the_key_lists_but_still_refuses_bad_
 
 def test_load_state_dict_casts_to_the_parameter_dtype():
     layer = nn.Linear(2, 2)
-    layer.load_state_dict({"weight": np.ones((2, 2), dtype=np.float64), "bias": Tensor([1.0, 2.0])})
+    layer.load_state_dict({"weight": np.ones((2, 2), dtype=np.float64), "bias": tensor([1.0, 2.0])})
     assert layer.weight.dtype == np.float32 and np.all(layer.weight.numpy() == 1)
     np.testing.assert_array_equal(layer.bias.numpy(), [1, 2])
 
@@ -278,7 +278,7 @@ def test_layers_match_torch_with_copied_weights(torch, name, kwargs):
             assert tuple(getattr(theirs, param_name).shape) == param.shape
             getattr(theirs, param_name).copy_(torch.from_numpy(param.numpy()))
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
-    out = ours(Tensor(x))
+    out = ours(tensor(x))
     expected = theirs(torch.from_numpy(x)).detach().numpy()
     assert out.shape == expected.shape and out.dtype == np.float32
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-5)
@@ -290,7 +290,7 @@ def test_linear_matches_torch_forward_and_backward(torch):
     ours, theirs = nn.Linear(5, 3), torch.nn.Linear(5, 3)
     theirs.load_state_dict({k: torch.from_numpy(v.numpy()) for k, v in ours.state_dict().items()})
     x = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
-    out, expected = ours(Tensor(x)), theirs(torch.from_numpy(x))
+    out, expected = ours(tensor(x)), theirs(torch.from_numpy(x))
     np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), rtol=1e-6, atol=1e-6)
     (out * out).sum().backward()
     (expected * expected).sum().backward()
@@ -306,7 +306,7 @@ def test_torch_state_dict_loads_into_our_model(torch):
     ours = small_cnn()
     ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
     x = np.random.default_rng(2).standard_normal((2, 1, 4, 4)).astype(np.float32)
-    np.testing.assert_allclose(ours(Tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(),
+    np.testing.assert_allclose(ours(tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
 
 
@@ -325,7 +325,7 @@ def _params_with_grads(torch, dtypes, seed=0, scale=1.0):
         p, q = nn.Parameter(value), torch.nn.Parameter(torch.tensor(value))
         if k < len(dtypes):  # the last parameter has no gradient: it is skipped
             grad = (rng.standard_normal(shape) * scale).astype(dtype)
-            p.grad, q.grad = Tensor(grad), torch.tensor(grad)
+            p.grad, q.grad = tensor(grad), torch.tensor(grad)
         ours.append(p)
         theirs.append(q)
     return ours, theirs
@@ -402,7 +402,7 @@ def test_parameters_to_vector_matches_torch_and_is_differentiable(torch, dtypes)
     assert v.dtype == np.dtype(str(tv.dtype).replace("torch.", ""))
     np.testing.assert_array_equal(v.numpy(), tv.detach().numpy())
     weights = np.random.default_rng(5).standard_normal(v.shape)
-    (v * v * Tensor(weights)).sum().backward()
+    (v * v * tensor(weights)).sum().backward()
     (tv * tv * torch.tensor(weights)).sum().backward()
     for p, q in zip(ours, theirs):
         assert p.grad.dtype == p.dtype
@@ -421,7 +421,7 @@ def test_vector_to_parameters_matches_torch(torch):
     ours, theirs = _params_with_grads(torch, (np.float32, np.float32))
     n = sum(p.numel() for p in ours)
     vec = np.arange(n + 2, dtype=np.float64)  # longer than needed: the rest is ignored (torch)
-    v, tv = Tensor(vec), torch.tensor(vec)
+    v, tv = tensor(vec), torch.tensor(vec)
     param_objects = list(ours)
     utils.vector_to_parameters(v, ours)
     torch.nn.utils.vector_to_parameters(tv, theirs)
@@ -432,8 +432,8 @@ def test_vector_to_parameters_matches_torch(torch):
     with pytest.raises(TypeError, match="expected a Tensor, but got: list"):
         utils.vector_to_parameters([1.0], ours)
     with pytest.raises(RuntimeError, match=r"shape '\[3, 4\]' is invalid for input of size 2"):
-        utils.vector_to_parameters(Tensor(np.zeros(2)), ours)
+        utils.vector_to_parameters(tensor(np.zeros(2)), ours)
     held = ours[0].numpy()
     with pytest.raises(RuntimeError, match=r"shape '\[5\]' is invalid for input of size 1"):
-        utils.vector_to_parameters(Tensor(np.zeros(13)), ours)  # the first fits, not the second
+        utils.vector_to_parameters(tensor(np.zeros(13)), ours)  # the first fits, not the second
     assert ours[0].numpy() is held  # nothing changed

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 from tinygrad_pool.nn.module import Module
 from tinygrad_pool.nn.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from tinygrad_pool.ops.normalization import Standardize, batch_norm, layer_norm
@@ -30,7 +30,7 @@ def _double_backward_parity(torch, fn, torch_fn, arrays, seed=0):
     theirs = [torch.tensor(np.array(a, np.float64), requires_grad=True) for a in arrays]
     out, tout = fn(*ours), torch_fn(*theirs)
     weights = rng.standard_normal(out.shape)
-    first = tinygrad_grad(((out * out * out) * Tensor(weights)).sum(), ours)
+    first = tinygrad_grad(((out * out * out) * tensor(weights)).sum(), ours)
     tfirst = torch.autograd.grad((tout ** 3 * torch.tensor(weights)).sum(), theirs, create_graph=True)
     for g, tg in zip(first, tfirst):
         np.testing.assert_allclose(g.numpy(), tg.detach().numpy(), **F64)
@@ -59,7 +59,7 @@ def test_batch_norm_training_gradcheck(rng, shape):
 @pytest.mark.parametrize("shape", BN_SHAPES, ids=str)
 def test_batch_norm_eval_gradcheck(rng, shape):
     c = shape[1]
-    mean, var = Tensor(rng.standard_normal(c)), Tensor(rng.random(c) + 0.5)
+    mean, var = tensor(rng.standard_normal(c)), tensor(rng.random(c) + 0.5)
     check_grad(lambda x, w, b: batch_norm(x, mean, var, w, b, training=False),
                rng.standard_normal(shape), rng.standard_normal(c), rng.standard_normal(c))
 
@@ -88,7 +88,7 @@ def test_standardize_backward_matches_its_composition_of_tensor_ops(rng):
     for fn in (lambda x: Standardize.apply(x, axes=axes, eps=eps), composed):
         x = leaf(data)
         y = fn(x)
-        (grad,) = tinygrad_grad(((y * y * y) * Tensor(weights)).sum(), [x])
+        (grad,) = tinygrad_grad(((y * y * y) * tensor(weights)).sum(), [x])
         (grad * grad).sum().backward()
         results.append((y.numpy(), grad.numpy(), x.grad.numpy()))
     for ours, reference in zip(*results):
@@ -101,7 +101,7 @@ def test_standardize_backward_matches_its_composition_of_tensor_ops(rng):
 def test_batch_norm_matches_torch_float64(torch, rng, shape, training):
     c = shape[1]
     mean, var = rng.standard_normal(c), rng.random(c) + 0.5
-    ours_stats = [Tensor(mean), Tensor(var)]
+    ours_stats = [tensor(mean), tensor(var)]
     theirs_stats = [torch.tensor(mean), torch.tensor(var)]
     torch_parity(torch, lambda x, w, b: batch_norm(x, *ours_stats, w, b, training, 0.3, 1e-3),
                  rng.standard_normal(shape), rng.standard_normal(c), rng.standard_normal(c),
@@ -138,7 +138,7 @@ def test_batch_norm_double_backward_matches_torch(torch, rng, training):
     mean, var = rng.standard_normal(3), rng.random(3) + 0.5
     _double_backward_parity(
         torch,
-        lambda x, w, b: batch_norm(x, Tensor(mean), Tensor(var), w, b, training=training),
+        lambda x, w, b: batch_norm(x, tensor(mean), tensor(var), w, b, training=training),
         lambda x, w, b: _torch_f(torch).batch_norm(x, torch.tensor(mean), torch.tensor(var), w,
                                                     b, training=training),
         [rng.standard_normal((4, 3, 2, 3)), rng.standard_normal(3), rng.standard_normal(3)])
@@ -161,7 +161,7 @@ def test_random_batch_norm_matches_torch(torch, shape, training, momentum, eps, 
     rng = np.random.default_rng(seed)
     c = shape[1]
     mean, var = rng.standard_normal(c), rng.random(c) + 0.1
-    ours_stats, theirs_stats = [Tensor(mean), Tensor(var)], [torch.tensor(mean), torch.tensor(var)]
+    ours_stats, theirs_stats = [tensor(mean), tensor(var)], [torch.tensor(mean), torch.tensor(var)]
     torch_parity(torch, lambda x, w, b: batch_norm(x, *ours_stats, w, b, training, momentum, eps),
                  rng.standard_normal(shape) * 3 + 1, rng.standard_normal(c), rng.standard_normal(c),
                  torch_fn=lambda x, w, b: _torch_f(torch).batch_norm(
@@ -217,10 +217,10 @@ def test_batch_norm_module_training_steps_match_torch(torch, kind, shape, kwargs
     for step in range(4):  # a few SGD steps: outputs, gradients, running stats all follow torch
         x = (rng.standard_normal(shape) * (step + 1) + step).astype(dtype)
         target = rng.standard_normal(shape).astype(dtype)
-        ours_x, tx = Tensor(x, requires_grad=True), torch.from_numpy(x.copy()).requires_grad_()
+        ours_x, tx = tensor(x, requires_grad=True), torch.from_numpy(x.copy()).requires_grad_()
         out, tout = ours(ours_x), theirs(tx)
         np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), **tolerance)
-        ((out - Tensor(target)) ** 2).mean().backward()
+        ((out - tensor(target)) ** 2).mean().backward()
         ((tout - torch.from_numpy(target)) ** 2).mean().backward()
         np.testing.assert_allclose(ours_x.grad.numpy(), tx.grad.numpy(), **tolerance)
         for (name, p), tp in zip(ours.named_parameters(), theirs.parameters()):
@@ -237,7 +237,7 @@ def test_batch_norm_module_training_steps_match_torch(torch, kind, shape, kwargs
     ours.eval()
     theirs.eval()
     x = rng.standard_normal(shape).astype(dtype)
-    np.testing.assert_allclose(ours(Tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(),
+    np.testing.assert_allclose(ours(tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(),
                                **tolerance)
     assert ours.num_batches_tracked.item() == 4  # eval does not count batches
 
@@ -246,7 +246,7 @@ def test_batch_norm_momentum_none_is_the_cumulative_average(rng):
     bn = BatchNorm1d(2, momentum=None, affine=False, dtype=np.float64)
     batches = [rng.standard_normal((6, 2)) * (k + 1) for k in range(3)]
     for batch in batches:
-        bn(Tensor(batch))
+        bn(tensor(batch))
     np.testing.assert_allclose(bn.running_mean.numpy(), np.mean([b.mean(0) for b in batches], 0))
     np.testing.assert_allclose(bn.running_var.numpy(),
                                np.mean([b.var(0, ddof=1) for b in batches], 0))
@@ -259,7 +259,7 @@ def test_batch_norm_without_running_stats_uses_batch_statistics_in_eval(torch, r
     bn.eval()
     tbn.eval()
     x = rng.standard_normal((2, 3, 4, 4)) * 5 + 2
-    out = bn(Tensor(x)).numpy()
+    out = bn(tensor(x)).numpy()
     np.testing.assert_allclose(out, tbn(torch.from_numpy(x)).detach().numpy(), **F64)
     np.testing.assert_allclose(out.mean(axis=(0, 2, 3)), 0, atol=1e-12)  # batch statistics
 
@@ -272,7 +272,7 @@ def test_batch_norm_eval_uses_running_stats(rng):
     bn.bias.numpy()[...] = [0.0, 3.0]
     x = rng.standard_normal((5, 2))
     expected = (x - [1.0, -2.0]) / np.sqrt(np.array([4.0, 0.25]) + 1e-5) * [2.0, 1.0] + [0.0, 3.0]
-    np.testing.assert_allclose(bn(Tensor(x)).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(bn(tensor(x)).numpy(), expected, rtol=1e-12)
     np.testing.assert_array_equal(bn.running_mean.numpy(), [1.0, -2.0])
 
 
@@ -294,7 +294,7 @@ def test_batch_norm_running_stats_are_written_in_place_with_a_version_bump(rng):
     bn = BatchNorm2d(3)
     mean, var, count = bn.running_mean, bn.running_var, bn.num_batches_tracked
     versions = (mean._version, var._version, count._version)
-    bn(Tensor(rng.standard_normal((2, 3, 2, 2)).astype(np.float32)))
+    bn(tensor(rng.standard_normal((2, 3, 2, 2)).astype(np.float32)))
     assert bn.running_mean is mean and bn.running_var is var and bn.num_batches_tracked is count
     assert (mean._version, var._version, count._version) > versions
     assert all(new > old for new, old in zip((mean._version, var._version, count._version),
@@ -305,14 +305,14 @@ def test_batch_norm_running_stats_are_written_in_place_with_a_version_bump(rng):
 def test_batch_norm_reset_running_stats_and_parameters(rng):
     bn = BatchNorm1d(3)
     for _ in range(2):
-        bn(Tensor(rng.standard_normal((4, 3)).astype(np.float32)))
+        bn(tensor(rng.standard_normal((4, 3)).astype(np.float32)))
     bn.weight.numpy()[...] = 5
     bn.reset_running_stats()
     np.testing.assert_array_equal(bn.running_mean.numpy(), 0)
     np.testing.assert_array_equal(bn.running_var.numpy(), 1)
     assert bn.num_batches_tracked.item() == 0
     np.testing.assert_array_equal(bn.weight.numpy(), 5)  # parameters untouched
-    bn(Tensor(rng.standard_normal((4, 3)).astype(np.float32)))
+    bn(tensor(rng.standard_normal((4, 3)).astype(np.float32)))
     bn.reset_parameters()
     np.testing.assert_array_equal(bn.weight.numpy(), 1)
     np.testing.assert_array_equal(bn.bias.numpy(), 0)
@@ -330,7 +330,7 @@ def test_batch_norm_in_a_model_trains_and_loads_state(rng):
             return self.bn(x)
 
     net, copy = Net(), Net()
-    net(Tensor(rng.standard_normal((5, 3)).astype(np.float32)))
+    net(tensor(rng.standard_normal((5, 3)).astype(np.float32)))
     copy.load_state_dict(net.state_dict())
     assert copy.bn.num_batches_tracked.item() == 1
     np.testing.assert_array_equal(copy.bn.running_var.numpy(), net.bn.running_var.numpy())
@@ -350,7 +350,7 @@ def test_layer_norm_module_matches_torch(torch, shape, normalized, kwargs, dtype
     assert list(ours.state_dict()) == list(theirs.state_dict())
     x = np.random.default_rng(3).standard_normal(shape).astype(dtype)
     tx = torch.from_numpy(x.copy()).requires_grad_()
-    ours_x = Tensor(x, requires_grad=True)
+    ours_x = tensor(x, requires_grad=True)
     out, tout = ours(ours_x), theirs(tx)
     np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), **tolerance)
     (out * out).sum().backward()
@@ -381,7 +381,7 @@ def test_layer_norm_initialises_weight_one_bias_zero():
 def test_batch_norm_module_rejects_wrong_rank_before_any_change(module, shape, message):
     bn = module(3)
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        bn(Tensor(np.ones(shape, np.float32)))
+        bn(tensor(np.ones(shape, np.float32)))
     assert bn.num_batches_tracked.item() == 0
 
 
@@ -389,11 +389,11 @@ def test_batch_norm_training_needs_more_than_one_value_per_channel():
     bn = BatchNorm1d(3)
     version = bn.running_mean._version
     with pytest.raises(ValueError, match=r"more than 1 value per channel.*\[1, 3\]"):
-        bn(Tensor(np.ones((1, 3), np.float32)))
+        bn(tensor(np.ones((1, 3), np.float32)))
     assert bn.num_batches_tracked.item() == 0  # nothing changed
     assert bn.running_mean._version == version
     bn.eval()
-    assert bn(Tensor(np.ones((1, 3), np.float32))).shape == (1, 3)  # eval: fine
+    assert bn(tensor(np.ones((1, 3), np.float32))).shape == (1, 3)  # eval: fine
 
 
 @pytest.mark.parametrize("call,error,message", [
@@ -410,27 +410,27 @@ def test_batch_norm_training_needs_more_than_one_value_per_channel():
     (lambda x, s: batch_norm(x, None, None, training=True, momentum=None), TypeError,
      "momentum must be a number, got NoneType"),
     (lambda x, s: batch_norm(x[0], s(3), s(3)), RuntimeError, "at least 2 dimensions"),
-    (lambda x, s: batch_norm(x, Tensor(np.zeros(3, np.float64)), s(3)), RuntimeError,
+    (lambda x, s: batch_norm(x, tensor(np.zeros(3, np.float64)), s(3)), RuntimeError,
      "running_mean has dtype float64 but input has dtype float32"),
-    (lambda x, s: batch_norm(Tensor(np.ones((2, 3), np.int64)), None, None, training=True),
+    (lambda x, s: batch_norm(tensor(np.ones((2, 3), np.int64)), None, None, training=True),
      NotImplementedError, "floating-point.*int64"),
     (lambda x, s: batch_norm(x, None, None, training=True, eps="1"), TypeError, "eps"),
 ])
 def test_batch_norm_errors(call, error, message):
-    x = Tensor(np.ones((2, 3), np.float32))
+    x = tensor(np.ones((2, 3), np.float32))
 
     def stats(n):
-        return Tensor(np.zeros(n, np.float32))
+        return tensor(np.zeros(n, np.float32))
 
     with pytest.raises(error, match=message):
         call(x, stats)
 
 
 def test_batch_norm_error_leaves_running_stats_alone():
-    mean, var = Tensor(np.zeros(3, np.float32)), Tensor(np.ones(3, np.float32))
+    mean, var = tensor(np.zeros(3, np.float32)), tensor(np.ones(3, np.float32))
     with pytest.raises(RuntimeError):
-        batch_norm(Tensor(np.ones((2, 3), np.float32)), mean, var,
-                   weight=Tensor(np.ones(4, np.float32)), training=True)
+        batch_norm(tensor(np.ones((2, 3), np.float32)), mean, var,
+                   weight=tensor(np.ones(4, np.float32)), training=True)
     assert mean._version == 0 and var._version == 0
 
 
@@ -442,17 +442,17 @@ def test_batch_norm_error_leaves_running_stats_alone():
     (lambda x: layer_norm(x, 3), TypeError, "normalized_shape must be a tuple.*int 3"),
     (lambda x: layer_norm(x, [3.0]), TypeError, "normalized_shape must be a tuple"),
     (lambda x: layer_norm(x, ()), RuntimeError, "at least 1-dimensional"),
-    (lambda x: layer_norm(x, (3,), Tensor(np.ones(4, np.float32))), RuntimeError,
+    (lambda x: layer_norm(x, (3,), tensor(np.ones(4, np.float32))), RuntimeError,
      r"weight to have shape \[3\] \(normalized_shape\), but got weight of shape \[4\]"),
-    (lambda x: layer_norm(x, (3,), None, Tensor(np.ones(2, np.float32))), RuntimeError,
+    (lambda x: layer_norm(x, (3,), None, tensor(np.ones(2, np.float32))), RuntimeError,
      r"bias to have shape \[3\]"),
-    (lambda x: layer_norm(x, (3,), Tensor(np.ones(3))), RuntimeError, "mixed dtype"),
-    (lambda x: layer_norm(Tensor(np.ones((2, 3), np.int64)), (3,)), NotImplementedError,
+    (lambda x: layer_norm(x, (3,), tensor(np.ones(3))), RuntimeError, "mixed dtype"),
+    (lambda x: layer_norm(tensor(np.ones((2, 3), np.int64)), (3,)), NotImplementedError,
      "int64"),
 ])
 def test_layer_norm_errors(call, error, message):
     with pytest.raises(error, match=message):
-        call(Tensor(np.ones((2, 3), np.float32)))
+        call(tensor(np.ones((2, 3), np.float32)))
 
 
 def test_layer_norm_module_rejects_a_float_shape():
@@ -472,5 +472,5 @@ def test_batch_norm_module_rejects_bad_arguments():
 def test_no_warnings_in_ordinary_use(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        BatchNorm2d(2)(Tensor(rng.standard_normal((2, 2, 3, 3)).astype(np.float32)))
-        LayerNorm(3)(Tensor(rng.standard_normal((2, 3)).astype(np.float32)))
+        BatchNorm2d(2)(tensor(rng.standard_normal((2, 2, 3, 3)).astype(np.float32)))
+        LayerNorm(3)(tensor(rng.standard_normal((2, 3)).astype(np.float32)))

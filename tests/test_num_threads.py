@@ -6,7 +6,7 @@ import pytest
 from threadpoolctl import threadpool_info
 
 import tinygrad_pool as tp
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 
 
 @pytest.fixture
@@ -34,8 +34,8 @@ def test_the_count_reaches_every_blas_and_reads_back(restore_threads, threads):
 
 def test_products_are_the_same_numbers_on_one_thread_and_two(restore_threads):
     rng = np.random.default_rng(0)
-    x = Tensor(rng.standard_normal((64, 300)))
-    w = Tensor(rng.standard_normal((200, 300)))
+    x = tensor(rng.standard_normal((64, 300)))
+    w = tensor(rng.standard_normal((200, 300)))
     results = []
     for threads in (1, 2):
         tp.set_num_threads(threads)

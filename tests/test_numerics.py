@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor, autograd
+from tinygrad_pool import autograd, Tensor, tensor
 from tinygrad_pool.nn import activation as nn_act
 from tinygrad_pool.ops import activation as A
 from tinygrad_pool.ops import loss as L
@@ -52,7 +52,7 @@ STABLE = {
 def _bce_logits(target, weight=None, pos_weight=None):
     """binary_cross_entropy_with_logits against a constant target, per element, both sides."""
     def ours(x):
-        as_ours = (lambda a: None if a is None else Tensor(np.full(x.shape, a, x.dtype)))
+        as_ours = (lambda a: None if a is None else tensor(np.full(x.shape, a, x.dtype)))
         return F.binary_cross_entropy_with_logits(
             x, as_ours(target), weight=as_ours(weight), pos_weight=as_ours(pos_weight),
             reduction="none")
@@ -121,7 +121,7 @@ def assert_close(ours, theirs, rtol, noise, what):
 def first_and_second_derivatives(fn, x: Tensor):
     """(output, d out/dx, d/dx Σ d out/dx) for an elementwise fn, via create_graph."""
     out = fn(x)
-    (grad,) = autograd.grad(out, [x], Tensor(np.ones(out.shape, x.dtype)), create_graph=True)
+    (grad,) = autograd.grad(out, [x], tensor(np.ones(out.shape, x.dtype)), create_graph=True)
     (second,) = autograd.grad(grad.sum(), [x])
     return out.numpy(), grad.numpy(), second.numpy()
 
@@ -149,7 +149,7 @@ def test_stable_at_large_magnitudes(torch, name, dtype):
     accurate as torch's in float32, equal to it in float64 (where torch's float64 is exact) —
     and no warning."""
     ours_fn, torch_fn, *exact_fn = STABLE[name]
-    x = Tensor(WIDE.astype(dtype), requires_grad=True)
+    x = tensor(WIDE.astype(dtype), requires_grad=True)
     ours = silently(first_and_second_derivatives, ours_fn, x)
     theirs = torch_derivatives(torch, torch_fn, WIDE.astype(dtype))
     exact = exact_fn[0](WIDE) if exact_fn else torch_derivatives(torch, torch_fn, WIDE)
@@ -169,7 +169,7 @@ def test_stable_at_large_magnitudes(torch, name, dtype):
 def test_softplus_and_logsigmoid_have_the_tails_right():
     """The stable forms keep what the naive ones lose: log σ(-1e4) = -1e4 (not log 0),
     softplus(-1e4) = 0 (not -inf), σ(-x) in the slope of log σ at x = 30 (not 1 - σ = 0)."""
-    x = Tensor(np.array([-1e4, 30.0, 1e4], np.float32), requires_grad=True)
+    x = tensor(np.array([-1e4, 30.0, 1e4], np.float32), requires_grad=True)
     out = A.logsigmoid(x)
     np.testing.assert_array_equal(out.numpy()[[0, 2]], [-1e4, 0])
     out.sum().backward()
@@ -194,8 +194,8 @@ def test_softplus_and_logsigmoid_second_derivatives_by_finite_differences(fn):
     x, eps = np.array([-3.0, -0.4, 0.2, 2.4]), 1e-6  # (not at β x = threshold, 2.5)
 
     def slope(values):
-        return first_and_second_derivatives(fn, Tensor(values, requires_grad=True))[1]
-    second = first_and_second_derivatives(fn, Tensor(x, requires_grad=True))[2]
+        return first_and_second_derivatives(fn, tensor(values, requires_grad=True))[1]
+    second = first_and_second_derivatives(fn, tensor(x, requires_grad=True))[2]
     np.testing.assert_allclose(second, (slope(x + eps) - slope(x - eps)) / (2 * eps), rtol=1e-6)
 
 
@@ -207,7 +207,7 @@ def test_modules_and_their_reprs(torch):
     x = np.linspace(-30, 30, 13, dtype=np.float32)
     for ours, theirs in pairs:
         assert repr(ours) == repr(theirs)
-        np.testing.assert_allclose(ours(Tensor(x)).numpy(), theirs(torch.tensor(x)).numpy(),
+        np.testing.assert_allclose(ours(tensor(x)).numpy(), theirs(torch.tensor(x)).numpy(),
                                    rtol=1e-6, atol=1e-7)
 
 
@@ -240,7 +240,7 @@ ELEMENTWISE.update({f"pow{p}": ((lambda p: (lambda x: x ** p, lambda x: x ** p))
 
 
 def _first_derivative(fn, array):
-    x = Tensor(array, requires_grad=True)
+    x = tensor(array, requires_grad=True)
     out = fn(x)
     out.backward(np.ones(out.shape, array.dtype))
     return out.numpy(), x.grad.numpy()
@@ -273,7 +273,7 @@ def test_values_and_slopes_at_the_edges_are_torchs(torch, name, dtype):
 def test_elu_at_nan(torch):
     """A NaN counts as positive (torch's "x <= 0 ? α eˣ : 1"): value nan, slope 1, second
     derivative 0 — not the nan that α eˣ · 0 would leak in."""
-    x = Tensor(np.array([np.nan, -1.0]), requires_grad=True)
+    x = tensor(np.array([np.nan, -1.0]), requires_grad=True)
     value, slope, second = first_and_second_derivatives(lambda t: A.elu(t, 2.0), x)
     theirs = torch_derivatives(torch, lambda t, t_x: t.nn.functional.elu(t_x[:1], 2.0),
                                np.array([np.nan]))  # (one element: torch's scalar kernel)
@@ -284,7 +284,7 @@ def test_elu_at_nan(torch):
 @pytest.mark.parametrize("exponent", [0.5, 1.5, -0.5, 2.5, -1.0, 2.0, 3.0])
 def test_pow_second_derivative_at_zero_and_negatives_is_torchs(torch, exponent):
     array = np.array([0.0, -0.0, -1.0, -2.5, 2.0])
-    x = Tensor(array, requires_grad=True)
+    x = tensor(array, requires_grad=True)
     ours = first_and_second_derivatives(lambda t: t ** exponent, x)
     theirs = torch_derivatives(torch, lambda t, t_x: t_x ** exponent, array)
     for a, b in zip(ours, theirs):
@@ -296,7 +296,7 @@ def test_pow_with_tensor_exponent_at_zero_base_is_torchs(torch):
     """d(aᵇ)/db at a = 0: 0 where b ≥ 0, as torch; d/da at b = 0: 0 — both orders."""
     base = np.array([0.0, 0.0, 0.0, 2.0, -2.0, 0.0])
     exponent = np.array([0.0, 2.0, -1.0, 0.5, 2.0, 0.5])
-    a, b = Tensor(base, requires_grad=True), Tensor(exponent, requires_grad=True)
+    a, b = tensor(base, requires_grad=True), tensor(exponent, requires_grad=True)
     out = silently(lambda: a ** b)
     grads = silently(lambda: autograd.grad(out.sum(), [a, b], create_graph=True))
     with warnings.catch_warnings():  # inf · 0 in Mul's backward: see the xfail below
@@ -314,7 +314,7 @@ def test_pow_with_tensor_exponent_at_zero_base_is_torchs(torch):
 @pytest.mark.parametrize("base", [0.0, 2.0])
 def test_number_to_a_tensor_power_is_torchs(torch, base):
     exponent = np.array([-1.0, 0.0, 0.5, 3.0])
-    x = Tensor(exponent, requires_grad=True)
+    x = tensor(exponent, requires_grad=True)
     with warnings.catch_warnings():  # inf · 0 in Mul's backward: see the xfail below
         warnings.simplefilter("ignore", RuntimeWarning)
         ours = first_and_second_derivatives(lambda t: base ** t, x)
@@ -324,7 +324,7 @@ def test_number_to_a_tensor_power_is_torchs(torch, base):
 
 
 def test_the_slope_of_the_square_root_of_a_square_at_zero_is_torchs_nan(torch):
-    x = Tensor(np.array([0.0, 3.0], np.float32), requires_grad=True)
+    x = tensor(np.array([0.0, 3.0], np.float32), requires_grad=True)
     with warnings.catch_warnings():  # (for now: see the xfail below)
         warnings.simplefilter("ignore", RuntimeWarning)
         ((x * x) ** 0.5).sum().backward()
@@ -334,7 +334,7 @@ def test_the_slope_of_the_square_root_of_a_square_at_zero_is_torchs_nan(torch):
 
 
 def test_the_square_root_of_a_square_at_zero_backpropagates_silently():
-    x = Tensor(np.array([0.0, 3.0], np.float32), requires_grad=True)
+    x = tensor(np.array([0.0, 3.0], np.float32), requires_grad=True)
     silently(lambda: ((x * x) ** 0.5).sum().backward())
 
 
@@ -357,7 +357,7 @@ def test_reductions_of_infinities_are_torchs_and_silent(torch, dtype):
 
 def test_mean_of_nothing_is_nan_silently(torch):
     empty = np.zeros((0, 3), np.float32)
-    ours = silently(lambda: Tensor(empty).mean(0))
+    ours = silently(lambda: tensor(empty).mean(0))
     np.testing.assert_array_equal(ours.numpy(), torch.tensor(empty).mean(0).numpy())
 
 
@@ -369,8 +369,8 @@ def test_binary_cross_entropy_of_certain_probabilities_is_torchs(torch, dtype):
     p = np.array([0.0, 1.0, 0.0, 1.0, 0.5, 1e-30], dtype)
     t = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 1.0], dtype)
     for reduction in ("none", "mean"):
-        x = Tensor(p, requires_grad=True)
-        out = silently(lambda: F.binary_cross_entropy(x, Tensor(t), reduction=reduction))
+        x = tensor(p, requires_grad=True)
+        out = silently(lambda: F.binary_cross_entropy(x, tensor(t), reduction=reduction))
         silently(lambda: out.backward(np.ones(out.shape, dtype)))
         tx = torch.tensor(p, requires_grad=True)
         tout = torch.nn.functional.binary_cross_entropy(tx, torch.tensor(t), reduction=reduction)
@@ -387,7 +387,7 @@ def test_softmax_family_at_plus_minus_1e4(torch, dtype):
         "log_softmax": (lambda x: F.log_softmax(x, 1), lambda t, x: t.log_softmax(x, 1)),
         "softmax": (lambda x: F.softmax(x, 1), lambda t, x: t.softmax(x, 1)),
         "logsumexp": (lambda x: x.logsumexp(1), lambda t, x: t.logsumexp(x, 1)),
-        "cross_entropy": (lambda x: F.cross_entropy(x, Tensor(labels), reduction="none"),
+        "cross_entropy": (lambda x: F.cross_entropy(x, tensor(labels), reduction="none"),
                           lambda t, x: t.nn.functional.cross_entropy(
                               x, t.tensor(labels), reduction="none")),
     }
@@ -433,7 +433,7 @@ def test_nan_propagates_and_routes_gradients_as_torch(torch, name, dtype):
     torch's, forward and backward."""
     fn = NAN_REDUCTIONS[name]
     array = NAN_ROWS.astype(dtype)
-    x = Tensor(array, requires_grad=True)
+    x = tensor(array, requires_grad=True)
     out, indices = _values_and_indices(silently(fn, x))
     weights = np.arange(1, out.numpy().size + 1, dtype=dtype).reshape(out.shape)
     silently(lambda: out.backward(weights))
@@ -449,7 +449,7 @@ def test_nan_propagates_and_routes_gradients_as_torch(torch, name, dtype):
 @pytest.mark.parametrize("dim", [None, 0, 1])
 def test_argmax_and_argmin_point_at_the_first_nan(torch, dim):
     for op in ("argmax", "argmin"):
-        ours = getattr(Tensor(NAN_ROWS), op)(dim)
+        ours = getattr(tensor(NAN_ROWS), op)(dim)
         theirs = getattr(torch.tensor(NAN_ROWS), op)(dim)
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
@@ -476,7 +476,7 @@ def test_max_pool2d_propagates_nan_and_routes_to_it(torch, kwargs, shape, dtype)
     overlapping windows, padding, dilation and ceil_mode, on the small-input and the general
     kernels alike."""
     image = _image_with_nans(shape, dtype)
-    x = Tensor(image, requires_grad=True)
+    x = tensor(image, requires_grad=True)
     out, indices = silently(lambda: F.max_pool2d(x, return_indices=True, **kwargs))
     weights = np.random.default_rng(2).standard_normal(out.shape).astype(dtype)
     out.backward(weights)
@@ -492,7 +492,7 @@ def test_max_pool2d_propagates_nan_and_routes_to_it(torch, kwargs, shape, dtype)
 @pytest.mark.parametrize("output_size", [3, (2, 3), 1, 7])
 def test_adaptive_max_pool2d_propagates_nan_as_torch(torch, output_size):
     image = _image_with_nans((2, 2, 7, 7), np.float64, seed=5)
-    x = Tensor(image, requires_grad=True)
+    x = tensor(image, requires_grad=True)
     out, indices = F.adaptive_max_pool2d(x, output_size, return_indices=True)
     out.backward(np.ones(out.shape))
     tx = torch.tensor(image, requires_grad=True)
@@ -540,7 +540,7 @@ def test_float32_reductions_along_every_axis_are_as_accurate_as_torchs(torch, fl
         wide = array.astype(np.float64)
         for axis in range(array.ndim):
             exact = exact_fn(wide, axis)
-            ours = silently(ours_fn, Tensor(array), axis).numpy()
+            ours = silently(ours_fn, tensor(array), axis).numpy()
             assert ours.dtype == np.float32
             ours_error = _reduction_error(ours, exact)
             torch_error = _reduction_error(torch_fn(torch.tensor(array), axis).numpy(), exact)
@@ -551,8 +551,8 @@ def test_float32_reductions_along_every_axis_are_as_accurate_as_torchs(torch, fl
 def test_a_long_float32_sum_is_accurate(torch):
     tenth = np.full(10**7, 0.1, np.float32)
     exact = tenth.astype(np.float64).sum()
-    for result in (Tensor(tenth).sum().numpy(), Tensor(tenth.reshape(-1, 1)).sum(0).numpy(),
-                   Tensor(tenth.reshape(-1, 10)).mean(0).numpy() * 10**7):
+    for result in (tensor(tenth).sum().numpy(), tensor(tenth.reshape(-1, 1)).sum(0).numpy(),
+                   tensor(tenth.reshape(-1, 10)).mean(0).numpy() * 10**7):
         assert abs(float(np.asarray(result).reshape(-1)[0]) - exact) / exact < 4e-7
 
 
@@ -563,12 +563,12 @@ def test_float32_losses_are_as_accurate_as_torchs(torch):
     p64, q64, logits64 = p.astype(np.float64), q.astype(np.float64), logits.astype(np.float64)
     log_probs = logits64 - np.log(np.exp(logits64).sum(1, keepdims=True))
     cases = [
-        (F.mse_loss(Tensor(p), Tensor(q)), torch.nn.functional.mse_loss(
+        (F.mse_loss(tensor(p), tensor(q)), torch.nn.functional.mse_loss(
             torch.tensor(p), torch.tensor(q)), ((p64 - q64) ** 2).mean()),
-        (F.cross_entropy(Tensor(logits), Tensor(labels)), torch.nn.functional.cross_entropy(
+        (F.cross_entropy(tensor(logits), tensor(labels)), torch.nn.functional.cross_entropy(
             torch.tensor(logits), torch.tensor(labels)),
          -log_probs[np.arange(10**5), labels].mean()),
-        (F.binary_cross_entropy_with_logits(Tensor(logits), Tensor(p[:10**6].reshape(-1, 10))),
+        (F.binary_cross_entropy_with_logits(tensor(logits), tensor(p[:10**6].reshape(-1, 10))),
          torch.nn.functional.binary_cross_entropy_with_logits(
              torch.tensor(logits), torch.tensor(p.reshape(-1, 10))),
          np.mean(np.maximum(logits64, 0) - logits64 * p64.reshape(-1, 10)
@@ -583,7 +583,7 @@ def test_small_reductions_keep_numpys_own_sum():
     """Below LONG_SUM elements a reduction is NumPy's sum as it is (fast, already accurate)."""
     from tinygrad_pool.ops.reduce import LONG_SUM
     x = np.random.default_rng(1).random((LONG_SUM - 1, 5)).astype(np.float32)
-    np.testing.assert_array_equal(Tensor(x).sum(0).numpy(), x.sum(0))
+    np.testing.assert_array_equal(tensor(x).sum(0).numpy(), x.sum(0))
 
 
 def test_loss_module_keeps_logsigmoid_as_the_activation_op():

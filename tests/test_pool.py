@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 from tinygrad_pool.nn.pooling import MaxUnpool2d
 from tinygrad_pool.ops.pool import max_unpool2d
 
@@ -239,13 +239,13 @@ def test_max_pool2d_forward_matches_a_direct_loop(rng):
             window = padded[:, :, i * s[0]: i * s[0] + d[0] * (k[0] - 1) + 1: d[0],
                             j * s[1]: j * s[1] + d[1] * (k[1] - 1) + 1: d[1]]
             expected[:, :, i, j] = window.max(axis=(2, 3))
-    np.testing.assert_array_equal(F.max_pool2d(Tensor(x), k, s, p, d).numpy(), expected)
+    np.testing.assert_array_equal(F.max_pool2d(tensor(x), k, s, p, d).numpy(), expected)
 
 
 def test_integer_input_is_pooled_like_floats(rng):
     x = rng.integers(-5, 5, size=(1, 2, 5, 5))
-    out = F.max_pool2d(Tensor(x), 3, stride=2, padding=1)
-    np.testing.assert_array_equal(out.numpy(), F.max_pool2d(Tensor(x.astype(float)), 3, 2, 1).numpy())
+    out = F.max_pool2d(tensor(x), 3, stride=2, padding=1)
+    np.testing.assert_array_equal(out.numpy(), F.max_pool2d(tensor(x.astype(float)), 3, 2, 1).numpy())
 
 
 # ---- avg pool: hand-computed cases ---------------------------------------------------------
@@ -368,7 +368,7 @@ def _torch_maxpool(torch, kernel, stride, padding, dilation, ceil_mode):
 def test_max_pool2d_matches_torch(torch, rng, config):
     x = rng.standard_normal((2, 2, 6, 7))
     torch_parity(torch, maxpool(*config), x, torch_fn=_torch_maxpool(torch, *config))
-    _, ours = F.max_pool2d(Tensor(x), *config, return_indices=True)
+    _, ours = F.max_pool2d(tensor(x), *config, return_indices=True)
     _, theirs = torch.nn.functional.max_pool2d(torch.tensor(x), *config[:1],
                                                config[1] if config[1] is not None else config[0],
                                                *config[2:], return_indices=True)
@@ -383,14 +383,14 @@ def test_max_pool2d_first_matches_torch_with_many_ties(torch, rng, config):
     kernel, stride = config[0], config[1] if config[1] is not None else config[0]
     _, theirs = torch.nn.functional.max_pool2d(torch.tensor(x), kernel, stride, *config[2:],
                                                return_indices=True)
-    _, ours = F.max_pool2d(Tensor(x), *config, return_indices=True)
+    _, ours = F.max_pool2d(tensor(x), *config, return_indices=True)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 def test_max_pool2d_nan_matches_torch(torch):
     x = np.arange(36.0).reshape(1, 1, 6, 6)
     x[0, 0, 1, 1] = x[0, 0, 4, 2] = x[0, 0, 0, 5] = np.nan
-    out, idx = F.max_pool2d(Tensor(x), 3, stride=2, padding=1, return_indices=True)
+    out, idx = F.max_pool2d(tensor(x), 3, stride=2, padding=1, return_indices=True)
     tout, tidx = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 2, 1, return_indices=True)
     np.testing.assert_array_equal(out.numpy(), tout.numpy())  # NaNs compare equal here
     np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
@@ -400,7 +400,7 @@ def test_max_pool2d_minus_inf_matches_torch(torch):
     x = np.full((1, 1, 3, 4), -np.inf)
     x[0, 0, 2, 3] = 1.0
     for kwargs in [dict(padding=1, stride=1), dict(padding=1, stride=2, dilation=2)]:
-        out, idx = F.max_pool2d(Tensor(x), 3, return_indices=True, **kwargs)
+        out, idx = F.max_pool2d(tensor(x), 3, return_indices=True, **kwargs)
         tout, tidx = torch.nn.functional.max_pool2d(torch.tensor(x), 3, return_indices=True, **kwargs)
         np.testing.assert_array_equal(out.numpy(), tout.numpy())
         np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
@@ -477,7 +477,7 @@ def test_avg_pool2d_random_geometry_matches_torch(torch, g, count_include_pad, d
     except RuntimeError:
         torch_ok = False
     try:
-        avgpool(*args)(Tensor(x))
+        avgpool(*args)(tensor(x))
     except ValueError:
         assert not torch_ok, "avg_pool2d refused a geometry PyTorch accepts"
         assume(False)
@@ -512,7 +512,7 @@ def test_unbatched_input_is_a_batch_of_one(rng, op):
 
 def test_unbatched_max_pool2d_indices_and_torch_parity(torch, rng):
     x = rng.standard_normal((2, 5, 7))
-    out, ours = F.max_pool2d(Tensor(x), 2, return_indices=True)
+    out, ours = F.max_pool2d(tensor(x), 2, return_indices=True)
     _, theirs = torch.nn.functional.max_pool2d(torch.tensor(x), 2, return_indices=True)
     assert ours.shape == (2, 2, 3)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
@@ -548,13 +548,13 @@ def _pooled(torch, x, kernel, stride, padding):
 @pytest.mark.parametrize("shape, kernel, stride, padding, size", UNPOOL_CONFIGS, ids=UNPOOL_IDS)
 def test_max_unpool2d_matches_torch(torch, rng, shape, kernel, stride, padding, size):
     pooled, indices = _pooled(torch, rng.standard_normal(shape), kernel, stride, padding)
-    index, tindex = Tensor(indices), torch.tensor(indices)
+    index, tindex = tensor(indices), torch.tensor(indices)
     torch_parity(torch, lambda t: max_unpool2d(t, index, kernel, stride, padding, size), pooled,
                  torch_fn=lambda t: torch.nn.functional.max_unpool2d(t, tindex, kernel, stride,
                                                                      padding, size),
                  rtol=1e-12, atol=1e-12)
     # float32: the same values (a copy), and the gradient (a gather)
-    x32 = Tensor(pooled.astype(np.float32), requires_grad=True)
+    x32 = tensor(pooled.astype(np.float32), requires_grad=True)
     out = max_unpool2d(x32, index, kernel, stride, padding, size)
     t32 = torch.tensor(pooled.astype(np.float32), requires_grad=True)
     tout = torch.nn.functional.max_unpool2d(t32, tindex, kernel, stride, padding, size)
@@ -569,7 +569,7 @@ def test_max_unpool2d_matches_torch(torch, rng, shape, kernel, stride, padding, 
 def test_max_unpool2d_by_hand():
     # 2×2 values put back at the flat indices max pooling gave (TIE_IMAGE above: [[1,2],[8,10]])
     x = leaf([[[[3.0, 2.0], [5.0, 4.0]]]])
-    out = max_unpool2d(x, Tensor(np.array([[[[1, 2], [8, 10]]]])), 2)
+    out = max_unpool2d(x, tensor(np.array([[[[1, 2], [8, 10]]]])), 2)
     np.testing.assert_array_equal(out.numpy()[0, 0], [[0, 3, 2, 0],
                                                    [0, 0, 0, 0],
                                                    [5, 0, 4, 0],
@@ -584,7 +584,7 @@ def test_max_unpool2d_repeated_index_gradient_is_torchs_gather(torch):
     x = np.array([[0.0, 1, 0], [2, 9, 3], [0, 4, 0]]).reshape(1, 1, 3, 3)
     pooled, indices = _pooled(torch, x, 2, 1, 0)
     assert (indices == 4).all()
-    torch_parity(torch, lambda t: max_unpool2d(t, Tensor(indices), 2, 1, output_size=(3, 3)),
+    torch_parity(torch, lambda t: max_unpool2d(t, tensor(indices), 2, 1, output_size=(3, 3)),
                  pooled, torch_fn=lambda t: torch.nn.functional.max_unpool2d(
                      t, torch.tensor(indices), 2, 1, output_size=(3, 3)), rtol=0, atol=0)
 
@@ -592,21 +592,21 @@ def test_max_unpool2d_repeated_index_gradient_is_torchs_gather(torch):
 def test_max_unpool2d_gradcheck_and_double_backward(torch, rng):
     # non-overlapping windows: every index once, so that the gather is the true derivative
     pooled, indices = _pooled(torch, rng.standard_normal((2, 2, 6, 7)), 2, 2, 0)
-    check_grad(lambda t: max_unpool2d(t, Tensor(indices), 2, output_size=(6, 7)), pooled)
+    check_grad(lambda t: max_unpool2d(t, tensor(indices), 2, output_size=(6, 7)), pooled)
     # overlapping ones (PyTorch's rule, compared with PyTorch)
     pooled, indices = _pooled(torch, rng.standard_normal((2, 2, 6, 7)), 3, 2, 1)
     size = (6, 7)  # the default would be (5, 7): max pooling maps both to 3×4
-    double_backward_parity(torch, lambda t: max_unpool2d(t * t, Tensor(indices), 3, 2, 1, size),
+    double_backward_parity(torch, lambda t: max_unpool2d(t * t, tensor(indices), 3, 2, 1, size),
                            lambda t: torch.nn.functional.max_unpool2d(
                                t * t, torch.tensor(indices), 3, 2, 1, size), pooled)
 
 
 def test_max_unpool2d_unbatched_is_a_batch_of_one(rng):
     x = rng.standard_normal((3, 6, 4))
-    pooled, indices = F.max_pool2d(Tensor(x), 2, return_indices=True)
+    pooled, indices = F.max_pool2d(tensor(x), 2, return_indices=True)
     single, batch = leaf(pooled.numpy()), leaf(pooled.numpy()[None])
     out = max_unpool2d(single, indices, 2)
-    batch_out = max_unpool2d(batch, Tensor(indices.numpy()[None]), 2)
+    batch_out = max_unpool2d(batch, tensor(indices.numpy()[None]), 2)
     assert out.shape == x.shape
     np.testing.assert_array_equal(out.numpy(), batch_out.numpy()[0])
     out.backward(x)
@@ -635,17 +635,17 @@ def test_max_unpool2d_errors_as_torch(torch):
         (x, index, dict(output_size=(5,)), ValueError,
          "max_unpool2d: output_size should be a sequence containing 2 or 4 elements, but it has "
          "a length of '1'"),
-        (Tensor(np.ones((1, 1, 2, 2), dtype=np.int64)), index, {}, NotImplementedError,
+        (tensor(np.ones((1, 1, 2, 2), dtype=np.int64)), index, {}, NotImplementedError,
          "max_unpool2d: input must be a floating-point tensor, got dtype int64"),
     ]
     for input, indices, kwargs, error, message in cases:
         with pytest.raises(error, match=message):
-            max_unpool2d(input, Tensor(indices), 2, **kwargs)
+            max_unpool2d(input, tensor(indices), 2, **kwargs)
         with pytest.raises(error):  # PyTorch refuses the same
             torch.nn.functional.max_unpool2d(torch.tensor(input.numpy()), torch.tensor(indices), 2,
                                              **kwargs)
     with pytest.raises(ValueError, match="max_unpool2d: kernel_size must be at least 1"):
-        max_unpool2d(x, Tensor(index), 0)
+        max_unpool2d(x, tensor(index), 0)
     assert x.grad is None
 
 
@@ -653,7 +653,7 @@ def test_max_unpool2d_module(torch, rng):
     for args in [(2,), ((2, 3), 1, (1, 0))]:
         assert repr(MaxUnpool2d(*args)) == repr(torch.nn.MaxUnpool2d(*args))
     x = rng.standard_normal((1, 2, 7, 9))
-    pooled, indices = F.max_pool2d(Tensor(x), 2, return_indices=True)
+    pooled, indices = F.max_pool2d(tensor(x), 2, return_indices=True)
     out = MaxUnpool2d(2)(pooled, indices, output_size=(7, 9))
     expected = torch.nn.MaxUnpool2d(2)(torch.tensor(pooled.numpy()), torch.tensor(indices.numpy()),
                                        output_size=(7, 9))

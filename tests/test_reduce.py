@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 
 from helpers import check_grad, leaf, torch_parity
 
@@ -29,7 +29,7 @@ def test_reduce_of_1d_and_0d(rng, op):
 @pytest.mark.parametrize("op", ["sum", "mean", "amax"])
 def test_reduce_forward_matches_numpy(rng, op, axis, keepdims):
     x = rng.standard_normal((2, 3, 4))
-    out = getattr(Tensor(x), op)(dim=axis, keepdim=keepdims)
+    out = getattr(tensor(x), op)(dim=axis, keepdim=keepdims)
     expected = getattr(np, op)(x, axis=axis, keepdims=keepdims)
     assert out.shape == np.shape(expected)
     np.testing.assert_allclose(out.numpy(), expected)
@@ -47,7 +47,7 @@ def test_pytorch_dim_keepdim_spelling(rng, op):
     ya.backward(w)
     yb.backward(w)
     np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
-    assert getattr(Tensor(x), op)(dim=(0, 2)).shape == (3,)
+    assert getattr(tensor(x), op)(dim=(0, 2)).shape == (3,)
 
 
 def test_full_reduction_is_0d():
@@ -80,7 +80,7 @@ def test_max_ties_split_the_gradient_equally():
 
 
 def test_argmax_is_an_integer_index():
-    x = Tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 1.0]])
+    x = tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 1.0]])
     np.testing.assert_array_equal(x.argmax(1).numpy(), [1, 0])
     np.testing.assert_array_equal(x.argmax(dim=0).numpy(), [1, 0, 0])
     assert x.argmax().item() == 3
@@ -235,7 +235,7 @@ def test_prod_with_zeros_refuses_a_third_derivative():
     from tinygrad_pool import autograd
     x = leaf([0.0, 2.0, 3.0])
     (g,) = autograd.grad(R.prod(x), x, create_graph=True)
-    (h,) = autograd.grad((g * Tensor([1.0, 1.0, 1.0])).sum(), x, create_graph=True)
+    (h,) = autograd.grad((g * tensor([1.0, 1.0, 1.0])).sum(), x, create_graph=True)
     np.testing.assert_array_equal(h.numpy(), [5.0, 3.0, 2.0])  # Σⱼ≠ₖ Πᵢ∉{j,k} xᵢ
     with pytest.raises(RuntimeError, match="once_differentiable.*ProdOfOthers"):
         h.sum().backward()
@@ -249,8 +249,8 @@ def test_cumsum_gradcheck_and_torch(torch, rng, dim):
 
 
 def test_cumsum_dtypes_and_0d(torch):
-    assert R.cumsum(Tensor(np.array([1, 2, 3], dtype=np.int32)), 0).dtype == np.int64
-    np.testing.assert_array_equal(R.cumsum(Tensor(np.array([True, True, False])), 0).numpy(),
+    assert R.cumsum(tensor(np.array([1, 2, 3], dtype=np.int32)), 0).dtype == np.int64
+    np.testing.assert_array_equal(R.cumsum(tensor(np.array([True, True, False])), 0).numpy(),
                                   [1, 2, 2])
     x = leaf(3.0)
     out = R.cumsum(x, 0)
@@ -289,7 +289,7 @@ def test_var_std_legacy_spellings(torch, rng):
                          ((1, False), {}), ((1,), {"unbiased": False}),
                          ((), {"dim": (0, 1), "correction": 0}), ((0,), {"keepdim": True})]:
         for name in ("var", "std"):
-            ours = getattr(R, name)(Tensor(x), *args, **kwargs)
+            ours = getattr(R, name)(tensor(x), *args, **kwargs)
             theirs = getattr(torch, name)(torch.tensor(x), *args, **kwargs)
             np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
 
@@ -299,20 +299,20 @@ def test_var_with_too_few_elements_is_inf_or_nan_as_torch(torch):
         expected = [torch.tensor([1.0, 2.0]).var(correction=3).item(),
                     torch.tensor([1.0]).std().item()]
     with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):  # torch's warning too
-        ours = [R.var(Tensor([1.0, 2.0]), correction=3).item(), R.std(Tensor([1.0])).item()]
+        ours = [R.var(tensor([1.0, 2.0]), correction=3).item(), R.std(tensor([1.0])).item()]
     assert ours[0] == expected[0] == math.inf
     assert math.isnan(ours[1]) and math.isnan(expected[1])
 
 
 def test_logsumexp_is_stable(torch):
     x = np.array([[1000.0, 1000.0, -1000.0], [-np.inf, -np.inf, -np.inf], [np.inf, 0.0, 1.0]])
-    ours = R.logsumexp(Tensor(x), 1)
+    ours = R.logsumexp(tensor(x), 1)
     theirs = torch.logsumexp(torch.tensor(x), 1)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy())
     assert ours.numpy()[0] == pytest.approx(1000 + math.log(2))
     full_parity(torch, lambda t: R.logsumexp(t, (0, 1)), np.array([[800.0, 799.0], [0.0, 1.0]]),
                 torch_fn=lambda t: torch.logsumexp(t, (0, 1)))
-    assert R.logsumexp(Tensor(np.array([1, 2, 3])), 0).dtype == np.float32
+    assert R.logsumexp(tensor(np.array([1, 2, 3])), 0).dtype == np.float32
 
 
 # ---- max / min with a dim: values and indices ----------------------------------------------------
@@ -321,7 +321,7 @@ def test_logsumexp_is_stable(torch):
 @pytest.mark.parametrize("op", ["max", "min"])
 def test_max_min_with_dim_match_torch_with_ties(torch, rng, op, dim, keepdim):
     x = rng.integers(0, 3, size=(4, 5)).astype(float)  # many ties: torch takes the first
-    result = getattr(R, op)(Tensor(x), dim, keepdim)
+    result = getattr(R, op)(tensor(x), dim, keepdim)
     expected = getattr(torch.tensor(x), op)(dim, keepdim)
     np.testing.assert_array_equal(result.indices.numpy(), expected.indices.numpy())
     assert result.indices.dtype == np.int64
@@ -348,25 +348,25 @@ def test_max_with_dim_gradient_goes_to_the_first_tied_index_only():
 
 def test_max_result_is_torchs_named_tuple(torch):
     x = np.array([[1.0, 5.0], [7.0, 2.0]])
-    result = R.max(Tensor(x), 0)
+    result = R.max(tensor(x), 0)
     assert isinstance(result, tuple) and result._fields == ("values", "indices")
     assert result[0] is result.values and result[1] is result.indices
     assert repr(result).startswith("torch.return_types.max(\nvalues=Tensor([7., 5.]")
     assert repr(result).endswith("indices=Tensor([1, 0], dtype=int64))")
-    assert repr(R.min(Tensor(x), 0)).startswith("torch.return_types.min(")
+    assert repr(R.min(tensor(x), 0)).startswith("torch.return_types.min(")
     assert isinstance(R.min(Tensor(x), 0), R.MinResult)
     # max(x, other) is the elementwise maximum
-    np.testing.assert_array_equal(R.max(Tensor(x), Tensor(x.T)).numpy(), np.maximum(x, x.T))
+    np.testing.assert_array_equal(R.max(tensor(x), tensor(x.T)).numpy(), np.maximum(x, x.T))
 
 
 def test_max_of_0d_and_nan_as_torch(torch):
-    values, indices = R.max(Tensor(np.array(4.0)), 0)
+    values, indices = R.max(tensor(np.array(4.0)), 0)
     assert values.item() == 4.0 and indices.item() == 0 and indices.shape == ()
     x = np.array([1.0, np.nan, 3.0, np.nan])
     for op in ("max", "min"):
-        ours, theirs = getattr(R, op)(Tensor(x), 0), getattr(torch.tensor(x), op)(0)
+        ours, theirs = getattr(R, op)(tensor(x), 0), getattr(torch.tensor(x), op)(0)
         assert math.isnan(ours.values.item()) and ours.indices.item() == theirs.indices.item()
-    assert R.argmin(Tensor(x)).item() == torch.tensor(x).argmin().item()
+    assert R.argmin(tensor(x)).item() == torch.tensor(x).argmin().item()
 
 
 @pytest.mark.parametrize("keepdim", [False, True])
@@ -374,7 +374,7 @@ def test_max_of_0d_and_nan_as_torch(torch):
 @pytest.mark.parametrize("op", ["argmax", "argmin"])
 def test_argmax_argmin_match_torch(torch, rng, op, dim, keepdim):
     x = rng.integers(0, 3, size=(4, 5)).astype(float)  # ties: the first one, as torch
-    ours = getattr(R, op)(Tensor(x), dim, keepdim)
+    ours = getattr(R, op)(tensor(x), dim, keepdim)
     theirs = getattr(torch, op)(torch.tensor(x), dim, keepdim)
     assert ours.dtype == np.int64 and ours.shape == tuple(theirs.shape)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
@@ -443,11 +443,11 @@ def test_new_reduction_errors_are_torchs():
     with pytest.raises(TypeError, match="prod.*keepdim=True needs a dim"):
         R.prod(leaf(np.ones((2, 3))), keepdim=True)
     with pytest.raises(RuntimeError, match="var.*floating point.*int64"):
-        R.var(Tensor(np.array([1, 2, 3])))
+        R.var(tensor(np.array([1, 2, 3])))
     with pytest.raises(TypeError, match="std.*unbiased=.*correction="):
         R.std(leaf(np.ones(3)), 0, True, correction=0)
     with pytest.raises(RuntimeError, match="norm: expected a floating point tensor.*int64"):
-        R.norm(Tensor(np.array([1, 2, 3])))
+        R.norm(tensor(np.array([1, 2, 3])))
     with pytest.raises(ValueError, match="norm: p='nuc' is not supported"):
         R.norm(leaf(np.ones((2, 2))), "nuc")
     with pytest.raises(RuntimeError, match="sum: axis .* twice"):

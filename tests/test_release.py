@@ -11,7 +11,7 @@ import pytest
 
 import tinygrad_pool as tp
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor, autograd
+from tinygrad_pool import autograd, Tensor, tensor
 from tinygrad_pool.fast import memory
 from tinygrad_pool.tensor import ReleasedValue
 
@@ -22,8 +22,8 @@ assert np.prod(LARGE) * 4 >= memory.SCRATCH_MIN_BYTES
 def conv_relu_pool(rng, shape=LARGE):
     """x → conv → ReLU → max-pool → sum. ReLU does not save its input (the conv output), it
     saves its output, which max-pool saves too."""
-    x = Tensor(rng.standard_normal(shape).astype(np.float32))
-    w = Tensor(rng.standard_normal((shape[1], shape[1], 3, 3)).astype(np.float32) * 0.1,
+    x = tensor(rng.standard_normal(shape).astype(np.float32))
+    w = tensor(rng.standard_normal((shape[1], shape[1], 3, 3)).astype(np.float32) * 0.1,
                requires_grad=True)
     conv = F.conv2d(x, w, padding=1)
     relu = conv.relu()
@@ -85,7 +85,7 @@ def test_saved_values_are_freed_during_backward_not_only_after(rng):
             seen["relu"] = relu_ref()
             return grad
 
-    x = Tensor(rng.standard_normal((2, 4, 64, 64)).astype(np.float32), requires_grad=True)
+    x = tensor(rng.standard_normal((2, 4, 64, 64)).astype(np.float32), requires_grad=True)
     relu = (Spy.apply(x * 2) * 3).relu()
     relu_ref = weakref.ref(relu)
     loss = (relu * relu).sum()  # Mul saves both inputs: the ReLU output
@@ -98,8 +98,8 @@ def test_saved_values_are_freed_during_backward_not_only_after(rng):
 
 
 def test_an_op_of_three_inputs_holds_only_its_large_unsaved_ones_weakly(rng):
-    x = Tensor(rng.standard_normal(LARGE).astype(np.float32), requires_grad=True)
-    small = Tensor(rng.standard_normal(3).astype(np.float32), requires_grad=True) * 2
+    x = tensor(rng.standard_normal(LARGE).astype(np.float32), requires_grad=True)
+    small = tensor(rng.standard_normal(3).astype(np.float32), requires_grad=True) * 2
     big = x * 2
     out = tp.cat([big.reshape(-1), small, x.reshape(-1)])  # cat saves no input values
     node = out.grad_fn
@@ -111,7 +111,7 @@ def test_an_op_of_three_inputs_holds_only_its_large_unsaved_ones_weakly(rng):
 
 
 def test_an_intermediate_used_twice_has_one_stand_in(rng):
-    x = Tensor(rng.standard_normal(LARGE).astype(np.float32), requires_grad=True)
+    x = tensor(rng.standard_normal(LARGE).astype(np.float32), requires_grad=True)
     shared = x * 2
     loss = (shared.relu() + shared.sigmoid()).sum()  # neither saves its input
     relu_node = loss.grad_fn.parents[0].grad_fn.parents[0].grad_fn
@@ -127,7 +127,7 @@ def test_an_intermediate_used_twice_has_one_stand_in(rng):
 @pytest.mark.parametrize("how", ["retain_graph", "small"])
 def test_what_stays_in_the_graph(rng, how):
     shape = (2, 3) if how == "small" else LARGE
-    x = Tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
+    x = tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
     y = x * 2
     z = y * y  # Mul saves its inputs
     node_z = z.grad_fn
@@ -144,8 +144,8 @@ def test_what_stays_in_the_graph(rng, how):
 
 
 def test_leaves_and_constants_stay_whatever_their_size(rng):
-    x = Tensor(rng.standard_normal(LARGE).astype(np.float32), requires_grad=True)
-    c = Tensor(rng.standard_normal(LARGE).astype(np.float32))
+    x = tensor(rng.standard_normal(LARGE).astype(np.float32), requires_grad=True)
+    c = tensor(rng.standard_normal(LARGE).astype(np.float32))
     y = (x + 1) + c  # Add saves nothing
     node = y.grad_fn
     y.relu().sum().backward()
@@ -156,7 +156,7 @@ def test_leaves_and_constants_stay_whatever_their_size(rng):
 def test_an_in_place_write_replaces_the_stand_in_of_its_old_self(rng):
     """y.relu_() on a large intermediate: the ReLU node's input is y's old self, a stand-in
     that points at the node that made y before (walking .parents never loops back)."""
-    x = Tensor(rng.standard_normal(LARGE).astype(np.float32), requires_grad=True)
+    x = tensor(rng.standard_normal(LARGE).astype(np.float32), requires_grad=True)
     y = x * 2
     mul_node = y.grad_fn
     y.relu_()
@@ -184,7 +184,7 @@ def test_second_order_gradients_through_freed_inputs(rng, torch):
     output into ReLU, freed) are not needed for it, and torch agrees on the numbers."""
     x = rng.standard_normal((2, 8, 32, 32))
     w = rng.standard_normal((8, 8, 3, 3)) * 0.1
-    ours_x, ours_w = Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)
+    ours_x, ours_w = tensor(x, requires_grad=True), tensor(w, requires_grad=True)
     out = F.conv2d(ours_x, ours_w, padding=1).relu()
     loss = (out * out).sum()
     (gw,) = autograd.grad(loss, [ours_w], create_graph=True)

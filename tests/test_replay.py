@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor, autograd, nn
+from tinygrad_pool import autograd, nn, Tensor, tensor
 from tinygrad_pool.tensor import _node_of, _topological_order
 from tinygrad_pool.viz import Replay, replay
 
@@ -34,8 +34,8 @@ W = np.array([[[[0.2, -0.1, 0.3], [0.0, 0.4, -0.2], [0.1, 0.1, -0.3]]],
 
 def tiny(**kwargs):
     """conv -> relu -> max_pool2d -> (p·p).sum() + p.sum(): p is used three times."""
-    x = Tensor(X, name="x")
-    w = Tensor(W, requires_grad=True, name="w")
+    x = Tensor(X, dtype=np.float64, name="x")
+    w = Tensor(W, requires_grad=True, dtype=np.float64, name="w")
     h = F.conv2d(x, w)
     a = h.relu()
     p = F.max_pool2d(a, 2)
@@ -86,7 +86,7 @@ def test_frames_are_the_engines_order_and_gradients(tmp_path, torch):
 def test_a_fresh_graph_accumulates_grad_exactly_once(tmp_path):
     t, reference = tiny(), tiny()
     reference["loss"].backward()
-    t["w"].grad = Tensor(np.ones_like(W))
+    t["w"].grad = tensor(np.ones_like(W))
     replay(t["loss"], tmp_path / "r.html")
     np.testing.assert_allclose(t["w"].grad.numpy(), 1 + reference["w"].grad.numpy(), rtol=1e-15)
     assert t["loss"].grad_fn.released  # as backward() without retain_graph leaves it
@@ -168,9 +168,9 @@ def pooled_with_ties(ties: str, geometry: dict, size: int = 7, seed: int = 0):
     window's gradient is nonzero and shares never cancel, so the cells backward pays are
     exactly the nonzero cells of what it sends."""
     rng = np.random.default_rng(seed)
-    x = Tensor(rng.integers(0, 3, (1, 2, size, size)).astype(np.float64), requires_grad=True)
+    x = tensor(rng.integers(0, 3, (1, 2, size, size)).astype(np.float64), requires_grad=True)
     pooled = F.max_pool2d(x, **geometry, ties=ties)
-    loss = (pooled * Tensor(rng.uniform(0.5, 2.0, pooled.shape))).sum()
+    loss = (pooled * tensor(rng.uniform(0.5, 2.0, pooled.shape))).sum()
     return x, loss
 
 
@@ -198,7 +198,7 @@ def test_the_lit_cells_are_exactly_where_each_tie_rule_sends_gradient(ties, geom
 
 
 def test_the_repro_ties_split_lights_both_cells_it_pays():
-    x = Tensor(np.array([[1.0, 1.0], [0.0, 0.0]]).reshape(1, 1, 2, 2), requires_grad=True)
+    x = tensor(np.array([[1.0, 1.0], [0.0, 0.0]]).reshape(1, 1, 2, 2), requires_grad=True)
     r = replay(F.max_pool2d(x, 2, ties="split").sum() * 3, None)
     (pool,) = [f for f in r.frames if f.op == "MaxPool2d"]
     np.testing.assert_array_equal(pool.input_grads[0].ravel(), [1.5, 1.5, 0, 0])
@@ -258,7 +258,7 @@ def test_png_heat_maps_are_square_cells_at_full_resolution_with_the_paid_cells_f
 
 def test_custom_functions_replay_like_built_in_ops(tmp_path):
     Exp = exp_function(autograd.Function)  # a torch-style Function; Cube an engine one
-    x = Tensor([0.5, -1.0, 2.0], requires_grad=True, name="x")
+    x = Tensor([0.5, -1.0, 2.0], requires_grad=True, dtype=np.float64, name="x")
     y = Exp.apply(Cube.apply(x))
     loss = y.sum()
     r = replay(loss, tmp_path / "r.html")
@@ -272,7 +272,7 @@ def test_custom_functions_replay_like_built_in_ops(tmp_path):
 
 def test_parameter_names_come_from_the_module_calls_recorded_in_origin(tmp_path):
     model = nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 1))
-    out = model(Tensor(np.ones((4, 3), dtype=np.float32))).sum()
+    out = model(tensor(np.ones((4, 3), dtype=np.float32))).sum()
     # nn.Module.__call__ records (module, input nodes) on the node each call's output came from
     r = replay(out, None)
     leaves = {f.name: id(f.node) for f in r.frames if f.op is None}
@@ -302,7 +302,7 @@ def test_numbers_have_one_rounding_rule():
 
 
 def test_large_tensors_are_statistics_and_a_heat_map(tmp_path):
-    x = Tensor(np.arange(-50.0, 50.0).reshape(10, 10), requires_grad=True, name="x")
+    x = Tensor(np.arange(-50.0, 50.0).reshape(10, 10), requires_grad=True, dtype=np.float64, name="x")
     loss = (x * x).sum()
     r = replay(loss, tmp_path / "r.html", max_elements=16)
     page = section(r.html, frame_of(r, "x").index)
@@ -318,7 +318,7 @@ def test_large_tensors_are_statistics_and_a_heat_map(tmp_path):
 def test_a_freed_forward_value_is_said_so_and_a_held_one_shown(tmp_path):
     """A large intermediate that only the graph held (ReLU does not save its input) has no
     forward value left to show; one the user holds is shown."""
-    x = Tensor(np.linspace(-1, 1, 128 * 128).reshape(128, 128), requires_grad=True, name="x")
+    x = Tensor(np.linspace(-1, 1, 128 * 128).reshape(128, 128), requires_grad=True, dtype=np.float64, name="x")
     freed, held = x * 2, x * 3
     freed.name, held.name = "freed", "held"
     loss = freed.relu().sum() + held.relu().sum()
@@ -343,7 +343,7 @@ def test_repr_html_embeds_the_page_sandboxed(tmp_path):
 
 
 def test_frames_dir_writes_a_png_per_frame_and_a_gif(tmp_path):
-    x = Tensor(X[:, :, :4, :4], requires_grad=True, name="x")
+    x = Tensor(X[:, :, :4, :4], requires_grad=True, dtype=np.float64, name="x")
     loss = F.max_pool2d(x, 2).sum()
     r = replay(loss, tmp_path / "r.html", frames_dir=tmp_path / "frames", retain_graph=True)
     pngs = sorted((tmp_path / "frames").glob("frame_*.png"))
@@ -399,11 +399,11 @@ def test_paths_it_cannot_write_are_refused_before_backward_runs(tmp_path, argume
 
 def test_losses_backward_refuses_are_refused_as_backward_does(tmp_path):
     with pytest.raises(RuntimeError, match="does not require grad"):
-        replay(Tensor([1.0]), tmp_path / "r.html")
-    x = Tensor([1.0, 2.0], requires_grad=True)
+        replay(tensor([1.0]), tmp_path / "r.html")
+    x = tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="only for scalar outputs"):
         replay(x * 2, tmp_path / "r.html")
-    r = replay(x * 2, tmp_path / "r.html", gradient=Tensor([1.0, -1.0]))
+    r = replay(x * 2, tmp_path / "r.html", gradient=tensor([1.0, -1.0]))
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, -2.0])
     np.testing.assert_array_equal(r.frames[0].grad_output, [1.0, -1.0])
 
@@ -506,7 +506,7 @@ def test_the_page_steps_through_the_frames_in_a_browser(browser, tmp_path):
 
 
 def test_the_current_node_is_scrolled_into_view_in_a_notebook_sized_window(browser, tmp_path):
-    x = Tensor([0.5, -0.25], requires_grad=True, name="x")
+    x = Tensor([0.5, -0.25], requires_grad=True, dtype=np.float64, name="x")
     h = x
     for _ in range(25):  # a graph some 50 nodes tall: far taller than the 720-px iframe
         h = (h * 1.5).tanh()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 from tinygrad_pool.fast import memory
 
 BIG = (128, 128)  # 128 KiB in float64: above SCRATCH_MIN_BYTES, so it comes from the pool
@@ -144,7 +144,7 @@ def test_unreferenced_is_true_only_for_the_last_holder():
 
 
 def test_the_engine_frees_used_gradients_but_never_one_still_held():
-    x = Tensor(np.linspace(-1, 1, BIG[0] * BIG[1]).reshape(BIG), requires_grad=True)
+    x = tensor(np.linspace(-1, 1, BIG[0] * BIG[1]).reshape(BIG), requires_grad=True)
     hidden = x * 3.0
     hidden.retain_grad()
     seed = np.full(BIG, 0.5)  # the caller's own array
@@ -172,7 +172,7 @@ def test_output_like_follows_the_memory_order_of_its_argument():
 
 def _cnn_step(x, w, v):
     """conv → ReLU → overlapping max-pool → linear, forward and backward; the gradients."""
-    xt, wt, vt = (Tensor(a, requires_grad=True) for a in (x, w, v))
+    xt, wt, vt = (tensor(a, requires_grad=True) for a in (x, w, v))
     h = F.max_pool2d(F.relu(F.conv2d(xt, wt, padding=1)), 3, stride=2)
     (h.reshape(x.shape[0], -1) @ vt).sum().backward()
     return xt.grad.numpy(), wt.grad.numpy(), vt.grad.numpy()
@@ -362,7 +362,7 @@ def _train(monkeypatch, data=None, steps=STEPS):
     _spy_on_the_pool(monkeypatch, held)
     for step in range(steps):
         held.step, grab = step, step in GRAB_STEPS
-        x = Tensor(xs[step], requires_grad=True)  # a leaf too: its gradient is a pool buffer
+        x = tensor(xs[step], requires_grad=True)  # a leaf too: its gradient is a pool buffer
         c = model.conv(x)
         r = model.relu(c)
         r_d = r.detach().requires_grad_()
@@ -398,7 +398,7 @@ def _train(monkeypatch, data=None, steps=STEPS):
             logits.backward(g_logits)
 
         g_r = r_d.grad.numpy() + np.float32(PENALTY) * r.numpy()  # the user's own array
-        gradient = Tensor(g_r) if step == 1 else g_r  # step 1 passes it as a Tensor
+        gradient = tensor(g_r) if step == 1 else g_r  # step 1 passes it as a Tensor
         if grab:
             held.keep("gradient= of the features", gradient)
             r.backward(gradient=gradient, retain_graph=True)
@@ -479,7 +479,7 @@ def test_held_references_of_every_kind_survive_training_unchanged(monkeypatch):
 def _state_dict_of_copies(self, keep_vars=False, **_):
     """A broken state_dict: copies of the parameters (torch's, and ours, share their memory).
     (keep_vars=True, what load_state_dict asks for, still gives the parameters themselves.)"""
-    return OrderedDict((name, t if keep_vars else Tensor(t.numpy()))  # Tensor(array) copies
+    return OrderedDict((name, t if keep_vars else tensor(t.numpy()))  # tensor(array) copies
                        for name, t in self.named_parameters())
 
 
@@ -627,7 +627,7 @@ def test_a_held_retained_grad_of_a_non_leaf_is_unchanged_by_a_second_backward(to
     if not (torch.equal(theirs, their_copy) and th.grad is not theirs):
         pytest.fail("torch changed a held retained .grad: the premise of this test is wrong")
     # ours
-    xt = Tensor(x, requires_grad=True)
+    xt = tensor(x, requires_grad=True)
     h = xt * 3.0
     h.retain_grad()
     loss = (h * h).sum()
@@ -658,8 +658,8 @@ def test_a_run_whose_shapes_keep_changing_keeps_the_pool_within_its_budget(monke
     try:
         for step in range(200):
             batch, side = 8 + (step * 7) % 57, 12 + 2 * ((step * 5) % 11)  # 57 × 11 shapes cycle
-            x = Tensor(rng.standard_normal((batch, 1, side, side)).astype(np.float32))
-            y = Tensor(rng.integers(0, 3, batch))
+            x = tensor(rng.standard_normal((batch, 1, side, side)).astype(np.float32))
+            y = tensor(rng.integers(0, 3, batch))
             optimizer.zero_grad()
             F.cross_entropy(model(x), y).backward()
             optimizer.step()

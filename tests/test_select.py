@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tinygrad_pool import Tensor
+from tinygrad_pool import Tensor, tensor
 from tinygrad_pool.ops.select import (gather, index_select, masked_fill, masked_fill_, scatter,
                                       scatter_, scatter_add, scatter_add_, take_along_dim)
 
@@ -79,18 +79,18 @@ def _arrays(rng, name):
 @pytest.mark.parametrize("name", sorted(SELECTS))
 def test_selects_match_torch(torch, rng, name, dtype):
     ours, theirs = SELECTS[name][:2]
-    parity(torch, lambda *xs: ours(*xs, Tensor), lambda *ts: theirs(torch, *ts, torch.tensor),
+    parity(torch, lambda *xs: ours(*xs, tensor), lambda *ts: theirs(torch, *ts, torch.tensor),
            *_arrays(rng, name), dtype=dtype)
 
 
 @pytest.mark.parametrize("name", sorted(SELECTS))
 def test_selects_gradcheck(rng, name):
-    check_grad(lambda *xs: SELECTS[name][0](*xs, Tensor), *_arrays(rng, name))
+    check_grad(lambda *xs: SELECTS[name][0](*xs, tensor), *_arrays(rng, name))
 
 
 def test_gather_gradient_adds_repeated_reads():
     x = leaf(np.zeros((2, 3)))
-    gather(x, 1, Tensor(INDEX)).backward(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+    gather(x, 1, tensor(INDEX)).backward(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
     np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 0.0, 5.0], [11.0, 4.0, 0.0]])
 
 
@@ -99,7 +99,7 @@ def test_scatter_add_reads_only_the_part_of_src_the_index_covers(torch, rng):
     its backward fails on this case (a gradient of index's shape), ours gives src's shape."""
     x0, src0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 5))
     x, src = leaf(x0), leaf(src0)
-    out = scatter_add(x, 1, Tensor(INDEX), src)
+    out = scatter_add(x, 1, tensor(INDEX), src)
     expected = torch.tensor(x0).scatter_add(1, torch.tensor(INDEX), torch.tensor(src0))
     np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-12)
     out.backward(np.ones((3, 4)))
@@ -107,22 +107,22 @@ def test_scatter_add_reads_only_the_part_of_src_the_index_covers(torch, rng):
 
 
 def test_masked_fill_on_integers_truncates_the_value_as_torch(torch):
-    x, tx = Tensor(np.arange(4)), torch.arange(4)
+    x, tx = tensor(np.arange(4)), torch.arange(4)
     mask = np.array([True, False, True, False])
-    out = masked_fill(x, Tensor(mask), 1.7)
+    out = masked_fill(x, tensor(mask), 1.7)
     assert out.dtype == np.int64
     np.testing.assert_array_equal(out.numpy(), tx.masked_fill(torch.tensor(mask), 1.7).numpy())
 
 
 # ---- in place ---------------------------------------------------------------------------------
 INPLACE = {
-    "scatter_add_": (lambda b, s: scatter_add_(b, 1, Tensor(INDEX), s),
+    "scatter_add_": (lambda b, s: scatter_add_(b, 1, tensor(INDEX), s),
                      lambda T, b, s: b.scatter_add_(1, T.tensor(INDEX), s)),
-    "scatter_": (lambda b, s: scatter_(b, 0, Tensor(INDEX), s),
+    "scatter_": (lambda b, s: scatter_(b, 0, tensor(INDEX), s),
                  lambda T, b, s: b.scatter_(0, T.tensor(INDEX), s)),
-    "scatter_value_": (lambda b, s: scatter_(b, 0, Tensor(INDEX), value=3.0) * s.sum(),
+    "scatter_value_": (lambda b, s: scatter_(b, 0, tensor(INDEX), value=3.0) * s.sum(),
                        lambda T, b, s: b.scatter_(0, T.tensor(INDEX), value=3.0) * s.sum()),
-    "masked_fill_": (lambda b, s: masked_fill_(b, Tensor(MASK), s[0, 0]),
+    "masked_fill_": (lambda b, s: masked_fill_(b, tensor(MASK), s[0, 0]),
                      lambda T, b, s: b.masked_fill_(T.tensor(MASK), s[0, 0])),
 }
 
@@ -139,16 +139,16 @@ def test_in_place_forms_match_torch(torch, rng, name):
     result, tresult = ours(base, s), theirs(torch, tbase, ts)
     assert base._version == tbase._version == 1
     np.testing.assert_allclose(base.numpy(), tbase.detach().numpy(), rtol=1e-12)
-    (result * result * Tensor(w)).sum().backward()
+    (result * result * tensor(w)).sum().backward()
     (tresult * tresult * torch.tensor(w)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
     np.testing.assert_allclose(s.grad.numpy(), ts.grad.numpy(), rtol=1e-12)
 
 
 def test_in_place_forms_return_the_tensor_itself_and_work_without_a_graph():
-    x = Tensor(np.zeros((3, 4)))
-    assert scatter_add_(x, 1, Tensor(INDEX), Tensor(np.ones((2, 3)))) is x
-    assert masked_fill_(x, Tensor(MASK), 5.0) is x
+    x = tensor(np.zeros((3, 4)))
+    assert scatter_add_(x, 1, tensor(INDEX), tensor(np.ones((2, 3)))) is x
+    assert masked_fill_(x, tensor(MASK), 5.0) is x
     np.testing.assert_array_equal(x.numpy(), [[5, 0, 2, 5], [5, 1, 0, 5], [5, 0, 0, 5]])
     assert x._version == 2 and x.grad_fn is None
 
@@ -156,14 +156,14 @@ def test_in_place_forms_return_the_tensor_itself_and_work_without_a_graph():
 def test_in_place_on_a_leaf_that_requires_grad_is_refused():
     x = leaf(np.zeros((3, 4)))
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
-        scatter_add_(x, 1, Tensor(INDEX), Tensor(np.ones((2, 3))))
+        scatter_add_(x, 1, tensor(INDEX), tensor(np.ones((2, 3))))
     assert x._version == 0
 
 
 def test_writing_into_the_index_before_backward_is_caught(torch):
     """The index is saved for backward (as torch's gather saves it): a later in-place write
     into it makes backward refuse, instead of sending the gradient to the wrong places."""
-    x, index = leaf(np.ones((3, 4))), Tensor(INDEX)
+    x, index = leaf(np.ones((3, 4))), tensor(INDEX)
     out = gather(x, 1, index)
     index.fill_(0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
@@ -191,13 +191,13 @@ def test_gather_scatter_index_select_match_torch(torch, shape, data):
     mask = rng.random(shape[data.draw(st.integers(0, ndim), label="mask from dim"):]) < 0.5
     x = rng.standard_normal(shape)
     src = rng.standard_normal(index_shape)
-    parity(torch, lambda t: gather(t, dim, Tensor(index)),
+    parity(torch, lambda t: gather(t, dim, tensor(index)),
            lambda t: torch.gather(t, dim, torch.tensor(index)), x)
-    parity(torch, lambda t, s: scatter_add(t, dim, Tensor(index), s),
+    parity(torch, lambda t, s: scatter_add(t, dim, tensor(index), s),
            lambda t, s: torch.scatter_add(t, dim, torch.tensor(index), s), x, src)
-    parity(torch, lambda t: index_select(t, dim, Tensor(rows)),
+    parity(torch, lambda t: index_select(t, dim, tensor(rows)),
            lambda t: torch.index_select(t, dim, torch.tensor(rows)), x)
-    parity(torch, lambda t, v: masked_fill(t, Tensor(mask), v),
+    parity(torch, lambda t, v: masked_fill(t, tensor(mask), v),
            lambda t, v: torch.masked_fill(t, torch.tensor(mask), v), x, np.array(0.5))
 
 
@@ -272,9 +272,9 @@ ERRORS = [
 
 @pytest.mark.parametrize("ours, theirs, error, message", ERRORS, ids=[e[3][:45] for e in ERRORS])
 def test_errors_as_torch(torch, ours, theirs, error, message):
-    x = Tensor(np.ones((3, 4)))
+    x = tensor(np.ones((3, 4)))
     with pytest.raises(error, match=message):
-        ours(x, Tensor)
+        ours(x, tensor)
     assert x._version == 0 and np.all(x.numpy() == 1)
     with pytest.raises(error) as raised:
         theirs(torch, torch.ones(3, 4, dtype=torch.float64), torch.tensor)

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tinygrad_pool
-from tinygrad_pool import Tensor, nn
+from tinygrad_pool import nn, Tensor, tensor
 
 from helpers import REPOSITORY
 
@@ -44,7 +44,7 @@ def test_round_trip_keeps_names_order_values_and_dtypes(tmp_path):
     state = {"conv.weight": np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3),
              "head.bias": np.array([0.5, -1.25]),  # float64 stays float64
              "steps": np.array(7, dtype=np.int64),
-             "tensor": Tensor(np.ones(2, dtype=np.float32))}
+             "tensor": tensor(np.ones(2, dtype=np.float32))}
     path = tmp_path / "ckpt.npz"
     tinygrad_pool.save(state, path)
     loaded = tinygrad_pool.load(path)
@@ -60,7 +60,7 @@ def test_model_round_trip_through_a_file(tmp_path):
     fresh = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.Flatten(), nn.Linear(2 * 2 * 2, 3))
     tinygrad_pool.save(model.state_dict(), tmp_path / "model.npz")
     fresh.load_state_dict(tinygrad_pool.load(tmp_path / "model.npz"))
-    x = Tensor(np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype(np.float32))
+    x = tensor(np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype(np.float32))
     np.testing.assert_array_equal(model(x).numpy(), fresh(x).numpy())
     assert all(p.dtype == np.float32 for p in fresh.parameters())
 
@@ -225,9 +225,9 @@ def assert_same_array(loaded, saved, where):
 
 
 def optimizer_like_state():
-    return {"state": {0: {"step": Tensor(np.float32(3.0)),
-                          "exp_avg": Tensor(np.full((2, 3), 0.25, dtype=np.float32)),
-                          "exp_avg_sq": Tensor(np.ones(3, dtype=np.float64))},
+    return {"state": {0: {"step": tensor(np.float32(3.0)),
+                          "exp_avg": tensor(np.full((2, 3), 0.25, dtype=np.float32)),
+                          "exp_avg_sq": tensor(np.ones(3, dtype=np.float64))},
                       1: {"step": 3, "momentum_buffer": None}},
             "param_groups": [{"lr": 0.1, "betas": (0.9, 0.999), "eps": 1e-8, "amsgrad": False,
                               "foreach": None, "params": [0, 1], "param_names": ["w", "b"]}]}
@@ -245,12 +245,12 @@ def test_model_state_dict_loads_as_an_ordered_dict_of_plain_tensors(tmp_path):
     state = model.state_dict()
     loaded = round_trip(state, tmp_path)
     assert type(loaded) is type(state) and list(loaded) == list(state)
-    for name, tensor in loaded.items():
-        assert isinstance(tensor, Tensor) and not tensor.requires_grad, name
-        np.testing.assert_array_equal(tensor.numpy(), np.asarray(state[name]), err_msg=name)
+    for name, value in loaded.items():
+        assert isinstance(value, Tensor) and not value.requires_grad, name
+        np.testing.assert_array_equal(value.numpy(), np.asarray(state[name]), err_msg=name)
     fresh = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
     fresh.load_state_dict(loaded)
-    x = Tensor(np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32))
+    x = tensor(np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32))
     np.testing.assert_array_equal(model(x).numpy(), fresh(x).numpy())
 
 
@@ -258,8 +258,8 @@ def test_training_resumes_from_a_checkpoint_exactly(tmp_path):
     """Model and Adam state in one file (the usual torch.save({...}) checkpoint): a resumed
     run takes the same next step as the uninterrupted one."""
     rng = np.random.default_rng(0)
-    x = Tensor(rng.standard_normal((8, 3)).astype(np.float32))
-    target = Tensor(rng.standard_normal((8, 1)).astype(np.float32))
+    x = tensor(rng.standard_normal((8, 3)).astype(np.float32))
+    target = tensor(rng.standard_normal((8, 1)).astype(np.float32))
 
     def make():
         tinygrad_pool.manual_seed(0)
@@ -291,15 +291,15 @@ def test_nested_lists_scalars_and_leaves_round_trip(tmp_path):
     saved = [1, 2.5, float("nan"), -float("inf"), True, None, "text", "ünïcode",
              2 ** 80, [[], (), {}, [(1,), ("a", None)]], collections.OrderedDict(b=1, a=(2,)),
              np.arange(6, dtype=np.int16).reshape(2, 3), np.float32(0.5), np.bool_(True),
-             Tensor(np.array([True, False])), Tensor(np.zeros((0, 4), dtype=np.float32)),
-             Tensor(np.ones(2), requires_grad=True)]
+             tensor(np.array([True, False])), tensor(np.zeros((0, 4), dtype=np.float32)),
+             tensor(np.ones(2), requires_grad=True)]
     assert_same_object(round_trip(saved, tmp_path), saved)
-    assert_same_object(round_trip(Tensor(np.arange(3)), tmp_path), Tensor(np.arange(3)))
+    assert_same_object(round_trip(tensor(np.arange(3)), tmp_path), tensor(np.arange(3)))
     assert round_trip(7, tmp_path) == 7
 
 
 def test_requires_grad_is_kept_and_shared_tensors_stay_shared_as_torch(tmp_path, torch):
-    weight = Tensor(np.ones(2, dtype=np.float32), requires_grad=True)
+    weight = tensor(np.ones(2, dtype=np.float32), requires_grad=True)
     loaded = round_trip({"a": weight, "b": weight, "c": weight.detach(), "d": weight * 2},
                         tmp_path)
     tweight = torch.ones(2, requires_grad=True)
@@ -358,7 +358,7 @@ def test_the_file_is_plain_npz_with_a_json_description_a_manifest_and_digests(tm
     """The documented format, computed independently: the manifest gives each member's dtype
     string, shape and the SHA-256 of its bytes in C order; the comment the JSON's SHA-256."""
     weight = np.arange(6, dtype=">f4").reshape(2, 3).T  # big-endian, and not C-contiguous
-    tinygrad_pool.save({"w": weight, "n": 1, "t": Tensor(np.ones(2), requires_grad=True)},
+    tinygrad_pool.save({"w": weight, "n": 1, "t": tensor(np.ones(2), requires_grad=True)},
                        tmp_path / "x.npz")
     with np.load(tmp_path / "x.npz", allow_pickle=False) as archive:
         assert sorted(archive.zip.namelist()) == ["__structure__.npy", "arr_0.npy", "arr_1.npy"]
@@ -432,7 +432,7 @@ def arrays(dtypes):
 
 leaves = arrays(dtypes)
 numpy_scalars = st.builds(lambda value, dtype: dtype(value), st.integers(0, 100), dtypes)
-trained = st.builds(lambda values: Tensor(np.array(values, np.float32), requires_grad=True),
+trained = st.builds(lambda values: tensor(np.array(values, np.float32), requires_grad=True),
                     st.lists(st.floats(-1e3, 1e3, width=32), max_size=4))
 keys = any_text | st.integers(-2 ** 70, 2 ** 70) | st.sampled_from(["a.npy", "allow_pickle", ""])
 nested = st.recursive(scalars | leaves | arrays(st.sampled_from(real_dtypes)).map(Tensor)
@@ -662,7 +662,7 @@ def test_a_hand_made_version_2_file_that_is_right_loads(tmp_path):
     weight = np.arange(4.0)
     write_version_2(path, {"dict": [["w", {"tensor": "arr_0"}]]}, {"arr_0": manifest_entry(weight)},
                     arr_0=weight)
-    assert_same_object(tinygrad_pool.load(path), {"w": Tensor(weight)})
+    assert_same_object(tinygrad_pool.load(path), {"w": tensor(weight)})
 
 
 @pytest.mark.parametrize("comment", [MARKER, b""])  # the earliest version 1 files had none
@@ -673,7 +673,7 @@ def test_version_1_checkpoints_still_load(tmp_path, comment):
         arr_0=np.arange(3.0), arr_1=np.array(7, dtype=np.int16))
     with zipfile.ZipFile(path, "a") as archive:
         archive.comment = comment
-    assert_same_object(tinygrad_pool.load(path), {"w": Tensor(np.arange(3.0), requires_grad=True),
+    assert_same_object(tinygrad_pool.load(path), {"w": tensor(np.arange(3.0), requires_grad=True),
                                                   3: np.int16(7)})
 
 

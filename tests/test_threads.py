@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool as tp
-from tinygrad_pool import Function, Tensor, nn
+from tinygrad_pool import Function, nn, Tensor, tensor
 
 from helpers import Cube
 
@@ -99,8 +99,8 @@ def conv_model():
 def conv_loss(model, key):
     """The loss of step key = (thread, step): its own deterministic input and target."""
     rng = np.random.default_rng(key)
-    x = Tensor(rng.standard_normal((2, 1, 6, 6)))
-    target = Tensor(rng.standard_normal((2, 3)))
+    x = tensor(rng.standard_normal((2, 1, 6, 6)))
+    target = tensor(rng.standard_normal((2, 3)))
     return ((model(x) - target) ** 2).mean()
 
 
@@ -149,7 +149,7 @@ def test_threads_accumulate_onto_existing_gradients(busy_switching):
 # ---- a tiny Linear layer, many tiny steps: the most contention per unit of work -------------
 def linear_loss(model, key):
     rng = np.random.default_rng(key)
-    return (model(Tensor(rng.standard_normal((1, 3)))) ** 2).sum()
+    return (model(tensor(rng.standard_normal((1, 3)))) ** 2).sum()
 
 
 def test_threads_sharing_a_tiny_linear_accumulate_exactly_the_serial_sum(busy_switching):
@@ -171,7 +171,7 @@ def test_threads_sharing_a_tiny_linear_accumulate_exactly_the_serial_sum(busy_sw
 
 def test_threads_sharing_one_leaf_tensor_accumulate_exactly(busy_switching):
     """No module: one leaf used by every thread, gradients of different magnitudes."""
-    w = Tensor(np.linspace(-1.0, 1.0, 5), requires_grad=True)
+    w = tensor(np.linspace(-1.0, 1.0, 5), requires_grad=True)
     threads, steps = 8, 200
     barrier = threading.Barrier(threads, timeout=WAIT)
 
@@ -194,7 +194,7 @@ def test_threads_sharing_a_wide_linear_accumulate_exactly_the_serial_sum(busy_sw
 
     def loss_fn(m, key):
         rng = np.random.default_rng(key)
-        return (m(Tensor(rng.standard_normal((4, 256)))) ** 2).sum()
+        return (m(tensor(rng.standard_normal((4, 256)))) ** 2).sum()
 
     expected = serial_sum(model, loss_fn, [(t, s) for t in range(threads) for s in range(steps)])
     barrier = threading.Barrier(threads, timeout=WAIT)
@@ -211,7 +211,7 @@ def test_threads_sharing_a_wide_linear_accumulate_exactly_the_serial_sum(busy_sw
 def test_threads_racing_for_the_first_gradient_all_land(busy_switching):
     """Round after round .grad starts as None and every thread's backward arrives together:
     the first accumulation (None -> gradient) must not let one thread overwrite another."""
-    w = Tensor(np.linspace(-1.0, 1.0, 5), requires_grad=True)
+    w = tensor(np.linspace(-1.0, 1.0, 5), requires_grad=True)
     threads, rounds = 8, 1000
     mismatches = []
 
@@ -245,7 +245,7 @@ def test_no_grad_in_one_thread_does_not_drop_another_threads_gradients(busy_swit
     recorded = []
 
     def inference_thread():
-        x = Tensor(np.ones((1, 1, 6, 6)))
+        x = tensor(np.ones((1, 1, 6, 6)))
         for _ in range(rounds):
             with tp.no_grad():
                 barrier.wait()  # now inside no_grad
@@ -275,7 +275,7 @@ def test_free_running_no_grad_thread_does_not_drop_gradients(busy_switching):
     barrier = threading.Barrier(trainers + 1, timeout=WAIT)
 
     def toggler():
-        x = Tensor(np.ones((1, 1, 6, 6)))
+        x = tensor(np.ones((1, 1, 6, 6)))
         barrier.wait()
         while not done.is_set():
             with tp.no_grad():
@@ -310,12 +310,12 @@ class ScaledProduct(Function):
 
 def two_leaves(shape=(2, 3)):
     rng = np.random.default_rng(5)
-    return (Tensor(rng.standard_normal(shape), requires_grad=True),
-            Tensor(rng.standard_normal(shape), requires_grad=True))
+    return (tensor(rng.standard_normal(shape), requires_grad=True),
+            tensor(rng.standard_normal(shape), requires_grad=True))
 
 
 def test_correct_custom_function_passes_gradcheck():
-    x = Tensor(np.random.default_rng(3).standard_normal((2, 3)), requires_grad=True)
+    x = tensor(np.random.default_rng(3).standard_normal((2, 3)), requires_grad=True)
     assert tp.gradcheck(lambda t: Cube.apply(t), [x]) is True
 
 
@@ -325,7 +325,7 @@ def test_correct_two_input_custom_function_with_attribute_passes_gradcheck():
 
 
 def test_custom_function_gradient_matches_formula():
-    x = Tensor(np.array([-2.0, 0.5, 3.0]), requires_grad=True)
+    x = tensor(np.array([-2.0, 0.5, 3.0]), requires_grad=True)
     y = Cube.apply(x)
     np.testing.assert_allclose(y.numpy(), x.numpy() ** 3)
     assert y.grad_fn is not None
@@ -334,7 +334,7 @@ def test_custom_function_gradient_matches_formula():
 
 
 def test_custom_function_under_no_grad_records_nothing():
-    x = Tensor(np.ones(3), requires_grad=True)
+    x = tensor(np.ones(3), requires_grad=True)
     with tp.no_grad():
         y = Cube.apply(x)
     assert y.grad_fn is None and y.requires_grad is False
@@ -401,7 +401,7 @@ def test_too_few_gradients_raise_naming_the_function(fn_class):
 def test_too_few_gradients_raise_even_if_the_missing_input_needs_no_grad():
     """torch counts inputs, not inputs that require grad."""
     a, _ = two_leaves()
-    message = backward_error(TooFewAsTuple, a, Tensor(np.ones((2, 3))))
+    message = backward_error(TooFewAsTuple, a, tensor(np.ones((2, 3))))
     assert "TooFewAsTuple" in message and "expected 2, got 1" in message
 
 
@@ -471,21 +471,21 @@ class ExpandRows(Function):
 
 
 def test_broadcastable_gradient_with_extra_leading_dims_is_summed():
-    x = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    x = tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     weights = np.random.default_rng(8).standard_normal((2, 3))
     Repeat4.apply(x).backward(weights)
     assert x.grad.shape == (2, 3)
     np.testing.assert_allclose(x.grad.numpy(), 4 * weights)
-    assert tp.gradcheck(lambda t: Repeat4.apply(t), [Tensor(x.numpy().copy(), requires_grad=True)])
+    assert tp.gradcheck(lambda t: Repeat4.apply(t), [tensor(x.numpy().copy(), requires_grad=True)])
 
 
 def test_broadcastable_gradient_over_a_size_one_dim_is_summed():
-    x = Tensor(np.array([[1.0, 2.0, 3.0]]), requires_grad=True)
+    x = tensor(np.array([[1.0, 2.0, 3.0]]), requires_grad=True)
     weights = np.arange(6.0).reshape(2, 3)
     ExpandRows.apply(x).backward(weights)
     assert x.grad.shape == (1, 3)
     np.testing.assert_allclose(x.grad.numpy(), [[3.0, 5.0, 7.0]])  # torch gives the same
-    assert tp.gradcheck(lambda t: ExpandRows.apply(t), [Tensor(x.numpy().copy(), requires_grad=True)])
+    assert tp.gradcheck(lambda t: ExpandRows.apply(t), [tensor(x.numpy().copy(), requires_grad=True)])
 
 
 def test_broadcastable_gradients_match_torch(torch):
@@ -511,7 +511,7 @@ def test_broadcastable_gradients_match_torch(torch):
     for ours, theirs, shape in [(ExpandRows, TorchExpandRows, (1, 3)),
                                 (Repeat4, TorchRepeat4, (2, 3))]:
         data = np.linspace(-1, 1, int(np.prod(shape))).reshape(shape)
-        x, tx = Tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+        x, tx = tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
         ours.apply(x).backward(weights)
         theirs.apply(tx).backward(torch.tensor(weights))
         np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())

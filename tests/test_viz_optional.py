@@ -41,12 +41,12 @@ TRAIN = '''
 import numpy as np
 import tinygrad_pool
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Tensor, nn, optim
+from tinygrad_pool import nn, optim, Tensor, tensor
 
 tinygrad_pool.manual_seed(0)
 rng = np.random.default_rng(0)
-x = Tensor(rng.standard_normal((32, 3)).astype(np.float32))
-y = Tensor((x.numpy() @ np.array([[1.0], [-2.0], [0.5]], dtype=np.float32) + 0.25).astype(np.float32))
+x = tensor(rng.standard_normal((32, 3)).astype(np.float32))
+y = tensor((x.numpy() @ np.array([[1.0], [-2.0], [0.5]], dtype=np.float32) + 0.25).astype(np.float32))
 model = nn.Linear(3, 1)
 opt = optim.SGD(model.parameters(), lr=0.1)
 losses = []
@@ -92,13 +92,13 @@ assert "graphviz" not in sys.modules
 def test_viz_without_graphviz_raises_the_install_command_only_when_drawing():
     run_python(HIDE_GRAPHVIZ + '''
 import tinygrad_pool.viz as viz  # importing the package itself works: nothing is drawn yet
-from tinygrad_pool import Tensor
+from tinygrad_pool import tensor
 assert "graphviz" not in sys.modules
 assert "tinygrad_pool.viz.graph" not in sys.modules
 assert issubclass(viz.GraphvizNotFound, RuntimeError)
 assert "pip install graphviz" in viz.MISSING_PACKAGE
 
-t = Tensor([1.0, 2.0], requires_grad=True) * 3
+t = tensor([1.0, 2.0], requires_grad=True) * 3
 for call, name in ((lambda: viz.draw_graph(t, show_values=True), "draw_graph"),
                    (lambda: viz.save_graph(t, "never_written.png"), "save_graph")):
     try:
