@@ -2,9 +2,9 @@
 
 The dtype rules are torch's: Python floats (and ``zeros``/``rand``/``linspace`` without a
 dtype) give the default float dtype, float32; Python ints give int64; bools give bool; a NumPy
-array or a Tensor keeps its dtype. Random tensors come from ``generator`` or the package's
-default generator (``manual_seed``): the same seed gives the same tensors run after run, but not
-the same numbers as torch's generator.
+array or a Tensor keeps its dtype. Random tensors come from ``generator`` (a Generator or a
+``numpy.random.Generator``) or the package's default generator (``manual_seed``): the same seed
+gives the same tensors run after run, but not the same numbers as torch's generator.
 """
 import builtins
 import math
@@ -13,9 +13,9 @@ import operator
 import numpy as np
 
 from . import dtypes
-from .random import default_generator
+from .random import check_generator, default_generator
 from .ops.args import check_flag, check_floating, check_scalar, tensor_arg
-from .tensor import OMITTED, Size, Tensor, check_device
+from .tensor import OMITTED, Size, Tensor, check_device, ragged_detail
 
 
 def _make(op: str, array: np.ndarray, dtype, requires_grad: bool, device=None) -> Tensor:
@@ -141,8 +141,7 @@ def _tensor(op: str, data, dtype, device, requires_grad: bool) -> Tensor:
     except OverflowError:
         raise ValueError(f"{op}: a number in the data does not fit in {target}") from None
     except ValueError:
-        raise ValueError(f"{op}: nested lists must be rectangular (every list at one depth of "
-                         f"the same length), got ragged data") from None
+        raise ValueError(f"{op}: {ragged_detail(data)}") from None
     return _make(op, array, None, requires_grad, device)
 
 
@@ -231,7 +230,7 @@ def _random(op, size, draw, dtype, generator, requires_grad, device) -> Tensor:
     dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(op, dtype)
     if dtype.kind != "f":  # (torch: NotImplementedError, "... not implemented for 'Long'")
         raise NotImplementedError(f"{op}: random floats need a floating dtype, got {dtype}")
-    rng = default_generator() if generator is None else generator
+    rng = check_generator(op, generator) or default_generator()
     return _make(op, draw(rng, shape).astype(dtype), None, requires_grad, device)
 
 
@@ -247,20 +246,22 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
                    generator, requires_grad, device)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand_like(input, *, generator=None, dtype=None, device=None,
+              requires_grad: bool = False) -> Tensor:
     input = tensor_arg("rand_like", "input", input)
     if dtype is None:
         check_floating("rand_like", "input", input)
-    return rand(input.shape, dtype=input.dtype if dtype is None else dtype, device=device,
-                requires_grad=requires_grad)
+    return _random("rand_like", (input.shape,), lambda rng, shape: rng.random(shape),
+                   input.dtype if dtype is None else dtype, generator, requires_grad, device)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn_like(input, *, generator=None, dtype=None, device=None,
+               requires_grad: bool = False) -> Tensor:
     input = tensor_arg("randn_like", "input", input)
     if dtype is None:
         check_floating("randn_like", "input", input)
-    return randn(input.shape, dtype=input.dtype if dtype is None else dtype, device=device,
-                 requires_grad=requires_grad)
+    return _random("randn_like", (input.shape,), lambda rng, shape: rng.standard_normal(shape),
+                   input.dtype if dtype is None else dtype, generator, requires_grad, device)
 
 
 def randint(low=0, high=OMITTED, size=None, *, generator=None, dtype=None, device=None,
@@ -287,7 +288,7 @@ def randint(low=0, high=OMITTED, size=None, *, generator=None, dtype=None, devic
         if low < lowest or high - 1 > highest:
             raise RuntimeError(f"randint: the range [{low}, {high}) is out of bounds for "
                                f"{dtype}")
-    rng = default_generator() if generator is None else generator
+    rng = check_generator("randint", generator) or default_generator()
     array = rng.integers(low, high, size=shape, dtype=np.int64)
     return _make("randint", array, dtype, requires_grad, device)
 
@@ -298,7 +299,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None,
     n = _int("randperm", "n", n)
     if n < 0:
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
-    rng = default_generator() if generator is None else generator
+    rng = check_generator("randperm", generator) or default_generator()
     return _make("randperm", rng.permutation(n).astype(np.int64),
                  dtypes.int64 if dtype is None else dtype, requires_grad, device)
 

@@ -1,29 +1,169 @@
-"""The package's default random generator, so that ``manual_seed`` makes initialisation repeatable.
+"""Random number generators, as ``torch.Generator`` and ``torch.manual_seed``.
 
-Layers draw their initial weights from ``default_generator()`` unless they are given a
-``generator=`` of their own; ``manual_seed(seed)`` replaces the default with a freshly seeded
-``np.random.Generator``, as ``torch.manual_seed`` does for PyTorch's default generator.
+A ``Generator`` is a NumPy ``Generator`` (PCG64) with torch's methods for seeding and saving it
+(``manual_seed``, ``seed``, ``initial_seed``, ``get_state``, ``set_state``). The package draws
+with NumPy's methods (``random``, ``normal``, ``permutation``...), so every ``generator=``
+argument takes a Generator or a plain ``numpy.random.Generator`` alike. One seed gives the same
+numbers run after run, but not torch's numbers: the algorithm is NumPy's.
+
+Layers, init functions, random factories, dropout masks and shuffling draw from the default
+generator unless given ``generator=``. As torch's, it is one object
+(``tinygrad_pool.default_generator``), seeded non-deterministically at start-up, so two runs
+without a seed differ; ``manual_seed(seed)`` re-seeds it in place and returns it.
 """
+import operator
+import secrets
+
 import numpy as np
 
-# Unseeded until manual_seed() is called: two runs without a seed start from different weights.
-_default_generator = np.random.default_rng()
+from .devices import CPU, check_device
+from .tensor import Tensor
+
+# The state get_state packs, in order (little-endian unsigned integers, sizes in bytes):
+# the initial seed, then PCG64's 128-bit state and increment and its cached half-draw.
+_STATE_FIELDS = (("initial_seed", 8), ("state", 16), ("inc", 16), ("has_uint32", 4),
+                 ("uinteger", 4))
+_STATE_SIZE = sum(size for _, size in _STATE_FIELDS)
 
 
-def manual_seed(seed: int) -> np.random.Generator:
-    """Seed the default generator that layer initialisation draws from; returns it."""
-    global _default_generator
-    # torch takes what int() takes (2.5 is 2, True is 1, "7" is 7), a negative one modulo 2⁶⁴
+def _uint64_seed(op: str, seed: int) -> int:
+    if not -2 ** 63 <= seed < 2 ** 64:
+        raise ValueError(f"{op}: seed must fit in 64 bits (-2**63 <= seed < 2**64), got {seed}")
+    return seed % 2 ** 64  # a negative seed counts modulo 2**64, as torch's
+
+
+class Generator(np.random.Generator):
+    """A random number generator, as ``torch.Generator(device='cpu')``.
+
+    A new one starts from torch's fixed seed (``initial_seed()`` is 67280421310721), so it is
+    repeatable until seeded otherwise. It is a ``numpy.random.Generator`` too: its NumPy methods
+    draw from the same stream.
+    """
+
+    device = CPU  # (torch's device(type='cpu'), as a Tensor's)
+    _FRESH_SEED = 67280421310721  # torch.Generator().initial_seed()
+
+    def __init__(self, device="cpu"):
+        check_device("Generator", device)
+        self._initial_seed = self._FRESH_SEED
+        super().__init__(np.random.PCG64(self._FRESH_SEED))
+
+    def manual_seed(self, seed) -> "Generator":
+        """Re-seed in place: the stream restarts as any generator's with this seed (an int; a
+        negative one counts modulo 2**64). Returns the generator."""
+        if isinstance(seed, (bool, np.bool_)):
+            raise RuntimeError(f"Generator.manual_seed: seed must be an int, got bool {seed!r}")
+        try:
+            seed = operator.index(seed)
+        except TypeError:
+            raise RuntimeError(f"Generator.manual_seed: seed must be an int, got "
+                               f"{type(seed).__name__} {seed!r}") from None
+        seed = _uint64_seed("Generator.manual_seed", seed)
+        # default_rng(seed)'s state, so manual_seed(s) draws as np.random.default_rng(s) does
+        self.bit_generator.state = np.random.PCG64(seed).state
+        self._initial_seed = seed
+        return self
+
+    def seed(self) -> int:
+        """Re-seed from the operating system's entropy; returns the new seed."""
+        seed = secrets.randbits(64)
+        self.manual_seed(seed)
+        return seed
+
+    def initial_seed(self) -> int:
+        """The seed the stream started from (the last manual_seed or seed)."""
+        return self._initial_seed
+
+    def get_state(self) -> Tensor:
+        """The generator's whole state, as a uint8 Tensor (a copy) for ``set_state``."""
+        numbers = self.bit_generator.state
+        values = {"initial_seed": self._initial_seed, **numbers["state"],
+                  "has_uint32": numbers["has_uint32"], "uinteger": numbers["uinteger"]}
+        packed = b"".join(values[name].to_bytes(size, "little") for name, size in _STATE_FIELDS)
+        return Tensor._make(np.frombuffer(packed, dtype=np.uint8).copy(), None)
+
+    def set_state(self, new_state) -> "Generator":
+        """Restore a state from ``get_state``: the stream goes on from where it was saved, and
+        ``initial_seed()`` is the saved one. Returns the generator."""
+        if not isinstance(new_state, Tensor) or new_state.dtype != np.uint8:
+            described = (f"a {new_state.dtype} Tensor" if isinstance(new_state, Tensor)
+                         else type(new_state).__name__)
+            raise TypeError(f"Generator.set_state: new_state must be a uint8 Tensor (from "
+                            f"get_state), got {described}")
+        if new_state.shape != (_STATE_SIZE,):
+            raise RuntimeError(f"Generator.set_state: expected a state of {_STATE_SIZE} bytes "
+                               f"(from get_state), got shape {tuple(new_state.shape)}")
+        packed, values, start = new_state._data.tobytes(), {}, 0
+        for name, size in _STATE_FIELDS:
+            values[name] = int.from_bytes(packed[start:start + size], "little")
+            start += size
+        if values["has_uint32"] > 1:
+            raise RuntimeError(f"Generator.set_state: not a state from get_state (its flag "
+                               f"byte is {values['has_uint32']}, expected 0 or 1)")
+        self.bit_generator.state = {
+            "bit_generator": "PCG64", "state": {"state": values["state"], "inc": values["inc"]},
+            "has_uint32": values["has_uint32"], "uinteger": values["uinteger"]}
+        self._initial_seed = values["initial_seed"]
+        return self
+
+    def __reduce__(self):
+        # pickle and deepcopy keep the class, the stream and the initial seed (NumPy's own
+        # reduction would give back a plain numpy Generator)
+        return _generator_with_state, (self.get_state()._data.tobytes(),)
+
+
+def _generator_with_state(state: bytes) -> Generator:
+    return Generator().set_state(Tensor._make(np.frombuffer(state, dtype=np.uint8).copy(), None))
+
+
+# The one default generator (torch.default_generator): manual_seed re-seeds it in place, so a
+# reference taken earlier stays the default.
+DEFAULT_GENERATOR = Generator()
+DEFAULT_GENERATOR.seed()
+
+
+def default_generator() -> Generator:
+    """The generator used when a layer, init function or factory is not given ``generator=``."""
+    return DEFAULT_GENERATOR
+
+
+def check_generator(op: str, generator):
+    """``generator=`` as the package takes it: None (the default generator), a Generator, or a
+    ``numpy.random.Generator``; returned as given, so a caller writes
+    ``check_generator(op, generator) or default_generator()``."""
+    if generator is not None and not isinstance(generator, np.random.Generator):
+        raise TypeError(f"{op}: generator must be a numpy.random.Generator or a "
+                        f"tinygrad_pool.Generator (e.g. np.random.default_rng(0) or "
+                        f"tinygrad_pool.Generator().manual_seed(0)), or None, got "
+                        f"{type(generator).__name__}")
+    return generator
+
+
+def manual_seed(seed) -> Generator:
+    """Seed the default generator; returns it. The seed is what ``int()`` takes (2.5 is 2, True
+    is 1, "7" is 7, as ``torch.manual_seed`` takes it), a negative one modulo 2**64."""
     try:
         value = int(seed)
     except (TypeError, ValueError) as error:
         raise type(error)(f"manual_seed: seed must be an int, got {seed!r}") from None
-    if not -2 ** 63 <= value < 2 ** 64:
-        raise ValueError(f"manual_seed: seed must fit in 64 bits, got {seed!r}")
-    _default_generator = np.random.default_rng(value % 2 ** 64)
-    return _default_generator
+    return DEFAULT_GENERATOR.manual_seed(_uint64_seed("manual_seed", value))
 
 
-def default_generator() -> np.random.Generator:
-    """The generator used when a layer or init function is not given ``generator=``."""
-    return _default_generator
+def seed() -> int:
+    """Re-seed the default generator from the operating system's entropy; returns the seed."""
+    return DEFAULT_GENERATOR.seed()
+
+
+def initial_seed() -> int:
+    """The seed the default generator's stream started from."""
+    return DEFAULT_GENERATOR.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The default generator's state (``Generator.get_state``)."""
+    return DEFAULT_GENERATOR.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    """Restore the default generator's state from ``get_rng_state``."""
+    DEFAULT_GENERATOR.set_state(new_state)

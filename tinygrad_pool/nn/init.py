@@ -3,8 +3,9 @@
 The functions write ``tensor._data`` directly — initialisation is not part of any graph, as
 torch's run under no_grad — and keep the tensor's dtype (the random draw happens in float64 and
 is cast once). Each write bumps the tensor's version, as torch's in-place init does, so a graph
-that saved the tensor notices. Random draws come from ``generator`` (a NumPy Generator) or the
-package's default generator (``tinygrad_pool.manual_seed``).
+that saved the tensor notices. Random draws come from ``generator`` (a ``tinygrad_pool.Generator``
+or a NumPy Generator: both offer NumPy's ``uniform`` and ``normal``) or the package's default
+generator (``tinygrad_pool.manual_seed``).
 
 The scaled initialisations keep the variance of activations (or gradients) steady from layer
 to layer: with fan_in inputs per unit, weights of standard deviation gain / √fan do that for a
