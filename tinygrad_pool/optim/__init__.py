@@ -1,10 +1,21 @@
-"""Optimizers with PyTorch's API and update rules: SGD, Adam, AdamW, RMSprop, Adagrad.
+"""Optimizers with PyTorch's API and update rules: SGD, Adam, AdamW, RMSprop, Adagrad,
+Adadelta, Adamax, NAdam, RAdam, and LBFGS.
 
     opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     for x, y in batches:
         opt.zero_grad()
         F.cross_entropy(model(x), y).backward()
         opt.step()
+
+LBFGS evaluates the model several times per step, so its ``step`` needs a closure (as in
+torch) that recomputes the loss and its gradients:
+
+    def closure():
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        return loss
+    opt.step(closure)
 
 ``step()`` reads each parameter's ``.grad`` and updates ``p._data`` in place, in the parameter's
 own dtype (float32 stays float32), bumping the parameter's version like torch's in-place update
@@ -32,7 +43,8 @@ from ..grad_mode import enable_grad
 from .. import unsupported
 from ..tensor import Tensor, zero_grad
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+           "NAdam", "RAdam", "LBFGS", "lr_scheduler"]
 
 
 class Optimizer:
@@ -244,16 +256,16 @@ def _restored(optimizer: str, param: Tensor, key, value, shape: tuple):
     if isinstance(value, (Tensor, np.ndarray)):
         array = value._data if isinstance(value, Tensor) else value
         if key == "step":
-            return Tensor(array)
+            return Tensor(array, dtype=array.dtype)
         if array.shape != tuple(shape):
             expected = ("its parameter has shape" if tuple(shape) == param.shape
                         else "this optimizer expects shape")
             raise ValueError(f"{optimizer}.load_state_dict: state {key!r} has shape "
                              f"{list(array.shape)} but {expected} {list(shape)}")
         floating = np.issubdtype(param.dtype, np.floating)
-        return Tensor(array, dtype=param.dtype if floating else None)
+        return Tensor(array, dtype=param.dtype if floating else array.dtype)
     if key == "step" and isinstance(value, numbers.Real):  # an old checkpoint's plain number
-        return Tensor(np.float32(value))
+        return Tensor._make(np.array(value, np.float32), None)
     if isinstance(value, dict):
         return {k: _restored(optimizer, param, k, v, shape) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -277,7 +289,7 @@ def _step_count(state: dict) -> float:
 
 
 def _zeros_like(param: Tensor) -> Tensor:
-    return Tensor(np.zeros_like(param._data))
+    return Tensor._make(np.zeros_like(param._data), None)
 
 
 def _followed_gradient(group: dict, param: Tensor, grad: np.ndarray, l2: bool = True):
@@ -310,6 +322,26 @@ def _check_at_least_zero(optimizer: str, group: dict, *names: str) -> None:
         if not value >= 0.0:  # also refuses NaN
             text = _TORCH_TEXT.get(name, f"Invalid {name} value")
             raise ValueError(f"{text}: {value} ({optimizer} expects {name} >= 0)")
+
+
+def _check_betas(optimizer: str, betas) -> None:
+    """``betas``: a pair of real numbers, each in [0, 1)."""
+    if not isinstance(betas, (tuple, list)):
+        raise TypeError(f"{optimizer}: betas must be a pair (beta1, beta2), got "
+                        f"{type(betas).__name__} {betas!r}")
+    if len(betas) != 2:
+        raise ValueError(f"{optimizer}: betas must be a pair (beta1, beta2), got {betas!r}")
+    for index, beta in enumerate(betas):
+        _check_real(optimizer, f"betas[{index}]", beta)
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {index}: {beta} ({optimizer} "
+                             f"expects 0 <= betas[{index}] < 1)")
+
+
+def _check_integer(optimizer: str, name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{optimizer}: {name} must be an integer, got "
+                        f"{type(value).__name__} {value!r}")
 
 
 def _check_implementation_flags(optimizer: str, group: dict) -> None:
@@ -357,7 +389,8 @@ class SGD(Optimizer):
                     state = self.state[param]
                     buf = state.get("momentum_buffer")
                     if buf is None:
-                        buf = state["momentum_buffer"] = Tensor(grad)  # a copy, not the grad
+                        # a copy, not the grad; in the grad's dtype (Tensor(data) is float32)
+                        buf = state["momentum_buffer"] = Tensor(grad, dtype=grad.dtype)
                     else:
                         buf._data *= momentum
                         # (no dampening, the default: no temporary for (1 - 0) · g)
@@ -393,18 +426,9 @@ class Adam(Optimizer):
     def _check_options(self, group: dict) -> None:
         name = type(self).__name__
         _check_at_least_zero(name, group, "lr", "eps")
-        betas = group["betas"]
-        if not isinstance(betas, (tuple, list)):
-            raise TypeError(f"{name}: betas must be a pair (beta1, beta2), got "
-                            f"{type(betas).__name__} {betas!r}")
-        if len(betas) != 2:
-            raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
-        for index, beta in enumerate(betas):
-            _check_real(name, f"betas[{index}]", beta)
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {index}: {beta} ({name} "
-                                 f"expects 0 <= betas[{index}] < 1)")
+        _check_betas(name, group["betas"])
         _check_at_least_zero(name, group, "weight_decay")
+        betas = group["betas"]
         if not all(isinstance(beta, float) for beta in betas):  # torch refuses e.g. (0, 0.99)
             raise ValueError(f"betas must be either both floats or both Tensors ({name} got "
                              f"{betas!r}; write them as floats, e.g. 0.0)")
@@ -418,7 +442,7 @@ class Adam(Optimizer):
             for param, grad in gradients:
                 state = self.state[param]
                 if not state:
-                    state["step"] = Tensor(np.float32(0.0))
+                    state["step"] = Tensor._make(np.array(0.0, np.float32), None)
                     state["exp_avg"] = _zeros_like(param)
                     state["exp_avg_sq"] = _zeros_like(param)
                     if amsgrad:
@@ -496,7 +520,7 @@ class RMSprop(Optimizer):
             for param, grad in gradients:
                 state = self.state[param]
                 if not state:
-                    state["step"] = Tensor(np.float32(0.0))
+                    state["step"] = Tensor._make(np.array(0.0, np.float32), None)
                     state["square_avg"] = _zeros_like(param)
                     if momentum > 0:
                         state["momentum_buffer"] = _zeros_like(param)
@@ -552,8 +576,9 @@ class Adagrad(Optimizer):
 
     def _init_state(self, param: Tensor) -> None:
         state = self.state[param]
-        state["step"] = Tensor(np.float32(0.0))
-        state["sum"] = Tensor(np.full_like(param._data, self.defaults["initial_accumulator_value"]))
+        state["step"] = Tensor._make(np.array(0.0, np.float32), None)
+        initial = self.defaults["initial_accumulator_value"]
+        state["sum"] = Tensor._make(np.full_like(param._data, initial), None)
 
     def _check_options(self, group: dict) -> None:
         _check_at_least_zero("Adagrad", group, "lr", "lr_decay", "weight_decay",
@@ -577,6 +602,606 @@ class Adagrad(Optimizer):
                 param._data -= decayed_lr * (grad / std)
                 param._bump_version()
         return loss
+
+
+class Adadelta(Optimizer):
+    """Adadelta (Zeiler), PyTorch's rule (g = -g first when ``maximize``):
+
+        g = g + weight_decay · p
+        v = ρ · v + (1 - ρ) · g²                      (square_avg)
+        Δ = sqrt(u + eps) / sqrt(v + eps) · g
+        u = ρ · u + (1 - ρ) · Δ²                      (acc_delta)
+        p = p - lr · Δ
+    """
+
+    def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
+                 weight_decay: float = 0, foreach=None, *, capturable: bool = False,
+                 maximize: bool = False, differentiable: bool = False):
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        capturable=capturable, foreach=foreach, differentiable=differentiable)
+        self._check_options(defaults)
+        super().__init__(params, defaults)
+
+    def _check_options(self, group: dict) -> None:
+        _check_at_least_zero("Adadelta", group, "lr")
+        rho = group["rho"]
+        _check_real("Adadelta", "rho", rho)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho} (Adadelta expects 0 <= rho <= 1)")
+        _check_at_least_zero("Adadelta", group, "eps", "weight_decay")
+        _check_implementation_flags("Adadelta", group)
+
+    def step(self, closure=None):
+        loss = _evaluate(closure)
+        for group, gradients in self._gradients():
+            lr, rho, eps = group["lr"], group["rho"], group["eps"]
+            for param, grad in gradients:
+                state = self.state[param]
+                if not state:
+                    state["step"] = Tensor._make(np.array(0.0, np.float32), None)
+                    state["square_avg"] = _zeros_like(param)
+                    state["acc_delta"] = _zeros_like(param)
+                _step_count(state)
+                grad = _followed_gradient(group, param, grad)
+                square_avg, acc_delta = state["square_avg"]._data, state["acc_delta"]._data
+                square_avg *= rho
+                square_avg += (1 - rho) * grad * grad
+                # The step's unit comes from the past steps' RMS (u), its size relative to the
+                # gradient's RMS (v): no learning rate is needed in the paper (lr = 1).
+                delta = np.sqrt(acc_delta + eps) / np.sqrt(square_avg + eps) * grad
+                acc_delta *= rho
+                acc_delta += (1 - rho) * delta * delta
+                param._data -= lr * delta
+                param._bump_version()
+        return loss
+
+
+class Adamax(Optimizer):
+    """Adamax (Kingma & Ba), Adam with the infinity norm, PyTorch's rule (g = -g first when
+    ``maximize``):
+
+        g = g + weight_decay · p
+        m = β1 · m + (1 - β1) · g                     (exp_avg)
+        u = max(β2 · u, |g| + eps)                    (exp_inf)
+        p = p - lr / (1 - β1ᵗ) · m / u
+    """
+
+    def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, foreach=None, *, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False):
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, capturable=capturable)
+        self._check_options(defaults)
+        super().__init__(params, defaults)
+
+    def _check_options(self, group: dict) -> None:
+        _check_at_least_zero("Adamax", group, "lr", "eps")
+        _check_betas("Adamax", group["betas"])
+        _check_at_least_zero("Adamax", group, "weight_decay")
+        _check_implementation_flags("Adamax", group)
+
+    def step(self, closure=None):
+        loss = _evaluate(closure)
+        for group, gradients in self._gradients():
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            for param, grad in gradients:
+                state = self.state[param]
+                if not state:
+                    state["step"] = Tensor._make(np.array(0.0, np.float32), None)
+                    state["exp_avg"] = _zeros_like(param)
+                    state["exp_inf"] = _zeros_like(param)
+                step = _step_count(state)
+                grad = _followed_gradient(group, param, grad)
+                exp_avg, exp_inf = state["exp_avg"]._data, state["exp_inf"]._data
+                exp_avg += (1 - beta1) * (grad - exp_avg)  # β1·m + (1-β1)·g, as torch's lerp
+                exp_inf *= beta2
+                np.maximum(exp_inf, np.abs(grad) + eps, out=exp_inf)
+                # u needs no bias correction: a maximum is not pulled towards its zero start.
+                param._data -= lr / (1 - beta1 ** step) * (exp_avg / exp_inf)
+                param._bump_version()
+        return loss
+
+
+def _check_adam_variant(optimizer: str, group: dict, *more: str) -> None:
+    """NAdam's and RAdam's options, in torch's order: lr, eps, betas, weight_decay, ``more``."""
+    _check_at_least_zero(optimizer, group, "lr", "eps")
+    _check_betas(optimizer, group["betas"])
+    _check_at_least_zero(optimizer, group, "weight_decay", *more)
+    _check_implementation_flags(optimizer, group)
+
+
+def _decayed_gradient(group: dict, param: Tensor, grad: np.ndarray) -> np.ndarray:
+    """The gradient NAdam and RAdam follow: with ``decoupled_weight_decay`` the weight itself
+    decays first (p = p · (1 - lr · weight_decay), as AdamW), otherwise it is L2 in g."""
+    decoupled = group["decoupled_weight_decay"]
+    if decoupled and group["weight_decay"] != 0:
+        param._data *= 1 - group["lr"] * group["weight_decay"]
+    return _followed_gradient(group, param, grad, l2=not decoupled)
+
+
+class NAdam(Optimizer):
+    """NAdam (Dozat), Adam with Nesterov momentum, PyTorch's rule (g = -g first when
+    ``maximize``), t the step and ψ = ``momentum_decay``:
+
+        g = g + weight_decay · p    (or p = p · (1 - lr · weight_decay): decoupled)
+        μₜ = β1 · (1 - 0.5 · 0.96^(t·ψ))             Πₜ = μ₁ ··· μₜ   (mu_product)
+        m = β1 · m + (1 - β1) · g          v = β2 · v + (1 - β2) · g²
+        denom = sqrt(v / (1 - β2ᵗ)) + eps
+        p = p - lr · (1 - μₜ) / (1 - Πₜ) · g / denom - lr · μₜ₊₁ / (1 - Πₜ·μₜ₊₁) · m / denom
+    """
+
+    def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, momentum_decay: float = 4e-3,
+                 decoupled_weight_decay: bool = False, *, foreach=None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False):
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
+                        foreach=foreach, capturable=capturable, differentiable=differentiable)
+        self._check_options(defaults)
+        super().__init__(params, defaults)
+
+    def _check_options(self, group: dict) -> None:
+        _check_adam_variant("NAdam", group, "momentum_decay")
+
+    def _state_shape(self, param: Tensor, key) -> tuple:
+        return () if key == "mu_product" else param.shape
+
+    def step(self, closure=None):
+        loss = _evaluate(closure)
+        for group, gradients in self._gradients():
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            momentum_decay = group["momentum_decay"]
+            for param, grad in gradients:
+                state = self.state[param]
+                if not state:
+                    state["step"] = Tensor._make(np.array(0.0, np.float32), None)
+                    # A float32 scalar as torch's (its rounding is part of the trajectory);
+                    # loading a state dict casts it to the parameter's dtype, as in torch.
+                    state["mu_product"] = Tensor._make(np.array(1.0, np.float32), None)
+                    state["exp_avg"] = _zeros_like(param)
+                    state["exp_avg_sq"] = _zeros_like(param)
+                step = _step_count(state)
+                grad = _decayed_gradient(group, param, grad)
+                mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
+                mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
+                state["mu_product"]._data *= mu
+                mu_product = float(state["mu_product"]._data)
+                exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+                exp_avg += (1 - beta1) * (grad - exp_avg)  # torch's lerp
+                exp_avg_sq *= beta2
+                exp_avg_sq += (1 - beta2) * grad * grad
+                denom = np.sqrt(exp_avg_sq / (1 - beta2 ** step)) + eps
+                # Nesterov: this step's gradient with the current momentum weight, and the
+                # average with the next one's (the look-ahead).
+                param._data -= lr * (1.0 - mu) / (1.0 - mu_product) * (grad / denom)
+                param._data -= lr * mu_next / (1.0 - mu_product * mu_next) * (exp_avg / denom)
+                param._bump_version()
+        return loss
+
+
+class RAdam(Optimizer):
+    """RAdam (Liu et al.), Adam with a rectified adaptive rate, PyTorch's rule (g = -g first
+    when ``maximize``), t the step:
+
+        g = g + weight_decay · p    (or p = p · (1 - lr · weight_decay): decoupled)
+        m = β1 · m + (1 - β1) · g          v = β2 · v + (1 - β2) · g²
+        ρ∞ = 2 / (1 - β2) - 1              ρₜ = ρ∞ - 2t · β2ᵗ / (1 - β2ᵗ)
+        p = p - lr · m / (1 - β1ᵗ) · sqrt(1 - β2ᵗ) / (sqrt(v) + eps) · r      if ρₜ > 5,
+            r = sqrt((ρₜ - 4)(ρₜ - 2) ρ∞ / ((ρ∞ - 4)(ρ∞ - 2) ρₜ))
+        p = p - lr · m / (1 - β1ᵗ)                                             otherwise
+    """
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
+                 foreach=None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False):
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        maximize=maximize, foreach=foreach, capturable=capturable,
+                        decoupled_weight_decay=decoupled_weight_decay,
+                        differentiable=differentiable)
+        self._check_options(defaults)
+        super().__init__(params, defaults)
+
+    def _check_options(self, group: dict) -> None:
+        _check_adam_variant("RAdam", group)
+
+    def step(self, closure=None):
+        loss = _evaluate(closure)
+        for group, gradients in self._gradients():
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            for param, grad in gradients:
+                state = self.state[param]
+                if not state:
+                    state["step"] = Tensor._make(np.array(0.0, np.float32), None)
+                    state["exp_avg"] = _zeros_like(param)
+                    state["exp_avg_sq"] = _zeros_like(param)
+                step = _step_count(state)
+                grad = _decayed_gradient(group, param, grad)
+                exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+                exp_avg += (1 - beta1) * (grad - exp_avg)  # torch's lerp
+                exp_avg_sq *= beta2
+                exp_avg_sq += (1 - beta2) * grad * grad
+                bias_correction1, bias_correction2 = 1 - beta1 ** step, 1 - beta2 ** step
+                update = exp_avg / bias_correction1 * lr
+                # ρₜ is the length of the simple moving average that v approximates; while it
+                # is short (ρₜ <= 5) v's variance is too large to trust: plain momentum SGD.
+                rho_inf = 2 / (1 - beta2) - 1
+                rho_t = rho_inf - 2 * step * beta2 ** step / bias_correction2
+                if rho_t > 5.0:
+                    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                            / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+                    adaptive_lr = bias_correction2 ** 0.5 / (np.sqrt(exp_avg_sq) + eps)
+                    update = update * adaptive_lr * rect
+                param._data -= update
+                param._bump_version()
+        return loss
+
+
+# ---- L-BFGS -------------------------------------------------------------------------------------
+# Written on flat NumPy vectors (every parameter's values, then every gradient, one after the
+# other) as torch's is on flat tensors. Scalars computed from them (gᵀd, yᵀs, ...) stay NumPy
+# scalars of the parameters' dtype, as torch's are 0-d tensors: float32 parameters then round
+# the line search's arithmetic as torch does (NumPy and torch both compute a 0-d float32 with a
+# Python float in float32).
+
+def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
+    """The minimiser, clamped to ``bounds`` (default [x1, x2] in order), of the cubic through
+    (x1, f1) and (x2, f2) with slopes g1, g2; the bounds' midpoint when the cubic has none.
+    torch's port of ``polyinterp.lua``, branch for branch."""
+    if bounds is not None:
+        xmin_bound, xmax_bound = bounds
+    else:
+        xmin_bound, xmax_bound = (x1, x2) if x1 <= x2 else (x2, x1)
+    # Degenerate points (x1 = x2, a flat cubic) give inf or NaN, silently as torch's 0-d
+    # tensors do, and the comparisons below then pick a bound.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+        d2_square = d1 ** 2 - g1 * g2
+        if d2_square >= 0:
+            d2 = np.sqrt(d2_square)
+            if x1 <= x2:
+                min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+            else:
+                min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+            return min(max(min_pos, xmin_bound), xmax_bound)
+    return (xmin_bound + xmax_bound) / 2.0
+
+
+def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9,
+                  max_ls=25):
+    """A step ``t`` along ``d`` meeting the strong Wolfe conditions,
+    f(x + t·d) <= f + c1·t·gᵀd (enough decrease) and |g(x + t·d)ᵀd| <= c2·|gᵀd| (flat enough):
+    first bracket such a step (growing t by cubic extrapolation), then zoom into the bracket
+    by cubic interpolation. ``obj_func(x, t, d)`` gives (loss, flat gradient) at x + t·d.
+    Returns (loss, gradient, t, evaluations). torch's port of ``lswolfe.lua``, step for step."""
+    d_norm = np.abs(d).max()
+    g = g.copy()
+    f_new, g_new = obj_func(x, t, d)
+    ls_func_evals = 1
+    gtd_new = g_new @ d
+
+    # Bracketing: grow t until [t_prev, t] holds a point meeting the conditions.
+    t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
+    done = False
+    ls_iter = 0
+    while ls_iter < max_ls:
+        if f_new > (f + c1 * t * gtd) or (ls_iter > 1 and f_new >= f_prev):
+            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
+            bracket_g, bracket_gtd = [g_prev, g_new.copy()], [gtd_prev, gtd_new]
+            break
+        if abs(gtd_new) <= -c2 * gtd:
+            bracket, bracket_f, bracket_g = [t], [f_new], [g_new]
+            done = True
+            break
+        if gtd_new >= 0:
+            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
+            bracket_g, bracket_gtd = [g_prev, g_new.copy()], [gtd_prev, gtd_new]
+            break
+        # Extrapolate: the cubic's minimiser, at least 1% past t and at most 10·t.
+        min_step = t + 0.01 * (t - t_prev)
+        max_step = t * 10
+        tmp = t
+        t = _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
+                               bounds=(min_step, max_step))
+        t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.copy(), gtd_new
+        f_new, g_new = obj_func(x, t, d)
+        ls_func_evals += 1
+        gtd_new = g_new @ d
+        ls_iter += 1
+    if ls_iter == max_ls:  # out of evaluations: between the start and the last try
+        bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
+
+    # Zoom: shrink the bracket around its low point until the conditions hold.
+    insuf_progress = False
+    low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
+    while not done and ls_iter < max_ls:
+        if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:  # too small to matter
+            break
+        t = _cubic_interpolate(bracket[0], bracket_f[0], bracket_gtd[0],
+                               bracket[1], bracket_f[1], bracket_gtd[1])
+        # A point too close to an end of the bracket makes little progress: after two such
+        # in a row (or one outside), try 10% of the bracket in from the nearer end instead.
+        eps = 0.1 * (max(bracket) - min(bracket))
+        if min(max(bracket) - t, t - min(bracket)) < eps:
+            if insuf_progress or t >= max(bracket) or t <= min(bracket):
+                if abs(t - max(bracket)) < abs(t - min(bracket)):
+                    t = max(bracket) - eps
+                else:
+                    t = min(bracket) + eps
+                insuf_progress = False
+            else:
+                insuf_progress = True
+        else:
+            insuf_progress = False
+        f_new, g_new = obj_func(x, t, d)
+        ls_func_evals += 1
+        gtd_new = g_new @ d
+        ls_iter += 1
+        if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
+            # Not enough decrease, or no lower than the low end: t becomes the high end.
+            bracket[high_pos], bracket_f[high_pos] = t, f_new
+            bracket_g[high_pos], bracket_gtd[high_pos] = g_new.copy(), gtd_new
+            low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[1] else (1, 0)
+        else:
+            if abs(gtd_new) <= -c2 * gtd:
+                done = True
+            elif gtd_new * (bracket[high_pos] - bracket[low_pos]) >= 0:
+                # The slope at t points at the high end: the old low end becomes the high one.
+                bracket[high_pos], bracket_f[high_pos] = bracket[low_pos], bracket_f[low_pos]
+                bracket_g[high_pos], bracket_gtd[high_pos] = (bracket_g[low_pos],
+                                                              bracket_gtd[low_pos])
+            bracket[low_pos], bracket_f[low_pos] = t, f_new
+            bracket_g[low_pos], bracket_gtd[low_pos] = g_new.copy(), gtd_new
+    return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos], ls_func_evals
+
+
+def _from_state(value):
+    """A state value as the step computes with it: a Tensor's array (a 0-d one as a NumPy
+    scalar), lists item by item."""
+    if isinstance(value, Tensor):
+        return value._data[()] if value._data.ndim == 0 else value._data
+    if isinstance(value, list):
+        return [_from_state(item) for item in value]
+    return value
+
+
+def _to_state(value):
+    """A value as torch keeps it in the state: arrays and NumPy scalars as Tensors (torch's
+    0-d tensors), Python numbers and None as they are, lists item by item. (Arrays are wrapped,
+    not copied: the step makes new ones and never writes into those it was given.)"""
+    if isinstance(value, np.ndarray):
+        return Tensor._make(value, None)
+    if isinstance(value, np.generic):
+        return Tensor._make(np.array(value), None)
+    if isinstance(value, list):
+        return [_to_state(item) for item in value]
+    return value
+
+
+class LBFGS(Optimizer):
+    """L-BFGS (Nocedal), PyTorch's algorithm (after minFunc). Each ``step(closure)`` runs up
+    to ``max_iter`` iterations on x, every parameter flattened into one vector, with gradient g:
+
+        d = -H·g          H: the inverse Hessian estimated from the last ``history_size``
+                          pairs s = t·d, y = Δg (two-loop recursion, H₀ = sᵀy / yᵀy)
+        x = x + t·d       t = lr (on the very first iteration min(1, 1/Σ|g|) · lr), or the
+                          step found by a strong-Wolfe line search (``line_search_fn=
+                          "strong_wolfe"``, cubic interpolation)
+
+    and stops early when max|g| <= tolerance_grad, when gᵀd, max|t·d| or the loss change
+    falls below tolerance_change, or after ``max_eval`` closure calls (default 1.25·max_iter).
+    ``closure`` is required: it clears the gradients, computes the loss, calls backward and
+    returns the loss; step returns its first loss. One parameter group only. The state
+    (torch's names: ``d``, ``t``, ``old_dirs``, ``old_stps``, ``ro``, ``H_diag``,
+    ``prev_flat_grad``, ``prev_loss``, ``al``, ``func_evals``, ``n_iter``) is kept under the
+    first parameter, as torch keeps it.
+    """
+
+    def __init__(self, params, lr: float = 1, max_iter: int = 20, max_eval=None,
+                 tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9,
+                 history_size: int = 100, line_search_fn=None):
+        _check_integer("LBFGS", "max_iter", max_iter)
+        if max_eval is None:
+            max_eval = max_iter * 5 // 4
+        defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
+                        tolerance_grad=tolerance_grad, tolerance_change=tolerance_change,
+                        history_size=history_size, line_search_fn=line_search_fn)
+        self._check_options(defaults)
+        super().__init__(params, defaults)
+
+    def _check_options(self, group: dict) -> None:
+        _check_at_least_zero("LBFGS", group, "lr")
+        for name in ("max_iter", "max_eval", "history_size"):
+            _check_integer("LBFGS", name, group[name])
+        if group["history_size"] < 1:  # (torch fails at its second iteration)
+            raise ValueError(f"LBFGS: history_size must be at least 1, got "
+                             f"{group['history_size']}")
+        _check_real("LBFGS", "tolerance_grad", group["tolerance_grad"])
+        _check_real("LBFGS", "tolerance_change", group["tolerance_change"])
+        _check_line_search(group["line_search_fn"])
+
+    def add_param_group(self, param_group: dict) -> None:
+        # torch accepts a second group here and fails at the next step; refused at once.
+        if self.param_groups:
+            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+        super().add_param_group(param_group)
+
+    def _state_shape(self, param: Tensor, key) -> tuple:
+        if key in ("d", "prev_flat_grad", "old_dirs", "old_stps"):
+            return (self._numel(),)
+        return ()  # t, H_diag, ro, al: scalars
+
+    # ---- the parameters as one flat vector ------------------------------------------------
+    def _params(self) -> list:
+        return self.param_groups[0]["params"]
+
+    def _numel(self) -> int:
+        return sum(p._data.size for p in self._params())
+
+    def _gather_flat_grad(self) -> np.ndarray:
+        """Every parameter's gradient, flattened and joined (zeros for a missing one); the
+        gradients are checked as every optimizer's are."""
+        ((_, pairs),) = self._gradients()
+        grads = {id(param): grad for param, grad in pairs}
+        return np.concatenate([grads[id(p)].reshape(-1) if id(p) in grads
+                               else np.zeros(p._data.size, p.dtype) for p in self._params()])
+
+    def _add_grad(self, step_size, update: np.ndarray) -> None:
+        """x = x + step_size · update, each parameter its slice."""
+        offset = 0
+        for param in self._params():
+            size = param._data.size
+            param._data += (step_size * update[offset:offset + size]).reshape(param.shape)
+            param._bump_version()
+            offset += size
+
+    def _clone_param(self) -> list:
+        return [param._data.copy() for param in self._params()]
+
+    def _set_param(self, params_data: list) -> None:
+        for param, data in zip(self._params(), params_data):
+            param._data[...] = data
+            param._bump_version()
+
+    def _directional_evaluate(self, closure, x, t, d):
+        """(loss, flat gradient) at x + t·d; the parameters are put back to x after."""
+        self._add_grad(t, d)
+        loss = float(_evaluate(closure))
+        flat_grad = self._gather_flat_grad()
+        self._set_param(x)
+        return loss, flat_grad
+
+    def step(self, closure):
+        if len(self.param_groups) != 1:  # (only by writing to param_groups directly)
+            raise AssertionError(f"Expected exactly one param_group, but got "
+                                 f"{len(self.param_groups)}")
+        if not callable(closure):
+            raise TypeError(f"'{type(closure).__name__}' object is not callable (LBFGS.step "
+                            f"needs a closure that clears the gradients, computes the loss, "
+                            f"calls backward and returns the loss)")
+        group = self.param_groups[0]
+        _check_line_search(group["line_search_fn"])
+        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
+        history_size = group["history_size"]
+
+        # The first loss and gradient, checked before any state changes.
+        orig_loss = _evaluate(closure)
+        loss = float(orig_loss)
+        flat_grad = self._gather_flat_grad()
+        # L-BFGS's state is global; torch files it under the first parameter.
+        state = self.state[self._params()[0]]
+        state.setdefault("func_evals", 0)
+        state.setdefault("n_iter", 0)
+        current_evals = 1
+        state["func_evals"] += 1
+        opt_cond = np.abs(flat_grad).max() <= tolerance_grad
+        if opt_cond:  # already optimal
+            return orig_loss
+
+        d, t = _from_state(state.get("d")), _from_state(state.get("t"))
+        old_dirs, old_stps = _from_state(state.get("old_dirs")), _from_state(state.get("old_stps"))
+        ro, H_diag = _from_state(state.get("ro")), _from_state(state.get("H_diag"))
+        prev_flat_grad = _from_state(state.get("prev_flat_grad"))
+        prev_loss = state.get("prev_loss")
+
+        n_iter = 0
+        while n_iter < max_iter:
+            n_iter += 1
+            state["n_iter"] += 1
+
+            # -- the direction: steepest descent at first, then d = -H·g --------------------
+            if state["n_iter"] == 1:
+                d = -flat_grad
+                old_dirs, old_stps, ro = [], [], []
+                H_diag = 1
+            else:
+                y = flat_grad - prev_flat_grad
+                s = d * t
+                ys = y @ s
+                if ys > 1e-10:  # a pair with positive curvature only (H stays positive definite)
+                    if len(old_dirs) == history_size:  # forget the oldest pair
+                        old_dirs.pop(0)
+                        old_stps.pop(0)
+                        ro.pop(0)
+                    old_dirs.append(y)
+                    old_stps.append(s)
+                    ro.append(1.0 / ys)
+                    H_diag = ys / (y @ y)  # scale of the initial inverse Hessian
+                num_old = len(old_dirs)
+                if "al" not in state:
+                    state["al"] = [None] * history_size
+                # (Entries are written before they are read: NumPy scalars during the step.)
+                al = state["al"]
+                # Two-loop recursion: q = -g through the pairs newest first, scale by H₀,
+                # then back oldest first; d and r are the same array, as in torch.
+                q = -flat_grad
+                for i in range(num_old - 1, -1, -1):
+                    al[i] = (old_stps[i] @ q) * ro[i]
+                    q += -al[i] * old_dirs[i]
+                d = r = q * H_diag
+                for i in range(num_old):
+                    be_i = (old_dirs[i] @ r) * ro[i]
+                    r += (al[i] - be_i) * old_stps[i]
+
+            prev_flat_grad = flat_grad.copy()
+            prev_loss = loss
+
+            # -- the step length ------------------------------------------------------------
+            if state["n_iter"] == 1:  # no curvature known yet: at most lr / Σ|g|
+                t = min(1.0, 1.0 / np.abs(flat_grad).sum()) * lr
+            else:
+                t = lr
+            gtd = flat_grad @ d  # the directional derivative
+            if gtd > -tolerance_change:  # d no longer goes down
+                break
+
+            ls_func_evals = 0
+            if group["line_search_fn"] is not None:
+                x_init = self._clone_param()
+
+                def obj_func(x, t, d):
+                    return self._directional_evaluate(closure, x, t, d)
+
+                loss, flat_grad, t, ls_func_evals = _strong_wolfe(
+                    obj_func, x_init, t, d, loss, flat_grad, gtd,
+                    max_ls=max_eval - current_evals)
+                self._add_grad(t, d)
+                opt_cond = np.abs(flat_grad).max() <= tolerance_grad
+            else:
+                self._add_grad(t, d)
+                if n_iter != max_iter:
+                    # The loss at the new point (not after the last iteration: in a stochastic
+                    # setting the next step evaluates afresh anyway).
+                    loss = float(_evaluate(closure))
+                    flat_grad = self._gather_flat_grad()
+                    opt_cond = np.abs(flat_grad).max() <= tolerance_grad
+                    ls_func_evals = 1
+            current_evals += ls_func_evals
+            state["func_evals"] += ls_func_evals
+
+            # -- stop? ------------------------------------------------------------------------
+            if n_iter == max_iter or current_evals >= max_eval or opt_cond:
+                break
+            if np.abs(d * t).max() <= tolerance_change:  # the step no longer moves x
+                break
+            if abs(loss - prev_loss) < tolerance_change:  # nor the loss
+                break
+
+        state["d"], state["t"] = _to_state(d), _to_state(t)
+        state["old_dirs"], state["old_stps"] = _to_state(old_dirs), _to_state(old_stps)
+        state["ro"], state["H_diag"] = _to_state(ro), _to_state(H_diag)
+        state["prev_flat_grad"], state["prev_loss"] = _to_state(prev_flat_grad), prev_loss
+        if "al" in state:
+            state["al"] = _to_state(state["al"])
+        return orig_loss
+
+
+def _check_line_search(line_search_fn) -> None:
+    if line_search_fn not in (None, "strong_wolfe"):
+        raise RuntimeError(f"only 'strong_wolfe' is supported (LBFGS got line_search_fn="
+                           f"{line_search_fn!r}; or None, a fixed step)")
 
 
 from . import lr_scheduler  # noqa: E402  (it builds on Optimizer, defined above)
