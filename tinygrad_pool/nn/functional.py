@@ -8,7 +8,7 @@ that name the op, the argument and the shapes; this module only gathers them und
 """
 from ..ops.activation import elu, gelu, leaky_relu, logsigmoid, silu, softplus
 from ..ops.args import REDUCTIONS, check_flag, tensor_arg
-from ..ops.conv import conv2d, fold, unfold
+from ..ops.conv import conv2d, conv_transpose2d, fold, unfold
 from ..ops.dropout import dropout, dropout2d
 from ..ops.embedding import embedding, one_hot
 from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
@@ -21,9 +21,10 @@ from ..ops.pool import (TIE_RULES, adaptive_avg_pool2d, adaptive_max_pool2d, avg
                         max_pool2d, max_unpool2d)
 from .. import unsupported
 
-__all__ = ["conv2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
-           "adaptive_max_pool2d", "max_unpool2d", "relu", "sigmoid", "tanh", "leaky_relu", "elu",
-           "gelu", "silu", "softmax", "log_softmax", "linear", "pad", "one_hot",
+__all__ = ["conv2d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d",
+           "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_unpool2d", "relu", "sigmoid",
+           "tanh", "leaky_relu", "elu", "gelu", "silu", "softmax", "log_softmax", "linear", "pad",
+           "one_hot",
            "embedding", "dropout", "dropout2d", "batch_norm", "layer_norm", "mse_loss", "l1_loss",
            "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "sum_of_squares", "TIE_RULES", "REDUCTIONS"]

@@ -1,4 +1,5 @@
-"""The layers of a small CNN — Conv2d, MaxPool2d, AvgPool2d, Flatten, Unflatten, Linear — as
+"""The layers of a small CNN — Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, Flatten, Unflatten,
+Linear — as
 Modules (ReLU and the other activations are in ``activation.py``).
 
 Each layer holds its settings and Parameters and calls one function of ``nn.functional`` in
@@ -12,20 +13,26 @@ import numpy as np
 
 from . import functional as F
 from . import init
+from .. import dtypes
 from ..tensor import check_device
 from ..ops.args import check_dim, check_dimension, check_flag, check_int, check_size, tensor_arg
-from ..windows import pair
+from ..windows import check_batched, pair
 from .module import Module, Parameter
 
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")  # torch's; only zeros here
 
 
-def _add_weight_and_bias(layer, weight_shape, bias: bool, dtype, generator) -> None:
-    """A ``weight`` Parameter of this shape and, if asked, a ``bias`` per output (its first
-    axis), both initialised by the layer's ``reset_parameters``."""
+def _add_weight_and_bias(layer, weight_shape, bias: bool, dtype, generator,
+                         outputs=None) -> None:
+    """A ``weight`` Parameter of this shape and, if asked, a ``bias`` per output (``outputs``
+    of them, by default the weight's first axis), both initialised by the layer's
+    ``reset_parameters``; ``dtype=None`` is the default dtype (``set_default_dtype``)."""
+    dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(type(layer).__name__,
+                                                                              dtype)
     layer.weight = Parameter(np.empty(weight_shape, dtype=dtype))
     if bias:
-        layer.bias = Parameter(np.empty(weight_shape[:1], dtype=dtype))
+        layer.bias = Parameter(np.empty(weight_shape[:1] if outputs is None else (outputs,),
+                                        dtype=dtype))
     else:
         layer.register_parameter("bias", None)
     layer.reset_parameters(generator)
@@ -44,7 +51,7 @@ class Linear(Module):
     """y = x Wᵀ + b, with W of shape (out_features, in_features)."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
-                 dtype=np.float32, generator=None):
+                 dtype=None, generator=None):
         super().__init__()
         check_device("Linear", device)
         self.in_features = check_dimension("Linear", "in_features", in_features)
@@ -71,7 +78,7 @@ class Conv2d(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=np.float32, generator=None):
+                 device=None, dtype=None, generator=None):
         super().__init__()
         check_device("Conv2d", device)
         if padding_mode not in PADDING_MODES:
@@ -120,6 +127,94 @@ class Conv2d(Module):
             text += f", padding={self.padding}"
         if self.dilation != (1, 1):
             text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class ConvTranspose2d(Module):
+    """2-D transposed convolution (F.conv_transpose2d) over NCHW input; weight (in_channels,
+    out_channels/groups, kh, kw), Conv2d's layout transposed, so its fan-in is
+    out_channels/groups·kh·kw (PyTorch's initialisation, as Conv2d's, reads the weight's dim 1).
+
+    ``forward(input, output_size=None)``: a strided layer maps several input sizes onto one, so
+    the transposed one can make any of ``stride`` output sizes; ``output_size`` (H, W), or the
+    full (N, C, H, W), picks one, overriding ``output_padding``, as torch's.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None, generator=None):
+        super().__init__()
+        check_device("ConvTranspose2d", device)
+        if not isinstance(padding_mode, str) or padding_mode != "zeros":  # (torch's ValueError)
+            raise ValueError(f"ConvTranspose2d: padding_mode must be 'zeros', the only mode "
+                             f"torch has for ConvTranspose2d, got {padding_mode!r}")
+        in_channels = check_dimension("ConvTranspose2d", "in_channels", in_channels)
+        out_channels = check_dimension("ConvTranspose2d", "out_channels", out_channels, minimum=1)
+        groups = check_size("ConvTranspose2d", "groups", groups, minimum=1)
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"ConvTranspose2d: in_channels ({in_channels}) and out_channels "
+                             f"({out_channels}) must both be divisible by groups ({groups})")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = pair("ConvTranspose2d", "kernel_size", kernel_size)
+        self.stride = pair("ConvTranspose2d", "stride", stride)
+        self.padding = pair("ConvTranspose2d", "padding", padding, minimum=0)
+        # (checked against stride and dilation by conv_transpose2d, when no output_size says
+        # otherwise: torch's layer may hold one it never uses)
+        self.output_padding = pair("ConvTranspose2d", "output_padding", output_padding, minimum=0)
+        self.dilation = pair("ConvTranspose2d", "dilation", dilation)
+        self.padding_mode = padding_mode
+        bias = check_flag("ConvTranspose2d", "bias", bias)
+        shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
+        _add_weight_and_bias(self, shape, bias, dtype, generator, outputs=self.out_channels)
+
+    def reset_parameters(self, generator=None) -> None:
+        _reset_weight_and_bias(self.weight, self.bias, generator)
+
+    def forward(self, input, output_size=None):
+        output_padding = self.output_padding if output_size is None else \
+            self._output_padding(input, output_size)
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  output_padding, self.groups, self.dilation)
+
+    def _output_padding(self, input, output_size) -> tuple:
+        """The output_padding that makes the output ``output_size`` (torch's rule: each size
+        from the smallest this geometry gives to ``stride - 1`` more)."""
+        input = tensor_arg("ConvTranspose2d", "input", input)
+        check_batched("conv_transpose2d", input._data)
+        if not isinstance(output_size, (tuple, list)) or not all(
+                isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+                for n in output_size):
+            raise TypeError(f"ConvTranspose2d: output_size must be a sequence of ints (H, W), "
+                            f"got {output_size!r}")
+        outer = input.ndim - 2  # the dims before (H, W): (N, C), or C for an unbatched image
+        if len(output_size) == outer + 2:
+            output_size = output_size[outer:]
+        if len(output_size) != 2:
+            raise ValueError(f"ConvTranspose2d: for {input.ndim}D input, output_size must have 2 "
+                             f"or {outer + 2} elements, got {len(output_size)}: {output_size!r}")
+        smallest = tuple((n - 1) * s - 2 * p + d * (k - 1) + 1 for n, s, p, d, k in zip(
+            input.shape[-2:], self.stride, self.padding, self.dilation, self.kernel_size))
+        largest = tuple(low + s - 1 for low, s in zip(smallest, self.stride))
+        if not all(low <= n <= high for low, n, high in zip(smallest, output_size, largest)):
+            raise ValueError(f"ConvTranspose2d: requested an output_size of {tuple(output_size)},"
+                             f" but valid sizes range from {smallest} to {largest} (for an input "
+                             f"of size {tuple(input.shape[-2:])})")
+        return tuple(int(n) - low for n, low in zip(output_size, smallest))
+
+    def extra_repr(self) -> str:
+        # Only settings that differ from the defaults, exactly as PyTorch prints them.
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding != (0, 0):
+            text += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            text += f", dilation={self.dilation}"
+        if self.output_padding != (0, 0):
+            text += f", output_padding={self.output_padding}"
         if self.groups != 1:
             text += f", groups={self.groups}"
         if self.bias is None:

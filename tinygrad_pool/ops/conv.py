@@ -18,6 +18,9 @@ per group, col2im one tap at a time) lives in ``fast/conv.py``.
 
 and ``fold`` its adjoint (col2im): each column's entries added back onto the pixels they came
 from. Each one's derivative is the other.
+
+``conv_transpose2d`` is the first of those derivatives made an op of its own (PyTorch's
+"deconvolution"): the adjoint of conv2d in its input, ⟨conv_transpose(x, w), z⟩ = ⟨x, conv(z, w)⟩.
 """
 import numpy as np
 
@@ -25,7 +28,8 @@ from ..fast import conv as fast
 from ..tensor import Function, Tensor
 from ..windows import (GeometryError, check_4d, check_batched, conv_output_size,
                        gather_windows, pair, scatter_windows)
-from .args import DimensionError, check_dimension, product_operands, tensor_arg
+from .args import (_TORCH_NAMES, DimensionError, check_dimension, check_same_dtype,
+                   product_operands, tensor_arg)
 
 
 class Conv2d(Function):
@@ -122,6 +126,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
         groups = check_dimension("conv2d", "groups", groups, minimum=1)
     c, h, w = input._data.shape[-3:]  # (the arrays' shapes: a Size is a Python object to build)
     f, cg, kh, kw = weight._data.shape
+    if kh < 1 or kw < 1 or f < 1:  # (torch's errors: a window of no cells, no filters)
+        what = (f"kernel size should be greater than zero, but got kernel_height: {kh} "
+                f"kernel_width: {kw}" if f else "weight must have at least 1 filter (dim 0)")
+        raise GeometryError(f"conv2d: {what} (weight shape {weight.shape})")
     if f % groups:
         raise GeometryError(f"conv2d: weight has {f} filters, not divisible by groups={groups} "
                             f"(weight shape {weight.shape})")
@@ -144,6 +152,141 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     parents = (input, weight) if bias is None else (input, weight, bias)
     out = Conv2d.apply(*parents, stride=stride, padding=pads, dilation=dilation, groups=groups,
                        out_hw=out_hw)
+    return out if batched else out.reshape(out.shape[1:])
+
+
+# ---- transposed convolution -------------------------------------------------------------------
+class ConvTranspose2d(Function):
+    """out = conv_transpose(x, w) + b, the adjoint of conv2d in its input (conv2d's input
+    gradient, Conv2dInputGrad, with a bias); it is linear in x and in w:
+    ∂L/∂x = conv(G, w),  ∂L/∂w = correlate(G, x),  ∂L/∂b = Σ G"""
+
+    def forward(ctx, x, weight, bias=None, *, stride, padding, output_padding, dilation, groups):
+        ctx.x, ctx.weight = x, weight
+        conv, reached, size = _adjoint_conv(x.shape[2:], weight.shape[2:], stride, padding,
+                                            output_padding, dilation)
+        out = fast.input_grad(x, weight, (x.shape[0], weight.shape[1] * groups) + reached,
+                              groups=groups, **conv)
+        if reached != size:  # rows / columns past every window's reach (_adjoint_conv): zeros
+            beyond = (size[0] - reached[0], size[1] - reached[1])
+            out = np.pad(out, ((0, 0), (0, 0), (0, beyond[0]), (0, beyond[1])))
+        if bias is not None:
+            out += bias.reshape(1, -1, 1, 1)  # (in place: out is fresh memory of ours)
+        return out
+
+    def backward(ctx, grad):
+        a, needs = ctx.attrs, ctx.needs_input_grad
+        conv, reached, size = _adjoint_conv(ctx.x.shape[2:], ctx.weight.shape[2:], a["stride"],
+                                            a["padding"], a["output_padding"], a["dilation"])
+        groups = a["groups"]
+        # (the windows see G where they reach; beyond, output_padding's zeros are constant)
+        read = grad if reached == size else grad[:, :, :reached[0], :reached[1]]
+        grad_x = Conv2d.call(read, ctx.weight, groups=groups, **conv) if needs[0] else None
+        grad_w = Conv2dWeightGrad.call(read, ctx.x, kernel=ctx.weight.shape[2:], groups=groups,
+                                       **conv) if needs[1] else None
+        grad_b = grad.sum(axis=(0, 2, 3)) if len(needs) > 2 and needs[2] else None
+        return (grad_x, grad_w, grad_b)[:len(needs)]
+
+
+def _transposed_size(size, kernel, stride, padding, output_padding, dilation) -> int:
+    """PyTorch's output length along an axis: (size - 1)·s - 2p + d·(k - 1) + output_padding + 1"""
+    return (size - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
+
+
+def _adjoint_conv(in_hw, kernel, stride, padding, output_padding, dilation) -> tuple:
+    """(geometry, reached, size): the conv2d whose input gradient this transposed convolution
+    is — its stride, padding (top, bottom, left, right), dilation and out_hw, ``in_hw`` —
+    and, along each axis, how much of the output its windows cover and the output's length.
+
+    That conv2d reads an image of the output's size padded by p on top and by p minus
+    output_padding at the bottom, which gives back exactly ``in_hw`` windows. Where
+    output_padding exceeds p, the padding stops at 0 and the output's last output_padding - p
+    rows lie past every window: the conv2d reads only the ``reached`` ones, the rest are 0."""
+    pads, reached, size = [], [], []
+    for n, k, s, p, extra, d in zip(in_hw, kernel, stride, padding, output_padding, dilation):
+        length = _transposed_size(n, k, s, p, extra, d)
+        pads += [p, max(p - extra, 0)]
+        reached.append(length - max(extra - p, 0))
+        size.append(length)
+    geometry = dict(stride=stride, padding=tuple(pads), dilation=dilation, out_hw=tuple(in_hw))
+    return geometry, tuple(reached), tuple(size)
+
+
+def _transposable_operands(op: str, input, weight, bias) -> tuple:
+    """Tensors, as torch's: an input of floats or int64 (its slow_conv_transpose2d has no
+    kernel for bool or smaller ints), a weight of the input's dtype, and a bias of any dtype
+    torch adds onto that output (a float bias onto int64 output, or a complex one: no)."""
+    input, weight = tensor_arg(op, "input", input), tensor_arg(op, "weight", weight)
+    bias = None if bias is None else tensor_arg(op, "bias", bias)
+    dtype = input._data.dtype
+    if dtype.kind != "f" and dtype != np.int64:
+        raise NotImplementedError(
+            f"{op}: input has dtype {dtype} (\"{op}\" not implemented for "
+            f"'{_TORCH_NAMES.get(dtype.name, dtype)}'); use floats (e.g. input.float()) or int64")
+    check_same_dtype(op, input, weight)
+    if bias is not None and bias._data.dtype != dtype and not (
+            bias._data.dtype.kind in "biu" or bias._data.dtype.kind == dtype.kind == "f"):
+        raise RuntimeError(f"{op}: bias has dtype {bias._data.dtype}, which cannot be cast to "
+                           f"the output's dtype {dtype} (the input's)")
+    return input, weight, bias
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """The transposed convolution of ``input`` (N, C_in, H, W), or one unbatched image
+    (C_in, H, W), with ``weight`` (C_in, C_out/groups, kh, kw), like torch: each input pixel
+    spreads its value times the kernel onto the output, windows ``stride`` apart — conv2d's
+    input gradient, so that conv_transpose2d(conv2d's output shape) has conv2d's input shape.
+    ``output_padding`` (< stride or dilation) adds rows/columns at the bottom/right, picking
+    one of the input sizes a strided conv2d maps onto the same output size."""
+    op = "conv_transpose2d"
+    input, weight, bias = _transposable_operands(op, input, weight, bias)
+    batched = check_batched(op, input._data)
+    check_4d(op, "weight", weight._data)
+    stride = pair(op, "stride", stride, single=True)
+    padding = pair(op, "padding", padding, minimum=0, single=True)
+    output_padding = pair(op, "output_padding", output_padding, minimum=0, single=True)
+    dilation = pair(op, "dilation", dilation, single=True)
+    groups = check_dimension(op, "groups", groups, minimum=1)
+    c, h, w = input._data.shape[-3:]
+    c_in, c_out_per_group, kh, kw = weight._data.shape
+    if 0 in weight._data.shape:
+        raise GeometryError(f"{op}: weight must be non-empty, (in_channels, out_channels/groups, "
+                            f"kh, kw) all at least 1, got weight of shape {weight.shape}")
+    if c_in % groups:
+        raise GeometryError(f"{op}: weight's in_channels, {c_in}, is not divisible by groups="
+                            f"{groups} (weight shape {weight.shape}, laid out (in_channels, "
+                            f"out_channels/groups, kh, kw))")
+    if c != c_in:
+        raise GeometryError(f"{op}: input has {c} channels but weight expects {c_in} (weight "
+                            f"shape {weight.shape}, laid out (in_channels, out_channels/groups, "
+                            f"kh, kw); input shape {input.shape})")
+    if h == 0 or w == 0:
+        raise GeometryError(f"{op}: input must have a non-zero height and width (only the batch "
+                            f"may be empty), got input of size {list(input.shape)}")
+    if bias is not None and bias._data.shape != (c_out_per_group * groups,):
+        raise GeometryError(f"{op}: bias must have shape ({c_out_per_group * groups},), one per "
+                            f"output channel, for a weight of shape {weight.shape} and groups="
+                            f"{groups}, got {bias.shape}")
+    if any(extra >= max(s, d) for extra, s, d in zip(output_padding, stride, dilation)):
+        raise GeometryError(f"{op}: output_padding must be smaller than either stride or "
+                            f"dilation along each axis, got output_padding={output_padding}, "
+                            f"stride={stride}, dilation={dilation}")
+    size = [_transposed_size(*axis) for axis in zip((h, w), (kh, kw), stride, padding,
+                                                    output_padding, dilation)]
+    if min(size) < 1:
+        raise GeometryError(f"{op}: the output size {tuple(size)} is too small: (size - 1)·stride"
+                            f" - 2·padding + dilation·(kernel - 1) + output_padding + 1 must be "
+                            f"at least 1, for an input of size ({h}, {w}), kernel ({kh}, {kw}), "
+                            f"stride={stride}, padding={padding}, dilation={dilation}, "
+                            f"output_padding={output_padding}")
+    if not batched:  # one image: a batch of one, by a reshape the gradient flows back through
+        input = input.reshape(1, *input.shape)
+    if bias is not None and bias._data.dtype != input._data.dtype:
+        bias = bias.to(input.dtype)  # (as torch: a cast, which takes the gradient back)
+    parents = (input, weight) if bias is None else (input, weight, bias)
+    out = ConvTranspose2d.apply(*parents, stride=stride, padding=padding,
+                                output_padding=output_padding, dilation=dilation, groups=groups)
     return out if batched else out.reshape(out.shape[1:])
 
 

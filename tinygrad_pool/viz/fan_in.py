@@ -1,8 +1,14 @@
-"""Which cells a convolution or max-pool output read, and where its gradient goes back to.
+"""Which cells a convolution, transposed convolution or max-pool output read, and where its
+gradient goes back to.
 
     from tinygrad_pool.viz import fan_in
     fan_in(pooled, output_cell=(0, 1))   # the window it read, the cell it chose (receives its grad)
     fan_in(L1, input_cell=(2, 3))        # every output whose gradient flows back into x[2, 3]
+    fan_in(up, output_cell=(4, 4))       # conv_transpose2d: the input cells spread onto it
+
+A transposed convolution is conv2d's adjoint: input cell (h, w) spreads onto the output cells
+(h·s - p + i·d, w·s - p + j·d) that conv2d's window of output (h, w) would read, so its two
+pictures are conv2d's two with input and output exchanged.
 
 Both read only what the graph already holds: the op's attributes (kernel, stride, padding,
 dilation), its inputs (the image and the kernel) and, for max pooling, the argmax it saved (or,
@@ -64,12 +70,13 @@ class FanIn(GraphDigraph):
 
 
 def fan_in(output: Tensor, *, output_cell=None, input_cell=None, grad_output=None) -> FanIn:
-    """Pick one cell of a conv2d or max_pool2d output (``output_cell``) to see the input cells
-    and weights it read — for max pooling also the one it chose, the only cell its gradient
-    reaches — or one cell of the op's input (``input_cell``) to see every output cell whose
-    gradient flows back into it (conv: each window covering it, by the weight written in the
-    cell; max pooling: only the windows that chose it). A cell is (h, w) for the first image
-    and channel, (c, h, w) for an unbatched input, or (n, c, h, w).
+    """Pick one cell of a conv2d, conv_transpose2d or max_pool2d output (``output_cell``) to see
+    the input cells and weights it read — for max pooling also the one it chose, the only cell
+    its gradient reaches — or one cell of the op's input (``input_cell``) to see every output
+    cell whose gradient flows back into it (conv: each window covering it, by the weight written
+    in the cell; transposed conv: each output it is spread onto; max pooling: only the windows
+    that chose it). A cell is (h, w) for the first image and channel, (c, h, w) for an
+    unbatched input, or (n, c, h, w).
 
     ``grad_output`` (a Tensor or array of the output's shape; default: ``output.grad`` when
     set) is the gradient arriving at the output: with it the picture shows backward's terms
@@ -94,19 +101,23 @@ def fan_in(output: Tensor, *, output_cell=None, input_cell=None, grad_output=Non
 
 
 # ---- what the op is ---------------------------------------------------------------------------
+OPS = ("Conv2d", "ConvTranspose2d", "MaxPool2d")  # the nodes fan_in draws
+CONVS = ("Conv2d", "ConvTranspose2d")  # the ones with a weight
+
+
 def _recorded_op(output):
     if not isinstance(output, Tensor):
-        raise TypeError(f"fan_in: output must be a Tensor made by conv2d or max_pool2d, got "
-                        f"{type(output).__name__}")
+        raise TypeError(f"fan_in: output must be a Tensor made by conv2d, conv_transpose2d or "
+                        f"max_pool2d, got {type(output).__name__}")
     fn = output.grad_fn
     if fn is not None and fn.name == "Reshape" and fn.parents[0].grad_fn is not None \
-            and fn.parents[0].grad_fn.name in ("Conv2d", "MaxPool2d") and output.ndim == 3:
+            and fn.parents[0].grad_fn.name in OPS and output.ndim == 3:
         fn = fn.parents[0].grad_fn  # an unbatched image: the op ran on a batch of one
-    if fn is None or fn.name not in ("Conv2d", "MaxPool2d"):
+    if fn is None or fn.name not in OPS:
         made_by = "a leaf" if fn is None else f"{fn.name}"
-        raise ValueError(f"fan_in: output must be the result of conv2d or max_pool2d recorded "
-                         f"in the graph (some input requiring grad), got a tensor made by "
-                         f"{made_by}")
+        raise ValueError(f"fan_in: output must be the result of conv2d, conv_transpose2d or "
+                         f"max_pool2d recorded in the graph (some input requiring grad), got a "
+                         f"tensor made by {made_by}")
     return fn
 
 
@@ -121,6 +132,15 @@ def _geometry(fn) -> dict:
         weight = fn.parents[1]._data
         g.update(weight=weight, kernel=weight.shape[2:], pad=(a["padding"][0], a["padding"][2]),
                  groups=a["groups"], out_shape=(x.shape[0], weight.shape[0]) + tuple(a["out_hw"]))
+        return g
+    if fn.name == "ConvTranspose2d":  # weight (C_in, C_out/groups, kh, kw)
+        weight = fn.parents[1]._data
+        # torch's output length: (size - 1)·s - 2p + d·(k - 1) + output_padding + 1
+        out_hw = tuple((n - 1) * s - 2 * p + d * (k - 1) + extra + 1 for n, s, p, d, k, extra in
+                       zip(x.shape[2:], a["stride"], a["padding"], a["dilation"],
+                           weight.shape[2:], a["output_padding"]))
+        g.update(weight=weight, kernel=weight.shape[2:], pad=a["padding"], groups=a["groups"],
+                 out_shape=(x.shape[0], weight.shape[1] * a["groups"]) + out_hw)
         return g
     argmax = fn.saved_for_backward().get("argmax")
     if argmax is None:  # freed by backward: the op's own forward again, the same rule
@@ -213,7 +233,27 @@ def _channels(g, f: int) -> range:
     return range(group * per_group, (group + 1) * per_group)
 
 
+def _partners(g, channel: int, of_output: bool) -> range:
+    """The input channels an output channel reads (``of_output``), or the output channels an
+    input channel feeds: the planes a picture draws when no cell of them is lit."""
+    if g["op"] == "MaxPool2d":
+        return range(channel, channel + 1)
+    if g["op"] == "ConvTranspose2d":
+        if of_output:
+            return _transposed_groups(g, channel)[0]
+        per_group = g["weight"].shape[1]
+        group = channel // (g["weight"].shape[0] // g["groups"])
+        return range(group * per_group, (group + 1) * per_group)
+    if of_output:
+        return _channels(g, channel)
+    per_filter = g["weight"].shape[0] // g["groups"]
+    group = channel // g["weight"].shape[1]
+    return range(group * per_filter, (group + 1) * per_filter)
+
+
 def _read_by(g, out: tuple):
+    if g["op"] == "ConvTranspose2d":
+        return _spread_onto(g, out)
     n, f, ho, wo = out
     (kh, kw), (h, w) = g["kernel"], g["x"].shape[2:]
     links, padding = [], []
@@ -231,6 +271,8 @@ def _read_by(g, out: tuple):
 
 
 def _flowing_into(g, inp: tuple) -> list:
+    if g["op"] == "ConvTranspose2d":
+        return _spread_from(g, inp)
     n, c, h, w = inp
     (kh, kw), (ho_n, wo_n) = g["kernel"], g["out_shape"][2:]
     if g["op"] == "Conv2d":
@@ -251,6 +293,56 @@ def _flowing_into(g, inp: tuple) -> list:
             for wo, j in taps[1]:
                 weight = (f, c - group * g["weight"].shape[1], i, j) if g["op"] == "Conv2d" else None
                 links.append(_link(g, inp, (n, f, ho, wo), weight))
+    return sorted(links)
+
+
+# A transposed convolution's connections: input (h, w) meets output (_tap(h, i), _tap(w, j))
+# through tap (i, j) — conv2d's window arithmetic, with input and output exchanged.
+def _transposed_groups(g, c_out: int) -> tuple:
+    """(the input channels output channel ``c_out`` sums over, its index within its group)."""
+    per_group, c_in_per_group = g["weight"].shape[1], g["weight"].shape[0] // g["groups"]
+    group, within = divmod(c_out, per_group)
+    return range(group * c_in_per_group, (group + 1) * c_in_per_group), within
+
+
+def _source(g, axis: int, at: int, k: int):
+    """The input row (axis 0) or column (axis 1) that tap ``k`` brings onto output ``at``, or
+    None where it falls between two strided input cells or past the input's border."""
+    start, stride = at + g["pad"][axis] - k * g["dilation"][axis], g["stride"][axis]
+    if start % stride or not 0 <= start // stride < g["x"].shape[2 + axis]:
+        return None
+    return start // stride
+
+
+def _spread_onto(g, out: tuple):
+    """An output cell of a transposed convolution: the input cells its taps bring, and the taps
+    that bring none (they meet the zeros between or around the input cells)."""
+    n, f, r, q = out
+    (kh, kw), (channels, within) = g["kernel"], _transposed_groups(g, f)
+    links, padding = [], []
+    for c in channels:
+        for i in range(kh):
+            for j in range(kw):
+                h, w = _source(g, 0, r, i), _source(g, 1, q, j)
+                if h is None or w is None:
+                    padding.append((c, within, i, j))
+                    continue
+                links.append(_link(g, (n, c, h, w), out, (c, within, i, j)))
+    return links, padding
+
+
+def _spread_from(g, inp: tuple) -> list:
+    """An input cell of a transposed convolution: every output cell it is spread onto (those
+    past the output's border, cut off by padding, receive nothing)."""
+    n, c, h, w = inp
+    (kh, kw), (ho_n, wo_n) = g["kernel"], g["out_shape"][2:]
+    outputs, links = _partners(g, c, of_output=False), []
+    for f in outputs:
+        for i in range(kh):
+            for j in range(kw):
+                r, q = _tap(g, 0, h, i), _tap(g, 1, w, j)
+                if 0 <= r < ho_n and 0 <= q < wo_n:
+                    links.append(_link(g, inp, (n, f, r, q), (c, f - outputs.start, i, j)))
     return sorted(links)
 
 
@@ -304,7 +396,7 @@ def _grid(title: str, values: np.ndarray, offset: tuple, marks: dict) -> str:
 
 
 def _label(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
-    conv, links, grad = g["op"] == "Conv2d", picture.links, picture.grad_output
+    conv, links, grad = g["op"] in CONVS, picture.links, picture.grad_output
     n = cell[0]
     x_marks, out_marks, w_marks = {}, {}, {}
     for link in links:
@@ -318,13 +410,15 @@ def _label(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
             w_marks.setdefault(link.weight[:2], {})[link.weight[2:]] = (READ, "", False)
     if from_output:
         out_marks.setdefault(cell[1], {})[cell[2:]] = ("white", "", True)
-        channels, filters = sorted(x_marks) or [cell[1]], [cell[1]]
+        channels, filters = sorted(x_marks) or [_partners(g, cell[1], True)[0]], [cell[1]]
         for tap in picture.padding if conv else ():
             w_marks.setdefault(tap[:2], {})[tap[2:]] = (PAD, "pad", False)
     else:
         x_marks.setdefault(cell[1], {})[cell[2:]] = ("white", "", True)
-        channels, filters = [cell[1]], sorted(out_marks) or [cell[1]]
-    columns = [[_grid(f"input [{n}, {c}]", g["x"][n, c], g["pad"], x_marks.get(c, {}))
+        channels, filters = [cell[1]], sorted(out_marks) or [_partners(g, cell[1], False)[0]]
+    # (a transposed conv's padding crops its output: no padding is read around its input)
+    drawn_pad = (0, 0) if g["op"] == "ConvTranspose2d" else g["pad"]
+    columns = [[_grid(f"input [{n}, {c}]", g["x"][n, c], drawn_pad, x_marks.get(c, {}))
                 for c in channels[:4]]]
     if conv:
         columns.append([_grid(f"weight [{f}, {c}]", g["weight"][f, c], (0, 0), w_marks[f, c])
@@ -350,7 +444,7 @@ def _label(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
 
 def _terms(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
     """Backward's arithmetic at the picked cell as a table: one row per link, and the sum."""
-    conv, grad = g["op"] == "Conv2d", picture.grad_output
+    conv, grad = g["op"] in CONVS, picture.grad_output
     links = picture.links
     if from_output:
         title = f"g = ∂L/∂output{_where(cell)} = {_number(grad[cell])} goes back to"
@@ -366,7 +460,8 @@ def _terms(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
                      _number(link.gradient)) for link in links]
         total = None
     else:
-        title = f"∂L/∂input{_where(cell)}: one term for each output whose window holds it"
+        title = f"∂L/∂input{_where(cell)}: one term for each output " + (
+            "it is spread onto" if g["op"] == "ConvTranspose2d" else "whose window holds it")
         if conv:
             header = ("output", "weight", "g = ∂L/∂output", "w", "g · w")
             rows = [(_where(link.output), _where(link.weight), _number(grad[link.output]),
@@ -414,6 +509,17 @@ def _output_plane(g, n: int, f: int) -> np.ndarray:
     if g["op"] == "MaxPool2d":
         return x[f].reshape(-1)[g["argmax"][n, f]]
     plane = np.zeros((ho_n, wo_n))
+    if g["op"] == "ConvTranspose2d":  # each input plane spread by each tap (no bias, as conv2d's)
+        channels, within = _transposed_groups(g, f)
+        rows, cols = np.arange(x.shape[1]), np.arange(x.shape[2])
+        for c in channels:
+            for i in range(kh):
+                for j in range(kw):
+                    r, col = _tap(g, 0, rows, i), _tap(g, 1, cols, j)
+                    ok_r, ok_c = (r >= 0) & (r < ho_n), (col >= 0) & (col < wo_n)
+                    plane[np.ix_(r[ok_r], col[ok_c])] += g["weight"][c, within, i, j] * \
+                        x[c][np.ix_(ok_r, ok_c)]
+        return plane
     rows, cols = np.arange(ho_n), np.arange(wo_n)
     for c_in_group, c in enumerate(_channels(g, f)):
         for i in range(kh):
@@ -430,6 +536,17 @@ def _summary(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
     where = _where(cell)
     hint = "" if known else (" Pass grad_output= (or call output.retain_grad() before backward) "
                              "to see the gradients.")
+    if from_output and g["op"] == "ConvTranspose2d":
+        cells, taps = _plural(len(links), 'yellow input cell'), _plural(len(padding), 'weight tap')
+        return (f"output{where} = Σ weight · input over the {cells} spread onto it (each tagged "
+                f"with its weight); {taps} meet{'s' if len(padding) == 1 else ''} no input cell "
+                f"(the zeros between strided input cells, or past the border). Its gradient g "
+                f"flows back to each input cell times its weight (g · w), and to each weight "
+                f"times its input (g · x).{hint}")
+    if g["op"] == "ConvTranspose2d":
+        return (f"input{where} is spread onto {_plural(len(links), 'output')} (yellow), by the "
+                f"weight tagged in each; each sends back its gradient times that weight, and the "
+                f"cell's gradient from this transposed conv is their sum.{hint}")
     if from_output and g["op"] == "Conv2d":
         return (f"output{where} = Σ weight · input over the {_plural(len(links), 'yellow input cell')}"
                 f" (each tagged with its weight); {_plural(len(padding), 'weight tap', 'read')} "
