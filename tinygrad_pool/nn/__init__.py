@@ -1,7 +1,8 @@
 """Neural-network building blocks on top of the engine, with torch.nn's names.
 
 module.py         Module, Parameter and the containers (Sequential, ModuleList, ModuleDict, Identity)
-layers.py         Linear, Conv2d, MaxPool2d, AvgPool2d, Flatten, Unflatten
+layers.py         Linear, Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, Flatten,
+                  Unflatten
 pooling.py        AdaptiveAvgPool2d, AdaptiveMaxPool2d, MaxUnpool2d, Unfold, Fold
 activation.py     ReLU, LeakyReLU, ELU, GELU, SiLU, Sigmoid, Tanh, Softplus, LogSigmoid, Softmax,
                   LogSoftmax
@@ -12,25 +13,29 @@ loss.py           CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, SmoothL1Loss, Hube
                   BCEWithLogitsLoss
 functional        the same computations as functions (each one an op's own, from ``ops/``)
 init, utils       weight initialisation; gradient clipping and parameter vectors
+parallel          DataParallel (the module, run as it is: no GPUs), DistributedDataParallel (refused)
 """
 from . import functional
 from .. import unsupported
 from . import init
 from . import utils
+from . import parallel
 from .activation import (ELU, GELU, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax,
                          Softplus, Tanh)
 from .dropout import Dropout, Dropout2d
-from .layers import AvgPool2d, Conv2d, Flatten, Linear, MaxPool2d, Unflatten
+from .layers import (AvgPool2d, Conv2d, ConvTranspose2d, Flatten, Linear, MaxPool2d,
+                     Unflatten)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
                    NLLLoss, SmoothL1Loss)
 from .module import Identity, Module, ModuleDict, ModuleList, Parameter, Sequential
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .parallel import DataParallel
 from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, Fold, MaxUnpool2d, Unfold
 from .sparse import Embedding
 
-__all__ = ["functional", "init", "utils",
+__all__ = ["functional", "init", "utils", "parallel", "DataParallel",
            "Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Identity",
-           "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Unflatten",
+           "Linear", "Conv2d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d", "Flatten", "Unflatten",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "MaxUnpool2d", "Unfold", "Fold",
            "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout2d", "Embedding",
@@ -38,4 +43,7 @@ __all__ = ["functional", "init", "utils",
            "BCELoss", "BCEWithLogitsLoss"]
 
 
+# A submodule torch has and we lack (torch.nn.quantized, torch.nn.utils.rnn) is refused on import
+unsupported.refuse_submodules(__name__, "torch.nn")
+unsupported.refuse_submodules(utils.__name__, "torch.nn.utils")
 __getattr__ = unsupported.module_getattr("tinygrad_pool.nn", "torch.nn")

@@ -516,7 +516,14 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            array = np.asarray(value._data if isinstance(value, Tensor) else value)
+            try:
+                array = np.asarray(value._data if isinstance(value, Tensor) else value)
+            except (ValueError, TypeError):  # ragged lists: NumPy's message would name neither
+                errors.append(f'While copying the parameter named "{key}", expected a Tensor or '
+                              f'a numeric array from checkpoint but received '
+                              f'{_typename(value)}, which load_state_dict cannot read as a '
+                              f'regular array (nested sequences of unequal lengths?).')
+                continue
             if array.dtype.kind not in "fiub":
                 errors.append(f'While copying the parameter named "{key}", expected a Tensor or '
                               f'a numeric array from checkpoint but received '

@@ -21,6 +21,7 @@ offers draw_graph/save_graph that raise that same error when called.
 from __future__ import annotations
 
 import html
+import inspect
 import os
 import shutil
 import textwrap
@@ -109,6 +110,13 @@ def save_graph(tensor: Tensor, path, **kwargs) -> Path:
     if fmt not in graphviz.FORMATS:
         raise ValueError(f"save_graph: cannot render to {path.suffix!r}; use a Graphviz output "
                          f"format such as .png, .svg or .pdf")
+    # draw_graph's options, checked here too, so that a bad one names save_graph
+    try:
+        options = inspect.signature(draw_graph).bind(tensor, **kwargs)
+    except TypeError as error:
+        raise TypeError(f"save_graph: {error} (its options are draw_graph's)") from None
+    options.apply_defaults()
+    _check_arguments("save_graph", **options.arguments)
     path.write_bytes(draw_graph(tensor, **kwargs).pipe(format=fmt))
     return path
 
@@ -145,16 +153,19 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
     edge_labels   write each tensor's shape on its edges
     legend        add a small cluster explaining the styles
     """
-    chain_length, paths = _check_arguments(tensor, max_depth, collapse, group, depth, model,
-                                           stats, anomalies, rankdir)
+    chain_length, paths = _check_arguments(
+        "draw_graph", tensor=tensor, show_values=show_values, show_saved=show_saved,
+        max_depth=max_depth, collapse=collapse, group=group, depth=depth, model=model, stats=stats,
+        anomalies=anomalies, rankdir=rankdir, precision=precision, max_elements=max_elements,
+        edge_labels=edge_labels, legend=legend)
     walk = _walk(tensor, max_depth)
     ops, uses = walk["ops"], walk["uses"]
     order = _forward_order(ops) if group or anomalies else []
     layout = module_layout(walk, order, model, paths, depth) if group else ModuleLayout()
     groups, hidden, inside = (_chains(ops, uses, chain_length, layout.owner) if chain_length
                               else ({}, set(), set()))
-    fmt = (lambda v: f"{v:.{precision}g}") if isinstance(precision, int) else (
-        lambda v: format(v, precision))
+    fmt = (lambda v: format(v, precision)) if isinstance(precision, str) else (
+        lambda v: f"{v:.{precision}g}")
     marks = _all_pool_marks(ops.values()) if show_values else {}
     warnings = _anomalies(ops, order) if anomalies else {}
 
@@ -223,50 +234,76 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
     return dot
 
 
-def _check_arguments(tensor, max_depth, collapse, group, depth, model, stats, anomalies,
-                     rankdir):
-    """Every argument checked before anything is drawn; returns (chain length, module paths)."""
+def _check_arguments(op, *, tensor, show_values, show_saved, max_depth, collapse, group, depth,
+                     model, stats, anomalies, rankdir, precision, max_elements, edge_labels,
+                     legend):
+    """Every argument of draw_graph checked before anything is drawn (``op``: the function the
+    user called, named in the errors); returns (chain length, module paths)."""
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"draw_graph: expected a Tensor, got {type(tensor).__name__}")
+        raise TypeError(f"{op}: expected a Tensor, got {type(tensor).__name__}")
+    for name, value in (("show_values", show_values), ("show_saved", show_saved),
+                        ("stats", stats), ("anomalies", anomalies),
+                        ("edge_labels", edge_labels), ("legend", legend)):
+        check_flag(op, name, value)
+    if not isinstance(rankdir, str):
+        raise TypeError(f"{op}: rankdir must be a str, 'TB', 'BT', 'LR' or 'RL', got "
+                        f"{_shown(rankdir)}")
     if rankdir not in ("TB", "BT", "LR", "RL"):
-        raise ValueError(f"draw_graph: rankdir must be 'TB', 'BT', 'LR' or 'RL', got {rankdir!r}")
+        raise ValueError(f"{op}: rankdir must be 'TB', 'BT', 'LR' or 'RL', got {rankdir!r}")
+    _check_precision(op, precision)
+    check_size(op, "max_elements", max_elements)
     if max_depth is not None:
-        check_size("draw_graph", "max_depth", max_depth)
-    check_flag("draw_graph", "stats", stats)
-    check_flag("draw_graph", "anomalies", anomalies)
+        check_size(op, "max_depth", max_depth)
     if group is not None and not isinstance(group, str):
-        raise TypeError(f"draw_graph: group must be None or 'module', got {_shown(group)}")
+        raise TypeError(f"{op}: group must be None or 'module', got {_shown(group)}")
     if group not in (None, "module"):
-        raise ValueError(f"draw_graph: group must be None or 'module', got {group!r}")
+        raise ValueError(f"{op}: group must be None or 'module', got {group!r}")
     chain_length, paths = 8, ()
     if collapse is None or isinstance(collapse, (int, np.integer)) and not isinstance(
             collapse, (bool, np.bool_)):
         chain_length = collapse
         if collapse is not None and collapse < 0:
-            raise ValueError(f"draw_graph: collapse must be >= 0 (the shortest chain of "
+            raise ValueError(f"{op}: collapse must be >= 0 (the shortest chain of "
                              f"identical ops to fold), got {collapse}")
     elif isinstance(collapse, (str, tuple, list)):
         paths = (collapse,) if isinstance(collapse, str) else tuple(collapse)
         for path in paths:
             if not isinstance(path, str):
-                raise TypeError(f"draw_graph: collapse must list module paths (str), got "
+                raise TypeError(f"{op}: collapse must list module paths (str), got "
                                 f"{_shown(path)} in {collapse!r}")
             if not path:
-                raise ValueError("draw_graph: collapse: a module path cannot be empty")
+                raise ValueError(f"{op}: collapse: a module path cannot be empty")
     else:
-        raise TypeError(f"draw_graph: collapse must be an int (the shortest chain of identical "
+        raise TypeError(f"{op}: collapse must be an int (the shortest chain of identical "
                         f"ops to fold), a module path or a tuple/list of them, or None, got "
                         f"{_shown(collapse)}")
     if depth is not None:
-        check_size("draw_graph", "depth", depth)
+        check_size(op, "depth", depth)
     if model is not None and not isinstance(model, Module):
-        raise TypeError(f"draw_graph: model must be an nn.Module or None, got {_shown(model)}")
+        raise TypeError(f"{op}: model must be an nn.Module or None, got {_shown(model)}")
     if group is None:
         for name, value in (("collapse", paths or None), ("depth", depth), ("model", model)):
             if value is not None:
-                raise ValueError(f"draw_graph: {name}={value!r} works on module calls: pass "
+                raise ValueError(f"{op}: {name}={value!r} works on module calls: pass "
                                  f"group='module' too")
     return chain_length, paths
+
+
+def _check_precision(op: str, precision) -> None:
+    """An int (significant digits, 0 or more) or a format spec that formats a float as a number
+    (".2f", ".3e"; not ",.2f" or ".1%", whose text _number cannot read back)."""
+    expected = ("a non-negative int (significant digits) or a format spec for floats such as "
+                "'.2f' or '.3e'")
+    if isinstance(precision, (int, np.integer)) and not isinstance(precision, (bool, np.bool_)):
+        if precision < 0:
+            raise ValueError(f"{op}: precision must be {expected}, got {precision}")
+        return
+    if not isinstance(precision, str):
+        raise TypeError(f"{op}: precision must be {expected}, got {_shown(precision)}")
+    try:
+        float(format(-1234.5678, precision))
+    except ValueError:
+        raise ValueError(f"{op}: precision must be {expected}, got {precision!r}") from None
 
 
 class _Body:
