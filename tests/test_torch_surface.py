@@ -328,3 +328,12 @@ def test_conv2d_refuses_a_kernel_of_no_cells_as_torch_does(shape):
         torch.nn.functional.conv2d(torch.ones(1, 1, 5, 5), torch.ones(shape))
     with pytest.raises(RuntimeError, match=r"^conv2d: .*\(weight shape \(" + ", ".join(map(str, shape))):
         tinygrad_pool.nn.functional.conv2d(tinygrad_pool.ones(1, 1, 5, 5), tinygrad_pool.ones(shape))
+
+
+@pytest.mark.parametrize("factory", ["tensor", "empty", "rand", "randn", "randperm"])
+def test_factories_take_pin_memory_as_torchs_cpu_build(factory):
+    args = {"tensor": ([1.0],), "randperm": (3,)}.get(factory, (2,))
+    both(lambda fw: tuple(getattr(fw, factory)(*args, pin_memory=False).shape))
+    assert both(lambda fw: getattr(fw, factory)(*args, pin_memory=True))[0] == "raises"
+    with pytest.raises(RuntimeError, match=f"^{factory}: pin_memory=True requires a CUDA"):
+        getattr(tinygrad_pool, factory)(*args, pin_memory=True)

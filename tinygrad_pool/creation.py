@@ -126,8 +126,19 @@ def _promote(found: set) -> np.dtype:
     return result
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def _check_pin_memory(op: str, pin_memory) -> None:
+    """``pin_memory=`` where torch takes it: False, or True refused as on a machine without an
+    accelerator (pinned memory is page-locked host memory for fast copies to a GPU)."""
+    if check_flag(op, "pin_memory", pin_memory):
+        raise RuntimeError(f"{op}: pin_memory=True requires a CUDA or other accelerator backend; "
+                           f"no pinned memory allocator is available on this system "
+                           f"(tinygrad_pool runs on the CPU only)")
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (torch.tensor)."""
+    _check_pin_memory("tensor", pin_memory)
     return _tensor("tensor", data, dtype, device, check_flag("tensor", "requires_grad",
                                                              requires_grad))
 
@@ -182,8 +193,10 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return _filled("ones", size, 1, dtype, requires_grad, device)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad: bool = False,
+          pin_memory: bool = False) -> Tensor:
     """Like torch.empty, but zero-filled: uninitialised memory would make runs differ."""
+    _check_pin_memory("empty", pin_memory)
     return _filled("empty", size, 0, dtype, requires_grad, device)
 
 
@@ -234,14 +247,18 @@ def _random(op, size, draw, dtype, generator, requires_grad, device) -> Tensor:
     return _make(op, draw(rng, shape).astype(dtype), None, requires_grad, device)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False,
+         pin_memory: bool = False) -> Tensor:
     """Uniform on [0, 1)."""
+    _check_pin_memory("rand", pin_memory)
     return _random("rand", size, lambda rng, shape: rng.random(shape), dtype, generator,
                    requires_grad, device)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False,
+          pin_memory: bool = False) -> Tensor:
     """Standard normal."""
+    _check_pin_memory("randn", pin_memory)
     return _random("randn", size, lambda rng, shape: rng.standard_normal(shape), dtype,
                    generator, requires_grad, device)
 
@@ -293,9 +310,10 @@ def randint(low=0, high=OMITTED, size=None, *, generator=None, dtype=None, devic
     return _make("randint", array, dtype, requires_grad, device)
 
 
-def randperm(n: int, *, generator=None, dtype=None, device=None,
-             requires_grad: bool = False) -> Tensor:
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False,
+             pin_memory: bool = False) -> Tensor:
     """A random permutation of 0..n-1."""
+    _check_pin_memory("randperm", pin_memory)
     n = _int("randperm", "n", n)
     if n < 0:
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
