@@ -1,44 +1,59 @@
-# `make demo` and `make test` do the whole set-up on a fresh Debian machine: Graphviz's `dot`
-# (apt-get; sudo when not root), a virtualenv in .venv, and this package with its extras.
+# `make demo` and `make test` do the whole set-up on a fresh Debian machine (as root, or with
+# sudo): Debian packages through apt-get, a virtualenv in .venv, this package with its extras.
+# The demo needs only Graphviz's `dot`; the tests also need Chromium (the replay page's browser
+# test) and PyTorch 2.13.0's CPU wheel (the parity tests).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 OUT    ?= graphs
+TORCH  := torch==2.13.0
 
-.PHONY: demo test bench docs-pictures deps system-deps clean
+.DEFAULT_GOAL := help
+.PHONY: help demo test bench docs-pictures deps demo-deps test-deps clean
 
-# Chromium runs the replay page's browser test (Playwright drives it); where it cannot be
-# installed that test skips, saying so, and everything else still runs.
-system-deps:
-	@command -v dot >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1 || \
-		$(SUDO) apt-get update -qq
-	@command -v dot >/dev/null 2>&1 || \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq graphviz
-	@command -v chromium >/dev/null 2>&1 || \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium || \
-		echo "chromium could not be installed: the browser test of viz.replay will skip"
+help:
+	@echo "make demo           set up (Graphviz, .venv) and train the article's network; pictures in $(OUT)/"
+	@echo "make test           set up everything the tests need (Chromium, PyTorch $(TORCH) too) and run them all"
+	@echo "make bench          time the workloads against PyTorch (benchmarks/README.md)"
+	@echo "make docs-pictures  regenerate docs/images and the executed docs/tutorial.ipynb"
+	@echo "make clean          remove .venv and what the demo wrote"
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,examples,viz]'
+
+# The demo's set-up: dot, and the package with its drawing extra.
+$(VENV)/.demo: pyproject.toml | $(VENV)/bin/python
+	@command -v dot >/dev/null 2>&1 || { $(APT) update -qq && $(APT) install -y -qq graphviz; }
+	$(PY) -m pip install -q -e '.[viz]'
 	touch $@
 
-deps: system-deps $(VENV)/.installed
+# The tests' set-up: the demo's, then Chromium, the test and example extras, and PyTorch.
+$(VENV)/.test: pyproject.toml $(VENV)/.demo
+	@command -v chromium >/dev/null 2>&1 || { $(APT) update -qq && $(APT) install -y -qq chromium; } || \
+		echo "chromium could not be installed: the browser test of viz.replay will skip"
+	$(PY) -m pip install -q -e '.[test,examples,viz]'
+	$(PY) -m pip install -q $(TORCH) || \
+		echo "$(TORCH) could not be installed: the PyTorch parity tests will skip"
+	touch $@
 
-demo: deps
+demo-deps: $(VENV)/.demo
+test-deps deps: $(VENV)/.test
+
+demo: demo-deps
 	$(PY) -m tinygrad_pool demo --out $(OUT)
 
-test: deps
+test: test-deps
 	$(PY) -m pytest -q
 
-bench: deps
+bench: test-deps
 	$(PY) benchmarks/run.py
 
 # Regenerate every picture in docs/ from a real run (the tests compare them with a fresh
 # render), and docs/tutorial.ipynb from docs/tutorial.md, executed, with its inline pictures.
-docs-pictures: deps
+docs-pictures: test-deps
 	$(PY) examples/docs_pictures.py docs/images
 	$(PY) examples/build_notebook.py
 

@@ -108,7 +108,7 @@ class MyGrad:
         def step():
             loss = self.cross_entropy(self.forward(network, params, images), labels)
             loss.backward()
-            _momentum_sgd([p.numpy() for p in params], [p.grad for p in params], buffers)
+            _momentum_sgd([p.data for p in params], [p.grad for p in params], buffers)
             for p in params:
                 p.null_grad()
             return loss.item()

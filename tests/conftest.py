@@ -15,3 +15,18 @@ def torch():
 def rng():
     """A seeded generator: every test sees the same 'random' numbers on every run."""
     return np.random.default_rng(20240607)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Skips, one line per reason (not one per test): a skip here is something this machine
+    lacks (PyTorch, Graphviz, Chromium...), and `make test` installs all of it, so each line
+    names what is missing."""
+    reasons = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    if reasons:
+        terminalreporter.section("skipped, by reason")
+        for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
+            terminalreporter.write_line(f"{count:5d} skipped: {reason}")
