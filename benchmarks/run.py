@@ -209,7 +209,8 @@ def summary(samples):
 def same_loss(losses):
     """Does every framework's first-step loss equal ours (to SAME_LOSS_RTOL, relative)?"""
     ours = losses.get("ours")
-    if ours is None:
+    others = [value for name, value in losses.items() if name != "ours" and value is not None]
+    if ours is None or not others:  # nothing to compare ours with (never ours with itself)
         return None
     return all(abs(value - ours) <= SAME_LOSS_RTOL * max(1.0, abs(ours))
                for value in losses.values() if value is not None)
@@ -455,9 +456,15 @@ def main(argv=None):
                      f"expected letters of {''.join(WORKLOADS)} or {', '.join(SECTIONS)}")
 
     import importlib.util
-    frameworks = ["ours"] + (["torch"] if importlib.util.find_spec("torch") else [])
+    has_torch = importlib.util.find_spec("torch") is not None
+    frameworks = ["ours"] + (["torch"] if has_torch else [])
+    if not has_torch:
+        print("PyTorch is not installed: ours is timed alone, with no ratios and no loss check "
+              "(make bench sets up torch==2.13.0, as make test does)")
     if args.peers:
         frameworks += list(peers.PEERS)
+    else:
+        print("peers (MyGrad, autograd, tinygrad) are not timed: --peers adds them")
     unavailable = {}
     results = {"machine": machine(), "thread_settings": args.threads, "repeat": args.repeat,
                "frameworks": frameworks, "runs": {}}

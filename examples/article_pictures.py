@@ -12,7 +12,7 @@ Every number is the engine's own, from the real run, rounded by one rule (``numb
 panel's title is a formula the numbers satisfy: ``backprop_picture`` checks every one of them
 against the engine before it draws.
 
-Run:  python examples/article_pictures.py [DIR]     (default: docs/images)
+Run:  python examples/article_pictures.py DIR     (docs/images to update the docs)
 """
 from __future__ import annotations
 
@@ -206,5 +206,5 @@ write_pictures = make  # the name examples/article_network.py --graphs calls
 
 
 if __name__ == "__main__":
-    for written_path in make(sys.argv[1] if len(sys.argv) > 1 else "docs/images"):
-        print(f"wrote {written_path}")
+    import picture_cli  # (examples/ is on sys.path: the script's own folder)
+    picture_cli.main(make, __doc__)

@@ -14,6 +14,7 @@ tests/test_notebook.py checks that the committed notebook is what this script ma
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -163,10 +164,10 @@ def build(markdown: Path = TUTORIAL, notebook: Path = NOTEBOOK) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) > 1 or any(a.startswith("-") for a in args):
-        raise SystemExit("usage: python examples/build_notebook.py [NOTEBOOK]")
-    print(build(notebook=Path(args[0]) if args else NOTEBOOK))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("notebook", type=Path, nargs="?", default=NOTEBOOK,
+                        help="where to write the executed notebook (default: %(default)s)")
+    print(build(notebook=parser.parse_args(argv).notebook))
 
 
 if __name__ == "__main__":

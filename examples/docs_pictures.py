@@ -5,7 +5,7 @@ and every examples/pictures_*.py (found by name, in sorted order, so a new modul
 registration here). tests/test_docs_pictures.py renders them all again and fails when a committed
 picture differs from a fresh render.
 
-Run:  python examples/docs_pictures.py [DIR]     (default: docs/images)
+Run:  python examples/docs_pictures.py DIR     (docs/images to update the docs)
 """
 from __future__ import annotations
 
@@ -43,5 +43,5 @@ def make(out_dir) -> list:
 
 
 if __name__ == "__main__":
-    for written_path in make(sys.argv[1] if len(sys.argv) > 1 else "docs/images"):
-        print(f"wrote {written_path}")
+    import picture_cli  # (examples/ is on sys.path: the script's own folder)
+    picture_cli.main(make, __doc__)

@@ -2,11 +2,10 @@
 is finite (√0 = 0), but backward through √ at 0 is inf; anomaly mode stops there, and
 ``draw_graph(..., anomalies=True)`` marks that node in red with anomaly mode's message.
 
-Run:  python examples/pictures_anomaly.py [DIR]     (default: docs/images)
+Run:  python examples/pictures_anomaly.py DIR     (docs/images to update the docs)
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -37,5 +36,5 @@ def make(out_dir) -> list:
 
 
 if __name__ == "__main__":
-    for written_path in make(sys.argv[1] if len(sys.argv) > 1 else "docs/images"):
-        print(f"wrote {written_path}")
+    import picture_cli  # (examples/ is on sys.path: the script's own folder)
+    picture_cli.main(make, __doc__)

@@ -4,7 +4,7 @@ Example 2, and the fan-in of a convolution and a max pool (viz.fan_in).
 Every gradient drawn is the engine's: max_pool2d run with each ``ties=`` and backward of the
 upstream gradient of the real training step.
 
-Run:  python examples/pictures_figures.py [DIR]     (default: docs/images)
+Run:  python examples/pictures_figures.py DIR     (docs/images to update the docs)
 """
 from __future__ import annotations
 
@@ -130,5 +130,5 @@ def make(out_dir) -> list:
 
 
 if __name__ == "__main__":
-    for written_path in make(sys.argv[1] if len(sys.argv) > 1 else "docs/images"):
-        print(f"wrote {written_path}")
+    import picture_cli  # (examples/ is on sys.path: the script's own folder)
+    picture_cli.main(make, __doc__)

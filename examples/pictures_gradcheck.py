@@ -7,11 +7,10 @@ wins). The picture shows that slice, the left and right derivatives gradcheck me
 central difference (their average: what a plain gradcheck compares with, and fails on), the
 slope backward chose, and the reason gradcheck_report gives — all computed, nothing typed in.
 
-Run:  python examples/pictures_gradcheck.py [DIR]     (default: docs/images)
+Run:  python examples/pictures_gradcheck.py DIR     (docs/images to update the docs)
 """
 from __future__ import annotations
 
-import sys
 import textwrap
 from pathlib import Path
 
@@ -75,5 +74,5 @@ def make(out_dir) -> list:
 
 
 if __name__ == "__main__":
-    for written_path in make(sys.argv[1] if len(sys.argv) > 1 else "docs/images"):
-        print(f"wrote {written_path}")
+    import picture_cli  # (examples/ is on sys.path: the script's own folder)
+    picture_cli.main(make, __doc__)

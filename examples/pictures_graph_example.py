@@ -1,11 +1,10 @@
 """docs/graph_rendering.md's example picture: conv → max pool → cost, with values, gradients and
 the pooling argmax, exactly the code that page shows.
 
-Run:  python examples/pictures_graph_example.py [DIR]     (default: docs/images)
+Run:  python examples/pictures_graph_example.py DIR     (docs/images to update the docs)
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -32,5 +31,5 @@ def make(out_dir) -> list:
 
 
 if __name__ == "__main__":
-    for written_path in make(sys.argv[1] if len(sys.argv) > 1 else "docs/images"):
-        print(f"wrote {written_path}")
+    import picture_cli  # (examples/ is on sys.path: the script's own folder)
+    picture_cli.main(make, __doc__)

@@ -12,7 +12,6 @@ they show (tests/test_graph_modules.py draws the same ones).
 from __future__ import annotations
 
 import pathlib
-import sys
 
 import numpy as np
 
@@ -132,5 +131,5 @@ def make(out_dir) -> list[pathlib.Path]:
 
 
 if __name__ == "__main__":
-    for path in make(sys.argv[1] if len(sys.argv) > 1 else "docs/images"):
-        print(path)
+    import picture_cli  # (examples/ is on sys.path: the script's own folder)
+    picture_cli.main(make, __doc__)

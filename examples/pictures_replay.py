@@ -6,7 +6,7 @@ are kept: the max-pool node routing its gradient to the chosen cells, and W1 rec
 gradient; under the article's own rule (ties="all") the max-pool frame again, where every cell
 tied with its window's max receives the gradient too.
 
-Run:  python examples/pictures_replay.py [DIR]     (default: docs/images)
+Run:  python examples/pictures_replay.py DIR     (docs/images to update the docs)
 """
 from __future__ import annotations
 
@@ -45,5 +45,5 @@ def make(out_dir) -> list:
 
 
 if __name__ == "__main__":
-    for path in make(sys.argv[1] if len(sys.argv) > 1 else "docs/images"):
-        print(f"wrote {path}")
+    import picture_cli  # (examples/ is on sys.path: the script's own folder)
+    picture_cli.main(make, __doc__)

@@ -75,6 +75,20 @@ def test_same_loss_compares_every_framework_with_ours():
     assert bench.same_loss({"ours": 2.30, "torch": 2.30001, "mygrad": None}) is True
     assert bench.same_loss({"ours": 2.30, "torch": 2.31}) is False
     assert bench.same_loss({"torch": 2.30}) is None
+    assert bench.same_loss({"ours": 2.30}) is None  # never ours against itself
+    assert bench.same_loss({"ours": 2.30, "mygrad": None}) is None
+
+
+def test_the_harness_says_what_is_not_timed(monkeypatch, capsys):
+    """Without torch (hidden here) and without --peers, the run says so before any table and
+    never prints 'same loss' for ours alone."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else real(name, *a))
+    bench.main(["--only", "h", "--repeat", "1", "--threads", "1"])
+    out = capsys.readouterr().out
+    assert "PyTorch is not installed: ours is timed alone" in out
+    assert "--peers adds them" in out and "same loss" not in out
 
 
 def test_threads_argument():
