@@ -196,7 +196,7 @@ def test_flatten_and_flip_errors():
 
 def test_expand_errors():
     x = leaf(np.ones((2, 3)))
-    with pytest.raises(RuntimeError, match=r"expand: size \(3,\) gives 1 sizes, fewer than the input's 2 dims"):
+    with pytest.raises(RuntimeError, match=r"expand: size \(3,\) gives 1 size, fewer than the input's 2 dims"):
         x.expand(3)
     with pytest.raises(RuntimeError, match=r"expand: the expanded size 4 in size \(2, 4\) must match .* 3"):
         x.expand(2, 4)

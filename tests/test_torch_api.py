@@ -1048,7 +1048,7 @@ def test_einsum_ellipsis_and_diagonals_are_not_implemented(equation, shapes):
 
 
 def test_einsum_errors_name_the_equation_and_the_sizes():
-    with pytest.raises(RuntimeError, match=r"'ij,jk->ik' names 2 operands but 1 were given"):
+    with pytest.raises(RuntimeError, match=r"'ij,jk->ik' names 2 operands but 1 was given"):
         tg.einsum("ij,jk->ik", tg.ones(2, 3))
     with pytest.raises(RuntimeError, match=r"letter 'j' has size 3 in one operand and 4 in "
                                            r"operand 1"):

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from . import kinks as K
-from .ops.args import check_number
+from .ops.args import check_number, plural
 from .tensor import Tensor, _node_of, enable_grad, no_grad, run_backward
 
 SHOWN = 5  # kinks listed in the warning
@@ -96,8 +96,8 @@ class GradcheckReport:
         return not self.failures
 
     def __str__(self) -> str:
-        lines = [f"gradcheck: {'passed' if self.passed else 'FAILED'}: {len(self.failures)} "
-                 f"failure(s), {len(self.kinks)} kink(s)"]
+        lines = [f"gradcheck: {'passed' if self.passed else 'FAILED'}: "
+                 f"{plural(len(self.failures), 'failure')}, {plural(len(self.kinks), 'kink')}"]
         lines += [f"  failure: {f}" for f in self.failures]
         lines += [f"  kink: {k}" for k in self.kinks]
         return "\n".join(lines)
@@ -117,10 +117,12 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0, raise_exceptio
         first = report.failures[0].input
         mine = [f for f in report.failures if f.input == first]
         worst = max(mine, key=lambda f: f.difference - f.bound)
-        message = (f"gradcheck: {worst}; {len(mine)} of {int(np.prod(worst.shape))} elements "
-                   f"differ")
+        size = int(np.prod(worst.shape))
+        message = (f"gradcheck: {worst}; {len(mine)} of {plural(size, 'element')} "
+                   f"{'differs' if size == 1 else 'differ'}")
         if report.kinks:
-            message += (f" (and {len(report.kinks)} element(s) are at kinks where backward's "
+            at = "is at a kink" if len(report.kinks) == 1 else "are at kinks"
+            message += (f" (and {plural(len(report.kinks), 'element')} {at} where backward's "
                         f"value is valid: see gradcheck_report)")
         if raise_exception:
             raise GradcheckError(message)
@@ -129,9 +131,10 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0, raise_exceptio
     if excused:  # passed only thanks to them: say so, with the reasons
         listed = "\n  ".join(str(k) for k in excused[:SHOWN])
         more = len(excused) - SHOWN
-        warnings.warn(f"gradcheck passed, but fn is not differentiable at {len(excused)} "
-                      f"element(s), where the central difference averages two slopes and "
-                      f"backward took one of them (or a value between):\n  {listed}"
+        warnings.warn(f"gradcheck passed, but fn is not differentiable at "
+                      f"{plural(len(excused), 'element')}, where the central difference "
+                      f"averages two slopes and backward took one of them (or a value "
+                      f"between):\n  {listed}"
                       + (f"\n  ... and {more} more (gradcheck_report lists them)" if more > 0
                          else ""), NondifferentiablePointWarning, stacklevel=2)
     return True
@@ -158,7 +161,8 @@ def _check(op, fn, inputs, eps, atol, rtol, seed) -> GradcheckReport:
     for k in checked:
         if inputs[k].dtype != np.float64:
             raise TypeError(f"{op}: input {k} has dtype {inputs[k].dtype}; finite "
-                            f"differences need float64 (Tensor(x, dtype=np.float64))")
+                            f"differences need float64 (pass x.double(), and a float64 model: "
+                            f"model.double())")
 
     output = fn(*inputs)
     if not isinstance(output, Tensor):

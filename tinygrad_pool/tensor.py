@@ -414,8 +414,8 @@ def ragged_detail(data) -> str:
 def _check_can_require_grad(dtype, op: str = "Tensor") -> None:
     if not np.issubdtype(dtype, np.floating):
         raise RuntimeError(f"{op}: only Tensors of floating point dtype can require gradients "
-                           f"(input has dtype {dtype}; convert it first, e.g. "
-                           f"Tensor(x, dtype=np.float32))")
+                           f"(input has dtype {dtype}; convert it first with x.float() or "
+                           f"x.double(), e.g. x = x.float().requires_grad_())")
 
 
 def numpy_spellings(method):
@@ -588,8 +588,9 @@ class Tensor:
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(f"grad: attempting to assign a gradient with dtype "
                                    f"{value._data.dtype} to a tensor of dtype "
-                                   f"{self._data.dtype}; they must match (convert it with "
-                                   f".to({self._data.dtype}))")
+                                   f"{self._data.dtype}; they must match (convert it first: "
+                                   f"x.grad = g{A.cast_spelling(self._data.dtype)}, or "
+                                   f"g.to(x.dtype))")
         self._grad = value
 
     @property
@@ -1120,7 +1121,8 @@ class Tensor:
         if self._data.dtype.kind == "f" or other.dtype.kind == "f":
             raise NotImplementedError(f"{name}: not implemented for floating-point tensors (input "
                                       f"of dtype {self._data.dtype} and other of dtype "
-                                      f"{other.dtype}); use bool or int tensors")
+                                      f"{other.dtype}); use bool or integer tensors, e.g. masks "
+                                      f"from comparisons such as x > 0, or x.bool()")
         if self._data.shape != other.shape and self._data.ndim and other.ndim:
             E.check_broadcast(name, self._data, other)
         return Tensor._make(np.asarray(op(self._data, other)), None)

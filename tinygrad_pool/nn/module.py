@@ -414,7 +414,8 @@ class Module:
                             f"{_typename(dtype)} {dtype!r}") from None
         if dtype.kind not in "fc":
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
-                            f"got desired dtype={dtype}")
+                            f"got desired dtype={dtype} (keep the model floating point, e.g. "
+                            f"model.float(), and convert the input to match: x.float())")
         return self._cast_floating(dtype)
 
     def float(self) -> Module:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..grad_mode import no_grad
 from .. import unsupported
-from ..ops.args import DimensionError
+from ..ops.args import DimensionError, plural
 from ..tensor import Function, Tensor
 
 
@@ -134,15 +134,15 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
         raise error(f"{op}: vec must be a 1-D tensor, got shape {vec.shape}")
     if vec.dtype.kind != "f":
         raise RuntimeError(f"{op}: vec must be floating point (parameters require gradients), "
-                           f"got dtype {vec.dtype}")
+                           f"got dtype {vec.dtype}; convert it with vec.float()")
     params = _parameter_list(op, parameters)
     flat, pieces, start = vec._data, [], 0
     for param in params:  # every piece checked before any parameter changes
         piece = flat[start:start + param.numel()]
         if piece.size != param.numel():
             raise RuntimeError(f"vector_to_parameters: shape '{list(param.shape)}' is invalid "
-                               f"for input of size {piece.size} (vec has {flat.size} elements, "
-                               f"the parameters more)")
+                               f"for input of size {piece.size} (vec has "
+                               f"{plural(flat.size, 'element')}, the parameters more)")
         pieces.append(piece.reshape(param.shape))
         start += param.numel()
     for param, piece in zip(params, pieces):

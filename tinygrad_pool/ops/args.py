@@ -102,7 +102,8 @@ def check_floating(op: str, name: str, tensor: Tensor) -> Tensor:
     if tensor._data.dtype.kind != "f":
         raise NotImplementedError(f"{op}: {name} must be a floating-point tensor, got dtype "
                                   f"{tensor._data.dtype} (\"{op}\" not implemented for "
-                                  f"'{_TORCH_NAMES.get(tensor._data.dtype.name, tensor._data.dtype)}')")
+                                  f"'{_TORCH_NAMES.get(tensor._data.dtype.name, tensor._data.dtype)}'); "
+                                  f"convert it with {name}.float()")
     return tensor
 
 
@@ -123,6 +124,54 @@ def check_dimension(op: str, name: str, value, minimum: int = 0) -> int:
     return int(value)
 
 
+def plural(count: int, noun: str, nouns: str = "") -> str:
+    """A count and its noun as a message reads them: "1 channel", "2 channels", "0 elements"
+    (``nouns``: an irregular plural, such as "indices")."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+_CASTS = {"float32": ".float()", "float64": ".double()", "float16": ".half()", "int64": ".long()",
+          "int32": ".int()", "bool": ".bool()"}
+
+
+def cast_spelling(dtype) -> str:
+    """torch's spelling of a conversion to ``dtype``: ".float()", ".double()", ".to(torch.uint8)"."""
+    dtype = np.dtype(dtype)
+    return _CASTS.get(dtype.name, f".to(torch.{dtype.name})")
+
+
+def dtype_advice(name: str, dtype, input_dtype) -> str:
+    """What to change in the user's code when a layer's ``name`` (weight, bias, running_mean) has
+    ``dtype`` and the input ``input_dtype``, in torch's spellings. Data is converted to the
+    model's dtype, never the model to an integer one; between two float dtypes either side may
+    move (model.double() converts every parameter and buffer of a model at once)."""
+    dtype, input_dtype = np.dtype(dtype), np.dtype(input_dtype)
+    if dtype.kind == "f" and input_dtype.kind != "f":
+        return f"convert the input with input{cast_spelling(dtype)} (or input.to({name}.dtype))"
+    if dtype.kind == "f":
+        return (f"convert the input with input{cast_spelling(dtype)}, or the model with "
+                f"model{cast_spelling(input_dtype)} ({name}{cast_spelling(input_dtype)} for "
+                f"a {name} you pass yourself)")
+    if input_dtype.kind == "f":
+        return f"convert the {name} with {name}{cast_spelling(input_dtype)}"
+    return f"convert both to floating point: input.float() and {name}.float()"
+
+
+def operands_advice(first: str, first_dtype, second: str, second_dtype) -> str:
+    """What to change when two operands of a product (matmul's input and other) differ in
+    dtype, in torch's spellings: the integer one becomes the float one's dtype; between two
+    floats, either may move."""
+    first_dtype, second_dtype = np.dtype(first_dtype), np.dtype(second_dtype)
+    if first_dtype.kind == "f" and second_dtype.kind == "f":
+        return (f"convert one: {first}{cast_spelling(second_dtype)} or "
+                f"{second}{cast_spelling(first_dtype)}")
+    if first_dtype.kind == "f" or second_dtype.kind == "f":
+        (name, _), (_, dtype) = sorted(((first, first_dtype), (second, second_dtype)),
+                                       key=lambda pair: pair[1].kind == "f")
+        return f"convert {name} with {name}{cast_spelling(dtype)}"
+    return f"convert one: {first}.to({second}.dtype), or both to floating point with .float()"
+
+
 def check_same_dtype(op: str, input: Tensor, weight: Tensor, bias=None) -> None:
     """The tensors an op multiplies together (conv2d's or linear's input, weight and optional
     bias) share one dtype, as torch requires: it promotes in ``a + b``, never inside these
@@ -130,9 +179,17 @@ def check_same_dtype(op: str, input: Tensor, weight: Tensor, bias=None) -> None:
     dtype = input._data.dtype
     if weight._data.dtype == dtype and (bias is None or bias._data.dtype == dtype):
         return
-    name, other = ("weight", weight) if weight._data.dtype != dtype else ("bias", bias)
-    raise RuntimeError(f"{op}: {name} has dtype {other._data.dtype} but input has dtype {dtype}; "
-                       f"they must be the same (convert one with .to(input.dtype))")
+    if weight._data.dtype != dtype:
+        name, other = "weight", weight._data.dtype
+        advice = dtype_advice(name, other, dtype)
+    else:  # input and weight agree: the bias is the odd one out
+        name, other = "bias", bias._data.dtype
+        advice = (f"convert the bias with bias{cast_spelling(dtype)}" if dtype.kind == "f" else
+                  f"convert the input and weight with input{cast_spelling(other)} and "
+                  f"weight{cast_spelling(other)}" if other.kind == "f" else
+                  "convert all three to floating point with .float()")
+    raise RuntimeError(f"{op}: {name} has dtype {other} but input has dtype {dtype}; they must "
+                       f"be the same: {advice}")
 
 
 def check_int(op: str, name: str, value) -> int:
@@ -168,7 +225,8 @@ def product_operands(op: str, input, weight, bias=None) -> tuple:
     check_same_dtype(op, input, weight, bias)
     if input._data.dtype.kind == "b":
         raise NotImplementedError(f"{op}: input and weight are bool tensors (\"{op}\" not "
-                                  f"implemented for 'Bool'); convert them with .float()")
+                                  f"implemented for 'Bool'); convert them with input.float() "
+                                  f"and weight.float()")
     return input, weight, bias
 
 

@@ -29,7 +29,7 @@ from ..tensor import Function, Tensor
 from ..windows import (GeometryError, check_4d, check_batched, conv_output_size,
                        gather_windows, pair, scatter_windows)
 from .args import (_TORCH_NAMES, DimensionError, check_dimension, check_same_dtype,
-                   product_operands, tensor_arg)
+                   plural, product_operands, tensor_arg)
 
 
 class Conv2d(Function):
@@ -131,12 +131,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
                 f"kernel_width: {kw}" if f else "weight must have at least 1 filter (dim 0)")
         raise GeometryError(f"conv2d: {what} (weight shape {weight.shape})")
     if f % groups:
-        raise GeometryError(f"conv2d: weight has {f} filters, not divisible by groups={groups} "
-                            f"(weight shape {weight.shape})")
+        raise GeometryError(f"conv2d: weight has {plural(f, 'filter')}, not divisible by "
+                            f"groups={groups} (weight shape {weight.shape})")
     if c != cg * groups:
-        raise GeometryError(f"conv2d: input has {c} channels but weight expects {cg * groups} "
-                            f"(weight shape {weight.shape}, groups={groups}; input shape "
-                            f"{input.shape})")
+        raise GeometryError(f"conv2d: input has {plural(c, 'channel')} but weight expects "
+                            f"{cg * groups} (weight shape {weight.shape}, groups={groups}; input "
+                            f"shape {input.shape})")
     if bias is not None and bias._data.shape != (f,):
         raise GeometryError(f"conv2d: bias must have shape ({f},) for a weight of shape "
                             f"{weight.shape}, got {bias.shape}")
@@ -222,7 +222,8 @@ def _transposable_operands(op: str, input, weight, bias) -> tuple:
     if dtype.kind != "f" and dtype != np.int64:
         raise NotImplementedError(
             f"{op}: input has dtype {dtype} (\"{op}\" not implemented for "
-            f"'{_TORCH_NAMES.get(dtype.name, dtype)}'); use floats (e.g. input.float()) or int64")
+            f"'{_TORCH_NAMES.get(dtype.name, dtype)}'); convert it with input.float() (or "
+            f"input.long())")
     check_same_dtype(op, input, weight)
     if bias is not None and bias._data.dtype != dtype and not (
             bias._data.dtype.kind in "biu" or bias._data.dtype.kind == dtype.kind == "f"):
@@ -258,9 +259,9 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                             f"{groups} (weight shape {weight.shape}, laid out (in_channels, "
                             f"out_channels/groups, kh, kw))")
     if c != c_in:
-        raise GeometryError(f"{op}: input has {c} channels but weight expects {c_in} (weight "
-                            f"shape {weight.shape}, laid out (in_channels, out_channels/groups, "
-                            f"kh, kw); input shape {input.shape})")
+        raise GeometryError(f"{op}: input has {plural(c, 'channel')} but weight expects {c_in} "
+                            f"(weight shape {weight.shape}, laid out (in_channels, "
+                            f"out_channels/groups, kh, kw); input shape {input.shape})")
     if h == 0 or w == 0:
         raise GeometryError(f"{op}: input must have a non-zero height and width (only the batch "
                             f"may be empty), got input of size {list(input.shape)}")

@@ -51,7 +51,8 @@ def _dropout(op: str, input: Tensor, p: float, training: bool, inplace: bool,
         return input  # PyTorch returns the input tensor itself
     if input.dtype.kind != "f":
         raise RuntimeError(f"{op}: input must be a floating-point tensor in training mode (the "
-                           f"kept elements are scaled by 1 / (1 - p)), got dtype {input.dtype}")
+                           f"kept elements are scaled by 1 / (1 - p)), got dtype {input.dtype}; "
+                           f"convert it with input.float()")
     mask_shape = input.shape
     if whole_channels:
         if input.ndim < 2:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..grad_mode import no_grad
 from ..tensor import Function, Tensor
-from .args import check_flag, check_int, check_number, tensor_arg
+from .args import check_flag, check_int, check_number, plural, tensor_arg
 from .movement import IndexScatter
 
 INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))  # torch's Long and Int
@@ -41,7 +41,7 @@ def _indices(op: str, input) -> np.ndarray:
     if indices.dtype not in INDEX_DTYPES:
         raise RuntimeError(f"{op}: expected the indices (argument 'input') to have one of the "
                            f"scalar types int64 (Long), int32 (Int); but got dtype "
-                           f"{indices.dtype} instead")
+                           f"{indices.dtype} instead (convert them with input.long())")
     return indices
 
 
@@ -55,7 +55,7 @@ def _padding_index(op: str, padding_idx, rows: int):
     if not -rows <= padding_idx < rows:
         # (AssertionError: what torch raises here)
         raise AssertionError(f"Padding_idx must be within num_embeddings: {op} got "
-                             f"padding_idx={padding_idx} for a weight of {rows} rows")
+                             f"padding_idx={padding_idx} for a weight of {plural(rows, 'row')}")
     return int(padding_idx) % rows
 
 
@@ -107,7 +107,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         bad = indices.min() if indices.min() < 0 else indices.max()
         # (no wrapping of negative indices: torch refuses them, as any index >= rows)
         raise IndexError(f"{op}: index out of range in self: index {bad} of input, for a weight "
-                         f"with {rows} rows; expected indices in [0, {rows})")
+                         f"with {plural(rows, 'row')}; expected indices in [0, {rows})")
     if max_norm is not None:
         with no_grad():
             _renorm_rows(weight, indices, max_norm, norm_type)
@@ -122,7 +122,7 @@ def one_hot(tensor, num_classes=-1) -> Tensor:
     labels = tensor_arg(op, "tensor", tensor)._data
     if labels.dtype != np.int64:
         raise RuntimeError(f"{op}: tensor must be an index tensor of dtype int64 (LongTensor), "
-                           f"got dtype {labels.dtype}")
+                           f"got dtype {labels.dtype} (convert it with tensor.long())")
     num_classes = check_int(op, "num_classes", num_classes)
     if labels.size == 0:
         if num_classes <= 0:

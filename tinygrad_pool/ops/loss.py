@@ -19,7 +19,7 @@ from ..grad_mode import is_grad_enabled
 from ..tensor import Function, Tensor, unbroadcast
 from .activation import LogSigmoid
 from .args import (DimensionError, check_floating, check_int, check_number, check_reduction,
-                   check_same_dtype, tensor_arg, warn)
+                   cast_spelling, check_same_dtype, tensor_arg, warn)
 from .elementwise import Clamp, Exp, Log, Where
 from .reduce import normalize_axis
 
@@ -297,8 +297,9 @@ def _target_like(op: str, input: Tensor, target, integers_allowed: bool = True) 
     target = tensor_arg(op, "target", target)
     if target.dtype.kind != "f":
         if not integers_allowed:
+            cast = cast_spelling(input.dtype) if input.dtype.kind == "f" else ".float()"
             raise RuntimeError(f"{op}: target must be a floating point tensor (probabilities), "
-                               f"got dtype {target.dtype}")
+                               f"got dtype {target.dtype} (convert it with target{cast})")
         return Tensor._make(target._data.astype(input.dtype), None)
     return target
 
@@ -423,7 +424,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0) -> Tensor:
     input, target = _regression_pair(op, input, target)
     if input.dtype.kind != "f":  # (torch's kernel writes the loss in the input's dtype)
         raise RuntimeError(f"{op}: input must be a floating-point tensor, got dtype "
-                           f"{input.dtype} (the loss cannot be stored in it)")
+                           f"{input.dtype} (the loss cannot be stored in it); convert it with "
+                           f"input.float()")
     return SmoothL1Loss.apply(input, target, beta=delta, reduction=reduction, huber=True)
 
 
@@ -436,8 +438,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     input = tensor_arg(op, "input", input)
     target = _target_like(op, input, target, integers_allowed=False)
     if target.dtype != input.dtype:  # (torch's kernel takes one dtype: no promotion)
+        fix = (f"the target with target{cast_spelling(input.dtype)}" if input.dtype.kind == "f"
+               else f"the input with input{cast_spelling(target.dtype)}")
         raise RuntimeError(f"{op}: target has dtype {target.dtype} but input has dtype "
-                           f"{input.dtype}; they must be the same")
+                           f"{input.dtype}; they must be the same: convert {fix}")
     check_floating(op, "input", input)
     if target.shape != input.shape:
         raise ValueError(f"{op}: target has shape {target.shape} but input has shape "

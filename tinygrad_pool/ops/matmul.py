@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from ..tensor import Function, Tensor, unbroadcast
-from .args import product_operands, tensor_arg
+from .args import operands_advice, plural, product_operands, tensor_arg
 from .elementwise import BroadcastError
 
 
@@ -31,7 +31,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     """``input @ other``: tensors of one dtype (torch does not promote in a product)."""
     if input._data.dtype is not other._data.dtype and input._data.dtype != other._data.dtype:
         raise RuntimeError(f"matmul (@): expected input and other to have the same dtype, but "
-                           f"got {input._data.dtype} and {other._data.dtype}")
+                           f"got {input._data.dtype} and {other._data.dtype}; "
+                           f"{operands_advice('input', input.dtype, 'other', other.dtype)}")
     return MatMul.apply(input, other)
 
 
@@ -151,13 +152,15 @@ def parse_einsum(equation: str, operands: list) -> tuple:
         letters = "".join(inputs)
         output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     if len(inputs) != len(operands):
-        raise RuntimeError(f"einsum: equation {equation!r} names {len(inputs)} operands but "
-                           f"{len(operands)} were given")
+        raise RuntimeError(f"einsum: equation {equation!r} names "
+                           f"{plural(len(inputs), 'operand')} but {len(operands)} "
+                           f"{'was' if len(operands) == 1 else 'were'} given")
     sizes = {}
     for k, (subscripts, array) in enumerate(zip(inputs, operands)):
         if len(subscripts) != array.ndim:
-            raise RuntimeError(f"einsum: the subscripts {subscripts!r} name {len(subscripts)} "
-                               f"dimensions for operand {k} of shape {array.shape}")
+            raise RuntimeError(f"einsum: the subscripts {subscripts!r} name "
+                               f"{plural(len(subscripts), 'dimension')} for operand {k} of shape "
+                               f"{array.shape}")
         if len(set(subscripts)) != len(subscripts):
             raise NotImplementedError(f"einsum: a letter repeated within one operand "
                                       f"({subscripts!r}, a diagonal) is not supported here")
@@ -227,7 +230,8 @@ def _matrices(op: str, input, mat2, ndim: int) -> tuple:
             raise RuntimeError(f"{op}: {name} must be a {ndim}-D tensor, got shape {value.shape}")
     if input.dtype != mat2.dtype:
         raise RuntimeError(f"{op}: expected input and mat2 to have the same dtype, but got "
-                           f"{input.dtype} and {mat2.dtype}")
+                           f"{input.dtype} and {mat2.dtype}; "
+                           f"{operands_advice('input', input.dtype, 'mat2', mat2.dtype)}")
     if input.shape[:-2] != mat2.shape[:-2] or input.shape[-1] != mat2.shape[-2]:
         raise RuntimeError(f"{op}: input and mat2 shapes cannot be multiplied ({input.shape} "
                            f"and {mat2.shape})")

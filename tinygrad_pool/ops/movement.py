@@ -19,7 +19,7 @@ import numpy as np
 from ..fast import views
 from ..tensor import OMITTED, Function, Tensor, unbroadcast
 from .args import DimensionError
-from .args import check_choice, tensor_arg
+from .args import check_choice, plural, tensor_arg
 
 
 def is_int(value) -> bool:
@@ -88,11 +88,11 @@ def resolve_shape(op: str, old_shape: tuple, shape, name: str = "shape") -> tupl
     if -1 in shape:
         if known == 0 or size % known:
             raise RuntimeError(f"{op}: {name} {shape} is invalid for input of shape "
-                               f"{tuple(old_shape)} ({size} elements)")
+                               f"{tuple(old_shape)} ({plural(size, 'element')})")
         shape = tuple(size // known if n == -1 else n for n in shape)
     elif known != size:
-        raise RuntimeError(f"{op}: {name} {shape} ({known} elements) is invalid for input of "
-                           f"shape {tuple(old_shape)} ({size} elements)")
+        raise RuntimeError(f"{op}: {name} {shape} ({plural(known, 'element')}) is invalid for "
+                           f"input of shape {tuple(old_shape)} ({plural(size, 'element')})")
     return shape
 
 
@@ -119,12 +119,12 @@ def check_permutation(ndim: int, dims) -> tuple:
     if not all(is_int(d) for d in dims):
         raise TypeError(f"permute: dims must be a tuple of ints, got {tuple(dims)}")
     if len(dims) != ndim:
-        raise RuntimeError(f"permute: dims {tuple(dims)} must name each of the input's {ndim} "
-                           f"dims once (got {len(dims)} dims)")
+        raise RuntimeError(f"permute: dims {tuple(dims)} must name each of the input's "
+                           f"{plural(ndim, 'dim')} once (got {plural(len(dims), 'dim')})")
     normalized = normalize_dims("permute", ndim, dims)
     if sorted(normalized) != list(range(ndim)):
         raise RuntimeError(f"permute: dims {tuple(dims)} are not a permutation of the input's "
-                           f"{ndim} dims (duplicate dims are not allowed)")
+                           f"{plural(ndim, 'dim')} (duplicate dims are not allowed)")
     return normalized
 
 
@@ -443,8 +443,8 @@ def expanded_shape(shape: tuple, sizes, op: str = "expand", name: str = "size") 
     the varargs, see ``int_sizes``)."""
     sizes = int_sizes(op, name, sizes)
     if len(sizes) < len(shape):
-        raise RuntimeError(f"{op}: {name} {sizes} gives {len(sizes)} sizes, fewer than the "
-                           f"input's {len(shape)} dims (shape {tuple(shape)})")
+        raise RuntimeError(f"{op}: {name} {sizes} gives {plural(len(sizes), 'size')}, fewer "
+                           f"than the input's {plural(len(shape), 'dim')} (shape {tuple(shape)})")
     full = (1,) * (len(sizes) - len(shape)) + tuple(shape)
     result = tuple(old if new == -1 else new for old, new in zip(full, sizes))
     for old, new in zip(full, result):
@@ -923,8 +923,9 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
         # torch crops first, then pads: cropping more than the whole dim is an error even
         # where the padding would make up for it
         if n - max(-before, 0) - max(-after, 0) < 0:
-            raise RuntimeError(f"pad: pad={widths} crops {max(-before, 0) + max(-after, 0)} "
-                               f"elements from dim {d}, which has only {n}")
+            raise RuntimeError(f"pad: pad={widths} crops "
+                               f"{plural(max(-before, 0) + max(-after, 0), 'element')} from dim "
+                               f"{d}, which has only {n}")
     if value is None:
         value = 0
     if not isinstance(value, (int, float, bool, np.number)):

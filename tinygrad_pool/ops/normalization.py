@@ -17,7 +17,7 @@ import numpy as np
 from ..fast.quiet import quiet
 from ..grad_mode import no_grad
 from ..tensor import Function, Tensor
-from .args import check_flag, check_number, tensor_arg
+from .args import _TORCH_NAMES, check_flag, check_number, dtype_advice, tensor_arg
 
 
 class Standardize(Function):
@@ -67,7 +67,9 @@ def _check_float_input(op: str, input: Tensor) -> None:
     if input.dtype.kind != "f":
         # (torch: NotImplementedError, its kernels exist only for floating dtypes)
         raise NotImplementedError(f"{op}: input must be a floating-point tensor, got dtype "
-                                  f"{input.dtype}")
+                                  f"{input.dtype} (\"{op}\" not implemented for "
+                                  f"'{_TORCH_NAMES.get(input.dtype.name, input.dtype)}'); "
+                                  f"convert it with input.float()")
 
 
 def _feature_arg(op: str, name: str, value, input: Tensor, shape: tuple, expected: str):
@@ -82,7 +84,8 @@ def _feature_arg(op: str, name: str, value, input: Tensor, shape: tuple, expecte
                            f"{list(input.shape)})")
     if value.dtype != input.dtype:
         raise RuntimeError(f"{op}: {name} has dtype {value.dtype} but input has dtype "
-                           f"{input.dtype}; all inputs must share the same dtype (mixed dtype)")
+                           f"{input.dtype}; all inputs must share the same dtype (mixed dtype): "
+                           f"{dtype_advice(name, value.dtype, input.dtype)}")
     return value
 
 

@@ -143,7 +143,7 @@ def _pool_args(op, input, kernel_size, stride, padding, dilation, ceil_mode):
     shape = input._data.shape  # (the array's: a Size is a Python object to build and slice)
     if input._data.dtype.kind == "b":
         raise NotImplementedError(f'"{op}" not implemented for \'Bool\' (convert the input '
-                                  f"with .float() first)")
+                                  f"first: input.float())")
     if 0 in shape[1:]:  # only a batch may be empty, as torch's
         raise GeometryError(f"{op}: input must have non-zero channels, height and width (only "
                             f"the batch may be empty), got (C, H, W) = {shape[1:]}")

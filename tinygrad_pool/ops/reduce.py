@@ -626,7 +626,7 @@ def _variance_args(op: str, input, dim, unbiased, keepdim, correction):
         correction = float(check_scalar(op, "correction", correction))
     if input.dtype.kind != "f":
         raise RuntimeError(f"{op}(): std and var only support floating point dtypes, got an "
-                           f"input of dtype {input.dtype}")
+                           f"input of dtype {input.dtype} (use input.float().{op}())")
     args = dict(axis=_dims(op, input, dim), correction=correction,
                 keepdims=check_flag(op, "keepdim", keepdim))
     warn_without_degrees_of_freedom(op, input.shape, args["axis"], correction)
@@ -670,7 +670,7 @@ def norm(input, p="fro", dim=None, keepdim: bool = False) -> Tensor:
                         f"{type(p).__name__}")
     if input.dtype.kind != "f":
         raise RuntimeError(f"norm: expected a floating point tensor as input, got "
-                           f"{input.dtype}")
+                           f"{input.dtype} (use input.float().norm())")
     axis = _dims("norm", input, dim)
     if p < 0 or p == math.inf:
         _check_norm_has_identity(p, input.shape, _named_dims(dim))

@@ -13,7 +13,7 @@ so writing into it in place before backward is caught (its gradient is always No
 import numpy as np
 
 from ..tensor import Function, Tensor, unbroadcast
-from .args import DimensionError, check_scalar
+from .args import DimensionError, check_scalar, plural
 from .movement import (Clone, Expand, Index, IndexPut, IndexScatter, Pad, Reshape,
                        expanded_shape, wrap_dim)
 
@@ -292,7 +292,7 @@ def _mask_and_value(op: str, input, mask, value):
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"{op}: only supports a 0-dimensional value tensor, but got "
-                               f"tensor with {value.ndim} dimension(s)")
+                               f"tensor with {plural(value.ndim, 'dimension')}")
         if input.dtype.kind != "f":  # an integer result cannot carry a gradient
             value = value.detach()
         return mask, value
@@ -338,8 +338,8 @@ def take_along_dim(input, indices, dim=None) -> Tensor:
     dim = wrap_dim("take_along_dim", dim, input.ndim)
     if input.ndim != indices.ndim:
         raise RuntimeError(f"take_along_dim: input and indices should have the same number of "
-                           f"dimensions, but got {input.ndim} dimensions for input, and "
-                           f"{indices.ndim} dimensions for indices")
+                           f"dimensions, but got {plural(input.ndim, 'dimension')} for input, "
+                           f"and {plural(indices.ndim, 'dimension')} for indices")
     if input.ndim == 0:
         return gather(input, 0, indices)
     _check_in_range("take_along_dim", indices, input.shape[dim], dim)

@@ -164,7 +164,8 @@ class Optimizer:
                 if grad.dtype.kind != "f" and param.dtype.kind == "f":
                     raise RuntimeError(f"{type(self).__name__}.step: a parameter of dtype "
                                        f"{param.dtype} has a gradient of dtype {grad.dtype}; "
-                                       f"the gradient must be floating point, as its parameter")
+                                       f"the gradient must be floating point, as its parameter "
+                                       f"(assign p.grad = g.to(p.dtype))")
                 if grad.shape != param.shape:
                     raise RuntimeError(f"{type(self).__name__}.step: a parameter of shape "
                                        f"{list(param.shape)} has a gradient of shape "

@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections import Counter
 
 from .. import unsupported
-from ..ops.args import check_choice, check_int, check_number
+from ..ops.args import check_choice, check_int, check_number, plural
 from . import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
@@ -44,7 +44,7 @@ def _per_group(scheduler: str, name: str, optimizer: Optimizer, value) -> list:
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
             raise ValueError(f"{scheduler}: {name} must have the same length as optimizer.param_groups. "
-                             f"{name} has {len(value)} values, param_groups has "
+                             f"{name} has {plural(len(value), 'value')}, param_groups has "
                              f"{len(optimizer.param_groups)}.")
         return list(value)
     return [value] * len(optimizer.param_groups)
@@ -143,7 +143,7 @@ class LambdaLR(LRScheduler):
         groups = len(optimizer.param_groups)
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != groups:
-                raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)} "
+                raise ValueError(f"Expected {plural(groups, 'lr_lambda')}, but got {len(lr_lambda)} "
                                  f"(LambdaLR: lr_lambda must be one function or one per "
                                  f"parameter group)")
             lambdas = list(lr_lambda)
@@ -299,7 +299,7 @@ class ReduceLROnPlateau(LRScheduler):
             check_number(name, option, value)
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got "
+                raise ValueError(f"expected {plural(len(optimizer.param_groups), 'min_lr')}, got "
                                  f"{len(min_lr)} ({name}: min_lr must be one number or one "
                                  f"per parameter group)")
             default_min_lr, min_lrs = None, [check_number(name, "min_lr", v) for v in min_lr]
