@@ -643,7 +643,7 @@ def manifest_entry(array):
     ({"tensor": "arr_0"}, None, "has no well-formed manifest"),
     ({"tensor": "arr_0"}, {"arr_0": {"dtype": "<f8"}}, "has no well-formed manifest"),
     ({"tensor": "arr_0"}, {"arr_0": "x"}, "has no well-formed manifest"),
-    (None, {"arr_0": manifest_entry(np.zeros(2))}, r"member\(s\) \['arr_0'\] are not part of"),
+    (None, {"arr_0": manifest_entry(np.zeros(2))}, r"member \['arr_0'\] is not part of"),
     ({"list": [{"tensor": "arr_0"}, {"ndarray": "arr_1"}]}, {"arr_0": manifest_entry(np.zeros(2))},
      r"entry obj\[1\] \(member arr_1\): not in the manifest"),
     ({"list": [{"tensor": 0}]}, {"arr_0": manifest_entry(np.zeros(2))},

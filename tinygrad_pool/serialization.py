@@ -344,7 +344,8 @@ def _read_nested(archive: NpzFile, comment: bytes):
     obj = decoder.decode(header["object"])
     unused = sorted(listed - set(decoder.loaded))
     if unused:
-        raise ValueError(f"member(s) {unused} are not part of the saved object")
+        raise ValueError(f"{'member' if len(unused) == 1 else 'members'} {unused} "
+                         f"{'is' if len(unused) == 1 else 'are'} not part of the saved object")
     return obj
 
 
