@@ -14,11 +14,17 @@ lights are those its backward pays, under its ``ties`` rule: viz/pool_marks.py).
 writes to a node or a tensor: a graph that already ran with ``retain_graph=True`` is replayed
 into ``capture={}``, so no ``.grad`` changes.
 
-The page is one file with no network access: the graph is laid out once by Graphviz's `dot`
-(inline SVG, nodes ``n<k>`` and edges ``e<k>`` by id), each frame is a ``<section data-frame>``
-of HTML tables (every number cell carries its full value in ``data-value``), and a few lines of
-script step through them. ``frames_dir=`` also renders each frame through `dot -Tpng`, for
-slides (and ``replay.gif`` when Pillow is installed).
+The graph is laid out once, by one run of Graphviz's `dot` (``_layout``: node positions, edge
+splines, and the size of each PNG frame's panel of numbers); every picture of it is then drawn
+at those positions without laying it out again (``dot -Knop2``): the page's inline SVG (nodes
+``n<k>`` and edges ``e<k>`` by id) and, with ``frames_dir=``, the PNG frames, a few runs of them
+side by side, each frame the same graph restyled beside its panel (and ``replay.gif`` when
+Pillow is installed). The page is one file with no network access: each frame is a
+``<section data-frame>`` of HTML tables (every number cell carries its full value in
+``data-value``), and a few lines of script step through them.
+
+What a tensor shows — every number, or past a size its first and last entries, statistics and
+a heat-map — is decided in one place ("summaries" below), for the page and the PNGs alike.
 
 Like the rest of ``viz``, this module needs neither the ``graphviz`` Python package nor anything
 of PyTorch: only the `dot` program, run directly.
@@ -26,12 +32,15 @@ of PyTorch: only the `dot` program, run directly.
 from __future__ import annotations
 
 import html
+import io
+import json
 import math
 import os
 import re
 import shutil
 import subprocess
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +56,10 @@ DIGITS = 4  # significant digits of every number shown (data-value keeps the ful
 HEAT_CELLS = 64  # a heat-map plane is drawn cell by cell up to this many cells a side, else averaged
 PNG_HEAT_CELLS = 32  # ... and up to this many in the PNG frames, where each cell is a table cell
 MAX_SLICES = 4  # 2-D slices listed per tensor; the rest are counted
+EDGE_ITEMS = 3  # a summarised vector shows its first and last this many entries (as torch prints)
+GRID_COLUMNS = 2 * EDGE_ITEMS + 1  # a slice wider than this is summarised (a row this long of
+#                                    the longest numbers fits the page's pane in a 1000-px window)
+PANEL_GAP = 24  # points between the graph and a PNG frame's panel
 COLOURS = {"leaf": "#b9e3a5", "op": "#ddd5f3", "constant": "#e4e4e4", "current": "#ffd54a",
            "done": "#f0f0f0", "waiting": "#ffe9c7", "active": "#e4572e", "argmax": "#7fb0ff",
            "argmax_edge": "#1747b5", "tied": "#d5e5ff", "tied_edge": "#5b8def",
@@ -74,7 +87,7 @@ class Frame:
     input_names: tuple = ()  # who receives each input gradient ("constant" where nobody)
     parts: list = field(default_factory=list)
     edge_ids: tuple = ()  # the graph edges that carry this frame's gradients
-    saved: dict = field(default_factory=dict)  # name -> "shape dtype" of what forward saved
+    saved: dict = field(default_factory=dict)  # name -> what forward saved, as text ("64×400 float32")
     argmax: np.ndarray | None = None  # max pooling: each window's chosen cell, as saved
     pool_input: np.ndarray | None = None  # max pooling: the pooled input's values
     ties: str | None = None  # max pooling: its rule for equal maxima ("first", "split", "all")
@@ -135,11 +148,12 @@ def replay(loss: Tensor, path="backprop.html", *, gradient=None, retain_graph: b
 
     frames = _record(loss, gradient, retain_graph)
     graph = _graph(loss, frames)
-    page = _page(frames, _svg(graph["dot"]), show_values, max_elements)
+    panels = [] if frames_dir is None else [_png_panel(f, show_values, max_elements) for f in frames]
+    layout = _layout(graph, panels)  # the one layout every picture below is drawn from
+    page = _page(frames, _svg(_dot(graph, layout)), show_values, max_elements)
     if path is not None:
         path.write_text(page, encoding="utf-8")
-    pngs = [] if frames_dir is None else _write_pngs(frames, graph, frames_dir, show_values,
-                                                     max_elements)
+    pngs = [] if frames_dir is None else _write_pngs(frames, graph, layout, panels, frames_dir)
     return Replay(frames, page, path, pngs)
 
 
@@ -180,8 +194,7 @@ def _record(loss: Tensor, gradient, retain_graph) -> list:
                 if edge is not None and g is not None:
                     arrivals.setdefault(id(edge), []).append((frame, k, g))
             saved = node.saved_for_backward()
-            frame.saved = {k: f"{_shape(v.shape)} {v.dtype}" if isinstance(v, np.ndarray)
-                           else _short(v) for k, v in saved.items()}
+            frame.saved = {k: _plain(v, k) for k, v in saved.items()}
             if isinstance(saved.get("argmax"), np.ndarray) and node.parents \
                     and node.parents[0]._data.ndim == 4:  # max pooling (ours, or one like it)
                 frame.argmax = np.array(saved["argmax"])
@@ -199,8 +212,9 @@ def _record(loss: Tensor, gradient, retain_graph) -> list:
 
 # ---- the graph: names, then DOT ---------------------------------------------------------------
 def _graph(loss: Tensor, frames: list) -> dict:
-    """Name every node, give it an id, and write the graph as DOT (inputs on top, loss below;
-    arrows in the direction data flowed, gradients run back up them)."""
+    """Name every node, give it an id, and describe the graph for DOT (inputs on top, loss below;
+    arrows in the direction data flowed, gradients run back up them): its ``nodes`` as
+    (id, attributes) and ``edges`` as (id, tail, head, attributes), which ``_dot`` writes out."""
     order = _topological_order([_node_of(loss)])
     outputs = {id(order[-1]): loss}  # a Function does not know its output: its users do
     constants = []
@@ -217,14 +231,12 @@ def _graph(loss: Tensor, frames: list) -> dict:
         ids[id(node)] = f"n{k}"
         if isinstance(node, Tensor):
             counts["leaf"] = counts.get("leaf", 0) + 1
-            names[id(node)] = node.name or parameter_names.get(id(node)) or f"leaf#{counts['leaf']}"
+            names[id(node)] = _title(node, parameter_names) or f"leaf#{counts['leaf']}"
         else:
             counts[node.name] = counts.get(node.name, 0) + 1
             names[id(node)] = f"{node.name}#{counts[node.name]}"
 
-    lines = ['digraph replay {', '  graph [rankdir=TB nodesep=0.3 ranksep=0.35 fontname="Helvetica"]',
-             '  node [fontname="Helvetica" fontsize=11 margin="0.08,0.04"]',
-             '  edge [fontname="Helvetica" fontsize=9 color="#555555" fontcolor="#555555"]']
+    nodes, edges = [], []
     edge_ids = {}  # (id(consumer), input index) -> edge id
     for node in order:
         nid = ids[id(node)]
@@ -236,14 +248,15 @@ def _graph(loss: Tensor, frames: list) -> dict:
         fill = COLOURS["leaf"] if isinstance(node, Tensor) else COLOURS["op"]
         label = (f'<<B>{html.escape(names[id(node)])}</B><BR/>'
                  f'<FONT POINT-SIZE="9">{html.escape(detail.strip())}</FONT>>')
-        lines.append(f'  {nid} [id="{nid}" label={label} shape=box style="rounded,filled" '
-                     f'fillcolor="{fill}"]')
+        nodes.append((nid, f'id="{nid}" label={label} shape=box style="rounded,filled" '
+                           f'fillcolor="{fill}"'))
     for k, (node, parent) in enumerate(constants):
-        text = parent.name or (f"{parent._data.item():.6g}" if parent._data.size == 1 else
-                               f"{_shape(parent.shape)} constant")
-        lines.append(f'  c{k} [id="c{k}" label="{_dot_text(text)}" shape=plaintext '
-                     f'fontsize=9 fontcolor="#777777"]')
-        lines.append(f'  c{k} -> {ids[id(node)]} [color="#bbbbbb"]')
+        title = _title(parent, parameter_names)
+        text = title or (_number(parent._data.item()) if parent._data.size == 1 else
+                         f"{_shape(parent.shape)} constant")
+        nodes.append((f"c{k}", f'id="c{k}" label="{_dot_text(text)}" shape=plaintext fontsize=9 '
+                               f'fontcolor="#777777"'))
+        edges.append((f"ce{k}", f"c{k}", ids[id(node)], 'color="#bbbbbb"'))
     count = 0
     for node in order:
         if isinstance(node, Tensor):
@@ -253,9 +266,8 @@ def _graph(loss: Tensor, frames: list) -> dict:
                 continue
             eid = edge_ids[id(node), k] = f"e{count}"
             count += 1
-            lines.append(f'  {ids[id(edge)]} -> {ids[id(node)]} [id="{eid}" '
-                         f'label="{_dot_text(_shape(parent.shape))}"]')
-    lines.append("}")
+            edges.append((eid, ids[id(edge)], ids[id(node)],
+                          f'label="{_dot_text(_shape(parent.shape))}"'))
 
     for frame in frames:
         node = frame.node
@@ -272,7 +284,13 @@ def _graph(loss: Tensor, frames: list) -> dict:
         frame.edge_ids = tuple(edge_ids[id(node), k] for k, (e, g) in
                                enumerate(zip(node.edges, frame.input_grads))
                                if e is not None and g is not None)
-    return {"dot": "\n".join(lines), "lines": lines, "ids": ids}
+    return {"nodes": nodes, "edges": edges, "ids": ids}
+
+
+def _title(t: Tensor, parameter_names: dict) -> str | None:
+    """A tensor's title: its module path where it is a parameter of a called nn.Module
+    (``conv1.weight``), else its own name (None when it has neither)."""
+    return parameter_names.get(id(t)) or t.name or None
 
 
 def _parameter_names(order: list) -> dict:
@@ -286,20 +304,75 @@ def _parameter_names(order: list) -> dict:
     return dotted_paths(outermost_modules(list(modules.values())))[1]
 
 
+_HEAD = ['  graph [rankdir=TB nodesep=0.3 ranksep=0.35 fontname="Helvetica"]',
+         '  node [fontname="Helvetica" fontsize=11 margin="0.08,0.04"]',
+         '  edge [fontname="Helvetica" fontsize=9 color="#555555" fontcolor="#555555"]']
+
+
+def _dot(graph: dict, layout: dict | None = None, nodes: dict | None = None,
+         edges: dict | None = None, extra: tuple = (), bb: tuple | None = None) -> str:
+    """The graph as DOT; with a ``layout``, at its positions (drawn by ``dot -Knop2``, which
+    lays nothing out). ``nodes`` / ``edges``: more attributes for some ids (a frame's colours);
+    ``extra``: more statements; ``bb``: the drawing's bounding box (default: the layout's)."""
+    nodes, edges = nodes or {}, edges or {}
+    lines = ["digraph replay {", *_HEAD]
+    if layout is not None:
+        lines.append('  graph [bb="{:g},{:g},{:g},{:g}"]'.format(*(bb or layout["bb"])))
+    for nid, attributes in graph["nodes"]:
+        where = f' pos="{layout["nodes"][nid]}"' if layout is not None else ""
+        lines.append(f"  {nid} [{attributes}{where}{nodes.get(nid, '')}]")
+    for eid, tail, head, attributes in graph["edges"]:
+        where = ""
+        if layout is not None:
+            spline, label_at = layout["edges"][eid]
+            where = f' pos="{spline}"' + (f' lp="{label_at}"' if label_at else "")
+        lines.append(f'  {tail} -> {head} [id="{eid}" {attributes}{where}{edges.get(eid, "")}]')
+    return "\n".join([*lines, *extra, "}"])
+
+
+def _dot_text(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _layout(graph: dict, panels: list = ()) -> dict:
+    """Lay the graph out: one `dot` run, the only one of a replay. Returns where it put each
+    node (``nodes``: id -> "x,y") and edge (``edges``: id -> (spline, label position)), its
+    bounding box ``bb``, and the size in points of each of ``panels`` (HTML-like tables, a PNG
+    frame's numbers, measured in the same run as one-node graphs)."""
+    source = "\n".join([_dot(graph)] + [f"digraph panel{k} {{\n" + "\n".join(_HEAD) + "\n"
+                                          + _panel_node(p) + "\n}" for k, p in enumerate(panels)])
+    text = _run_dot(source, "json0").decode("utf-8")
+    decoder, documents, blank = json.JSONDecoder(), [], re.compile(r"\s*")
+    at = blank.match(text).end()
+    while at < len(text):  # one JSON document per graph, one after the other
+        document, at = decoder.raw_decode(text, at)
+        documents.append(document)
+        at = blank.match(text, at).end()
+    drawn, measured = documents[0], documents[1:]
+    return {"bb": tuple(float(v) for v in drawn["bb"].split(",")),
+            "nodes": {o["name"]: o["pos"] for o in drawn.get("objects", ())},
+            "edges": {e["id"]: (e["pos"], e.get("lp")) for e in drawn.get("edges", ())},
+            "panels": [(72 * float(d["objects"][0]["width"]), 72 * float(d["objects"][0]["height"]))
+                       for d in measured]}  # (Graphviz gives a node's size in inches)
+
+
 def _svg(dot_source: str) -> str:
     """The graph as inline SVG: `dot`'s output without its XML prolog, comments and namespace
     declarations (HTML needs none of them, and a page that names no URL fetches none)."""
-    svg = _run_dot(dot_source, "svg").decode("utf-8")
+    svg = _run_dot(dot_source, "svg", positioned=True).decode("utf-8")
     svg = svg[svg.index("<svg"):]
     svg = re.sub(r"<!--.*?-->\n?", "", svg, flags=re.S)
     svg = re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", svg)
     return svg.replace("<svg ", '<svg id="graph-svg" ', 1)
 
 
-def _run_dot(source: str, fmt: str) -> bytes:
+def _run_dot(source: str, fmt: str, positioned: bool = False) -> bytes:
+    """`dot -T<fmt>` on ``source`` (one or more graphs); ``positioned``: graphs whose nodes and
+    edges already carry their ``pos``, drawn where they are (``-Knop2``: no layout)."""
+    command = ["dot", f"-T{fmt}"] + (["-Knop2"] if positioned else [])
     try:
-        done = subprocess.run(["dot", f"-T{fmt}"], input=source.encode("utf-8"),
-                              capture_output=True, check=False)
+        done = subprocess.run(command, input=source.encode("utf-8"), capture_output=True,
+                              check=False)
     except FileNotFoundError as error:
         raise GraphvizNotFound("dot") from error
     if done.returncode != 0:
@@ -307,7 +380,25 @@ def _run_dot(source: str, fmt: str) -> bytes:
     return done.stdout
 
 
-# ---- numbers ----------------------------------------------------------------------------------
+def _split_pngs(data: bytes) -> list:
+    """The PNG files `dot` wrote one after another: each is its signature and chunks up to
+    IEND (read by their lengths, so no byte pattern inside an image can cut it short)."""
+    images, start = [], 0
+    while start < len(data):
+        at = start + 8  # the signature
+        while True:
+            length, kind = int.from_bytes(data[at:at + 4], "big"), data[at + 4:at + 8]
+            at += 12 + length  # length, type, data, CRC
+            if kind == b"IEND" or at >= len(data):
+                break
+        images.append(data[start:at])
+        start = at
+    return images
+
+
+# ---- summaries: what a tensor shows, on the page and in the PNGs -------------------------------
+# Everything here is free of HTML and DOT (the shared viz/summary.py can take this section over):
+# numbers, shapes and values as text, which 2-D slices to show, and how each is summarised.
 def _number(v) -> str:
     """One rounding rule everywhere: DIGITS significant digits, never "-0"; nan and ±inf spelled."""
     v = float(v)
@@ -322,13 +413,76 @@ def _shape(shape: tuple) -> str:
     return "×".join(map(str, shape)) if shape else "scalar"
 
 
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def _dot_text(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+def _plain(value, key: str = "") -> str:
+    """A value as a reader writes it, never as Python or NumPy print it: a shape (under a key
+    naming one: ``x_shape``, ``shape``, ``input_hw``) as ``64×400``, an array as its shape and
+    dtype, numbers rounded as everywhere, a one-element or uniform tuple (``dim``, a kernel
+    size) as its value, an index as ``[:, 3:9]``."""
+    if isinstance(value, np.ndarray):
+        return f"{_shape(value.shape)} {value.dtype}"
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return _number(value)
+    if isinstance(value, str):
+        return f"'{value}'"  # as PyTorch writes a string argument: reduction='mean'
+    if isinstance(value, slice):
+        return ":".join("" if v is None else str(v) for v in
+                        (value.start, value.stop, value.step)).rstrip(":") or ":"
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+        return np.dtype(value).name
+    if isinstance(value, (tuple, list)):
+        if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+               for v in value):
+            if "shape" in key or key.endswith("_hw"):
+                return _shape(tuple(int(v) for v in value))
+            if len(set(value)) == 1 and key != "index":
+                return str(int(value[0]))  # dim=1 for (1,); kernel_size=2 for (2, 2)
+        inner = ", ".join(_plain(v, key) for v in value)
+        if key == "index":
+            return f"[{inner}]"
+        return inner if isinstance(value, list) else f"({inner})"  # spans: (0, 48), (48, 96)
+    if value is None:
+        return "None"
+    return type(value).__name__  # an object with no plain spelling: what it is
+
+
+# Op attributes under the names PyTorch's signatures give them, and the order they list them in.
+_TORCH_NAMES = {"axis": "dim", "axes": "dim", "keepdims": "keepdim", "low": "min", "high": "max"}
+_ORDER = ("kernel_size", "stride", "padding", "dilation", "groups", "ceil_mode", "ties")
+_BOOKKEEPING = {"out_hw", "mask_shape", "generator"}  # what the op keeps for itself, not an argument
+
+
+def _arguments(attrs: dict) -> list:
+    """An op's arguments as PyTorch writes them: ``["dim=1", "keepdim=True"]``."""
+    keys = sorted((k for k, v in attrs.items() if k not in _BOOKKEEPING and v is not None),
+                  key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))
+    return [f"{_TORCH_NAMES.get(k, k)}={_plain(attrs[k], k)}" for k in keys]
+
+
+def _summary(plane: np.ndarray, show_values: bool, max_elements: int) -> str:
+    """How a tensor whose 2-D slices are like ``plane`` is drawn: "grid" (every number, when
+    the slice has at most ``max_elements`` entries and GRID_COLUMNS columns), "vector" (a
+    longer row: its first and last entries, statistics and a heat strip), "heat" (statistics
+    and a heat-map per slice), or "stats" (statistics only: ``show_values=False``)."""
+    if not show_values:
+        return "stats"
+    if plane.size <= max_elements and plane.shape[1] <= GRID_COLUMNS:
+        return "grid"
+    return "vector" if plane.shape[0] == 1 else "heat"
+
+
+def _edge_entries(row: np.ndarray) -> tuple:
+    """(first entries, last entries, how many lie between) of a summarised vector."""
+    if row.size <= 2 * EDGE_ITEMS:
+        return row, row[:0], 0
+    return row[:EDGE_ITEMS], row[-EDGE_ITEMS:], row.size - 2 * EDGE_ITEMS
 
 
 def _slices(array: np.ndarray) -> list:
@@ -396,54 +550,68 @@ def _heat_colours(plane: np.ndarray) -> tuple:
 
 # ---- the page ----------------------------------------------------------------------------------
 def _grid(array: np.ndarray, role: str, show_values: bool, max_elements: int, lit=None) -> str:
-    """A tensor as HTML: each 2-D slice a table of numbers, or (large) shape, statistics and a
-    heat-map per plane. ``lit``: a mask of the same shape, cells to highlight (2: a window's
-    argmax, 1: another cell its max pool pays, 0: none)."""
+    """A tensor as HTML: each 2-D slice a table of numbers, or summarised (``_summary``): a long
+    vector as its first and last entries, statistics and a heat strip; a large slice as shape,
+    statistics and a heat-map per plane. ``lit``: a mask of the same shape, cells to highlight
+    (2: a window's argmax, 1: another cell its max pool pays, 0: none)."""
     head = f'<div class="tensor" data-role="{role}" data-shape="{",".join(map(str, array.shape))}">'
     parts = [head, f'<div class="shape">{_shape(array.shape)} {array.dtype}</div>']
     slices = _slices(array)
     lit_slices = [m for _, m in _slices(lit)] if lit is not None else [None] * len(slices)
-    if not show_values or slices[0][1].size > max_elements:
+    kind = _summary(slices[0][1], show_values, max_elements)
+    if kind != "grid":
         parts.append('<div class="stats">' + " ".join(
             f'<span data-stat="{name}" data-value="{float(v)!r}">{name} {_number(v)}</span>'
             for name, v in _stats(array)) + "</div>")
-        if show_values:
-            parts += [_heat_svg(caption, plane, marks)
-                      for (caption, plane), marks in zip(slices[:MAX_SLICES], lit_slices)]
-    else:
-        for (caption, plane), marks in zip(slices[:MAX_SLICES], lit_slices):
-            rows = []
-            for r, row in enumerate(plane):
-                cells = "".join(
-                    f'<td{_MARK_CLASS[marks[r, c]] if marks is not None else ""} '
-                    f'data-value="{float(v)!r}">{_number(v)}</td>' for c, v in enumerate(row))
-                rows.append(f"<tr>{cells}</tr>")
-            cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-            parts.append(f'<table class="grid">{cap}{"".join(rows)}</table>')
+    for (caption, plane), marks in zip(slices[:MAX_SLICES] if show_values else (), lit_slices):
+        cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+        if kind == "heat":
+            parts.append(_heat_svg(caption, plane, marks))
+        elif kind == "vector":
+            first, last, hidden = _edge_entries(plane[0])
+            cells = [_cell(v) for v in first]
+            if hidden:
+                more = f"{hidden} more {'entry' if hidden == 1 else 'entries'}"
+                cells += [f'<td class="gap" title="{more}">…</td>'] + [_cell(v) for v in last]
+            parts.append(f'<div class="vector"><table class="grid edges">{cap}<tr>{"".join(cells)}'
+                         f'</tr></table>{_heat_svg(caption, plane, marks)}</div>')
+        else:
+            rows = "".join("<tr>" + "".join(_cell(v, marks[r, c] if marks is not None else 0)
+                                            for c, v in enumerate(row)) + "</tr>"
+                           for r, row in enumerate(plane))
+            parts.append(f'<table class="grid">{cap}{rows}</table>')
     if show_values and len(slices) > MAX_SLICES:
-        parts.append(f'<div class="more">… {len(slices) - MAX_SLICES} more slices</div>')
+        parts.append(f'<div class="more">… {_plural(len(slices) - MAX_SLICES, "more slice")}</div>')
     return "".join(parts) + "</div>"
 
 
+def _cell(v, mark: int = 0) -> str:
+    """A number's table cell: rounded, its full value in data-value (and its pool mark)."""
+    return f'<td{_MARK_CLASS[mark]} data-value="{float(v)!r}">{_number(v)}</td>'
+
+
 def _heat_svg(caption: str, plane: np.ndarray, marks=None) -> str:
-    """A plane as SVG squares; the cells (or blocks) its max pool pays outlined: dark for a
-    window's argmax, light for another tied cell."""
+    """A plane as SVG squares (a vector as a strip of taller cells); the cells (or blocks) its
+    max pool pays outlined: dark for a window's argmax, light for another tied cell."""
     small, marks, block = _heat_plane(plane, HEAT_CELLS, marks)
     colours, scale = _heat_colours(small)
     size = max(4, 192 // max(small.shape))
-    rects = [f'<rect x="{c * size}" y="{r * size}" width="{size}" height="{size}" fill="{colour}"/>'
+    tall = size if small.shape[0] > 1 else max(size, 10)  # a strip one cell high stays visible
+    rects = [f'<rect x="{c * size}" y="{r * tall}" width="{size}" height="{tall}" fill="{colour}"/>'
              for r, row in enumerate(colours) for c, colour in enumerate(row)]
     if marks is not None:  # after the squares, so no neighbour paints over an outline
         for mark, name in ((1, "tied"), (2, "argmax")):
             rects += [f'<rect class="{name}" data-cell="{r},{c}" x="{c * size + 0.5}" '
-                      f'y="{r * size + 0.5}" width="{size - 1}" height="{size - 1}" fill="none" '
+                      f'y="{r * tall + 0.5}" width="{size - 1}" height="{tall - 1}" fill="none" '
                       f'stroke="{COLOURS[name + "_edge"]}"/>' for r, c in np.argwhere(marks == mark)]
-    note = f", {block}×{block} blocks averaged" if block > 1 else ""
+    note = f", {block}×{block} blocks averaged" if block > 1 and small.shape[0] > 1 else \
+        f", {block} entries averaged per cell" if block > 1 else ""
     if marks is not None and marks.any():
         note += "; outlined: " + ("blocks holding " if block > 1 else "") + "cells max pooling pays"
-    h, w = small.shape[0] * size, small.shape[1] * size
+    what = "heat-map" if small.shape[0] > 1 else "heat strip"
+    h, w = small.shape[0] * tall, small.shape[1] * size
     return (f'<figure class="heat"><svg width="{w}" height="{h}" viewBox="0 0 {w} {h}">'
-            f'{"".join(rects)}</svg><figcaption>{html.escape(caption)} heat-map: red '
+            f'{"".join(rects)}</svg><figcaption>{html.escape(caption)} {what}: red '
             f'+{_number(scale)}, blue -{_number(scale)}{note}</figcaption></figure>')
 
 
@@ -485,6 +653,9 @@ def _frame_html(frame: Frame, receivers: dict, waiting: list, show_values: bool,
     out = f" → {frame.output_name}" if frame.output_name else ""
     body = [f'<h2><span class="step">{frame.index + 1}.</span> '
             f'<span class="node-name">{html.escape(frame.name)}</span>{html.escape(out)}</h2>']
+    arguments = [] if leaf else _arguments(getattr(frame.node, "attrs", None) or {})
+    if arguments:
+        body.append(f'<p class="args">{html.escape(", ".join(arguments))}</p>')
     target = frame.name if leaf else (frame.output_name or f"({frame.name}'s output)")
     parts = frame.parts
     body.append(f'<h3>Gradient arriving: ∂loss/∂{html.escape(target)}</h3>')
@@ -515,8 +686,8 @@ def _frame_html(frame: Frame, receivers: dict, waiting: list, show_values: bool,
                     '(a replay of a retained graph leaves <code>.grad</code> as it was).</p>')
     else:
         if frame.saved:
-            body.append('<p class="saved">saved for backward: ' + html.escape(", ".join(
-                f"{k} ({v})" for k, v in frame.saved.items())) + "</p>")
+            body.append('<p class="saved">saved for backward: ' + html.escape(" · ".join(
+                f"{k} {v}" for k, v in frame.saved.items())) + "</p>")
         lit = _pool_marks(frame)
         if lit is not None:
             body.append(f'<h3 class="pool-rule">Max pooling: {html.escape(_POOL_RULE[frame.ties])}</h3>')
@@ -539,16 +710,23 @@ def _frame_html(frame: Frame, receivers: dict, waiting: list, show_values: bool,
             f'{" hidden" if frame.index else ""}>{"".join(body)}</section>')
 
 
-def _page(frames: list, svg: str, show_values: bool, max_elements: int) -> str:
-    # Who receives each sent gradient, as its how-manieth contribution; and, for each frame,
-    # the nodes holding part of their gradient (from its first contribution until their turn).
-    receivers, waiting = {}, [[] for _ in frames]
+def _waiting(frames: list) -> list:
+    """For each frame, the ids of the nodes holding part of their gradient while it runs (from
+    their first contribution until their turn)."""
+    waiting = [[] for _ in frames]
     for f in frames:
-        for number, (sender, k, _) in enumerate(f.parts):
-            receivers[sender.index, k] = (f, number)
         if f.parts:
             for i in range(min(p.index for p, _, _ in f.parts), f.index):
                 waiting[i].append(f.node_id)
+    return waiting
+
+
+def _page(frames: list, svg: str, show_values: bool, max_elements: int) -> str:
+    # Who receives each sent gradient, as its how-manieth contribution.
+    receivers, waiting = {}, _waiting(frames)
+    for f in frames:
+        for number, (sender, k, _) in enumerate(f.parts):
+            receivers[sender.index, k] = (f, number)
     sections = "\n".join(_frame_html(f, receivers, waiting[f.index], show_values, max_elements)
                          for f in frames)
     css = _CSS
@@ -562,15 +740,25 @@ def _page(frames: list, svg: str, show_values: bool, max_elements: int) -> str:
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
   margin: 0; color: #222; height: 100vh; display: flex; flex-direction: column; }
-header { flex: none; background: #fafafa; border-bottom: 1px solid #ddd;
-  padding: 6px 12px; display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
-header h1 { font-size: 16px; margin: 0 12px 0 0; }
-#slider { flex: 1; min-width: 160px; }
+/* The controls are one row (the slider takes what is left; narrow windows drop the title, then
+   the legend), so they never wrap over two lines nor take the graph's room. */
+header { flex: none; background: #fafafa; border-bottom: 1px solid #ddd; padding: 4px 10px;
+  display: flex; gap: 8px; align-items: center; flex-wrap: nowrap; white-space: nowrap;
+  font-size: 13px; }
+header h1 { font-size: 15px; margin: 0 4px 0 0; }
+header button { font-size: 13px; padding: 2px 8px; }
+#slider { flex: 1 1 0; min-width: 60px; }
+#frame-counter { font-variant-numeric: tabular-nums; }
+.legend { display: flex; gap: 4px; font-size: 11px; }
+.legend span { padding: 0 5px; border: 1px solid #aaa; }
+@media (max-width: 900px) { header h1 { display: none; } }
+@media (max-width: 640px) { header .legend { display: none; } }
 /* The page itself never scrolls: the graph and the numbers each scroll in their own pane, so
-   the controls and the current node (scrolled into view by show()) stay on screen together. */
-main { flex: 1; min-height: 0; display: flex; gap: 16px; padding: 12px; }
-#graph { flex: 1 1 45%; overflow: auto; }
-#graph svg { max-width: 100%; height: auto; }
+   the controls and the current node (scrolled into view by show()) stay on screen together.
+   fit() sizes the graph: whole in its pane when it stays legible, else as wide as the pane. */
+main { flex: 1; min-height: 0; display: flex; gap: 16px; padding: 10px 12px; }
+#graph { flex: 1 1 45%; overflow: auto; scrollbar-gutter: stable; }
+#graph svg { display: block; max-width: 100%; height: auto; }
 #panel { flex: 1 1 55%; overflow: auto; }
 #graph g.node { scroll-margin: 12px; }
 #graph g.node.current polygon, #graph g.node.current path { fill: {colours[current]};
@@ -583,19 +771,23 @@ main { flex: 1; min-height: 0; display: flex; gap: 16px; padding: 12px; }
 #graph g.edge.active text { fill: {colours[active]}; font-weight: bold; }
 h2 { font-size: 18px; margin: 4px 0; } h3 { font-size: 14px; margin: 12px 0 4px; }
 h4 { font-size: 13px; margin: 8px 0 2px; font-weight: normal; }
+/* A grid has at most GRID_COLUMNS columns (wider slices are summarised): at this size such a
+   row of the longest numbers (-0.0001941) fits the pane of a 1000-px window. */
 table.grid { border-collapse: collapse; margin: 2px 8px 6px 0; display: inline-table;
-  font-variant-numeric: tabular-nums; font-size: 12px; }
-table.grid td { border: 1px solid #bbb; padding: 2px 5px; text-align: right; min-width: 3em; }
+  font-variant-numeric: tabular-nums; font-size: 11px; }
+table.grid td { border: 1px solid #bbb; padding: 1px 3px; text-align: right; min-width: 2.5em; }
+table.grid td.gap { border: none; color: #666; text-align: center; min-width: 0; }
 table.grid td.argmax { background: {colours[argmax]}; font-weight: bold;
   outline: 2px solid {colours[argmax_edge]}; }
 table.grid td.tied { background: {colours[tied]}; outline: 1px solid {colours[tied_edge]}; }
 table.grid caption { font-size: 11px; color: #666; }
-.shape, .stats, figcaption, .more, .from, .saved, .note { font-size: 12px; color: #555; }
+.shape, .stats, figcaption, .more, .from, .saved, .note, .args { font-size: 12px; color: #555; }
+.args { font-family: ui-monospace, Menlo, Consolas, monospace; margin: 0 0 4px; }
 .stats span { margin-right: 10px; } figure.heat { display: inline-block; margin: 4px 8px 4px 0; }
+.vector { display: inline-block; vertical-align: top; margin-right: 8px; }
+.vector figure.heat { display: block; margin-top: 0; }
 .parts { display: flex; gap: 12px; flex-wrap: wrap; } .accumulation { font-weight: bold; }
 .total { border-top: 1px solid #ccc; margin-top: 4px; }
-.legend span { display: inline-block; padding: 0 6px; margin-right: 4px; border: 1px solid #aaa;
-  font-size: 12px; }
 """
 
 _SCRIPT = """
@@ -603,7 +795,20 @@ const frames = Array.from(document.querySelectorAll('section.frame'));
 const slider = document.getElementById('slider');
 const counter = document.getElementById('frame-counter');
 const playButton = document.getElementById('play');
+const graphPane = document.getElementById('graph');
+const svg = document.getElementById('graph-svg');
 let current = 0, timer = null;
+function fit() {
+  // The whole graph in its pane when that keeps it at least half size (its labels legible);
+  // else as wide as the pane, scrolling down to the current node. Never larger than drawn.
+  if (!svg) return;
+  const w = svg.width.baseVal.value, h = svg.height.baseVal.value;
+  const across = Math.min(1, graphPane.clientWidth / w);
+  const whole = Math.min(across, graphPane.clientHeight / h);
+  const scale = whole >= Math.min(across, 0.5) ? whole : across;
+  svg.style.width = (w * scale) + 'px';
+  svg.style.height = (h * scale) + 'px';
+}
 function mark(ids, cls) {
   for (const id of ids.split(' ')) {
     const el = id && document.getElementById(id);
@@ -650,6 +855,8 @@ document.addEventListener('keydown', e => {
   else if (e.key === 'End') { stop(); show(frames.length - 1); }
   else if (e.key === ' ' && e.target.tagName !== 'BUTTON') { e.preventDefault(); playButton.click(); }
 });
+window.addEventListener('resize', () => { fit(); show(current); });
+fit();
 show(0);
 """
 
@@ -664,10 +871,10 @@ _TEMPLATE = """<!DOCTYPE html>
 <button id="next" type="button">Next &#9654;</button>
 <input id="slider" type="range" min="0" max="{last}" step="1" value="0" aria-label="frame">
 <span id="frame-counter">Frame 1 / {count}</span>
-<span class="legend"><span style="background:{colours[current]}">current node</span><span
- style="background:{colours[waiting]}">has gradient waiting</span><span
- style="background:{colours[done]}">done</span><span style="color:{colours[active]}">&#8594;
- edge carrying gradient now</span></span>
+<span class="legend"><span style="background:{colours[current]}" title="the node backward is at"
+ >current</span><span style="background:{colours[waiting]}" title="has gradient, waits its turn"
+ >waiting</span><span style="background:{colours[done]}">done</span><span
+ style="color:{colours[active]}" title="edges carrying gradient now">&#8594; gradient</span></span>
 </header>
 <main><div id="graph">{svg}</div><div id="panel">
 {sections}
@@ -678,54 +885,97 @@ _TEMPLATE = """<!DOCTYPE html>
 
 
 # ---- PNG frames, for slides ---------------------------------------------------------------------
-def _write_pngs(frames: list, graph: dict, folder: Path, show_values: bool, max_elements: int) -> list:
-    """Each frame as the graph (its node highlighted, its edges coloured) beside a panel of its
-    numbers, rendered by `dot -Tpng`; with Pillow, also one animated GIF of them all."""
+def _write_pngs(frames: list, graph: dict, layout: dict, panels: list, folder: Path) -> list:
+    """Each frame as the graph at its one layout (its node highlighted, its edges coloured)
+    beside a panel of its numbers, drawn where the layout put them; with Pillow, also one
+    animated GIF of them all."""
     folder.mkdir(exist_ok=True)  # its parent exists: replay checked before backward ran
+    x0, y0, x1, y1 = layout["bb"]
+    waiting = _waiting(frames)
+    sources = []
+    for frame, panel, (width, height) in zip(frames, panels, layout["panels"]):
+        nodes = {f.node_id: f' fillcolor="{COLOURS["done"]}"' for f in frames[:frame.index]}
+        nodes.update({nid: f' fillcolor="{COLOURS["waiting"]}" color="#e0a030" penwidth=2'
+                      for nid in waiting[frame.index]})
+        nodes[frame.node_id] = f' fillcolor="{COLOURS["current"]}" penwidth=3'
+        edges = {eid: f' color="{COLOURS["active"]}" penwidth=3 fontcolor="{COLOURS["active"]}"'
+                 for eid in frame.edge_ids}
+        left = x1 + PANEL_GAP  # the panel right of the graph, their tops level
+        at = f"{left + width / 2:.2f},{y1 - height / 2:.2f}"
+        sources.append(_dot(graph, layout, nodes, edges, (_panel_node(panel, at),),
+                            bb=(x0, min(y0, y1 - height), left + width, y1)))
+    images = _render_pngs(sources)
     paths = []
-    body = graph["lines"][1:-1]
-    for frame in frames:
-        done = {f.node_id for f in frames[:frame.index]}
-        extra = [f'  {nid} [fillcolor="{COLOURS["done"]}"]' for nid in sorted(done)]
-        extra.append(f'  {frame.node_id} [fillcolor="{COLOURS["current"]}" penwidth=3]')
-        active = set(frame.edge_ids)
-        edges = [re.sub(r'(\[id="(e\d+)")', lambda m: m.group(1) + (
-            f' color="{COLOURS["active"]}" penwidth=3 fontcolor="{COLOURS["active"]}"'
-            if m.group(2) in active else ""), line) for line in body]
-        panel = _png_panel(frame, show_values, max_elements)
-        source = "\n".join(["digraph replay {", *edges, *extra,
-                            f"  panel [shape=plaintext label=<{panel}>]", "}"])
+    for frame, image in zip(frames, images):
         path = folder / f"frame_{frame.index:03d}.png"
-        path.write_bytes(_run_dot(source, "png"))
+        path.write_bytes(image)
         paths.append(path)
+    gif = _write_gif(images, folder / "replay.gif")
+    return paths + ([gif] if gif is not None else [])
+
+
+def _render_pngs(sources: list) -> list:
+    """Positioned graphs as PNGs, drawn by a few `dot -Knop2` runs side by side, each over a
+    run of them: rasterizing is most of a frame's cost, and each run uses one core."""
+    size = math.ceil(len(sources) / max(1, min(len(sources), os.cpu_count() or 1, 4)))
+    runs = [sources[k:k + size] for k in range(0, len(sources), size)]
+    draw = lambda run: _split_pngs(_run_dot("\n".join(run), "png", positioned=True))
+    with ThreadPoolExecutor(max(1, len(runs))) as pool:  # each thread waits on its own `dot`
+        images = [image for drawn in pool.map(draw, runs) for image in drawn]
+    if len(images) != len(sources):
+        raise RuntimeError(f"replay: Graphviz's dot drew {len(images)} frames of {len(sources)}")
+    return images
+
+
+def _panel_node(panel: str, at: str | None = None) -> str:
+    """A frame's panel as a DOT node (measured by ``_layout``, then drawn ``at`` a position)."""
+    where = f' pos="{at}"' if at else ""
+    return f"  panel [shape=plaintext label=<{panel}>{where}]"
+
+
+def _write_gif(pngs: list, path: Path) -> Path | None:
+    """The frames as one animated GIF (None without Pillow). Frames differ in size: each goes on
+    a white canvas of the largest. Each is brought to 256 colours by maximum coverage, without
+    dithering: it keeps the graph's flat fills exact (a done node's grey stays grey), and is
+    much quicker than Pillow's default for a GIF (median cut, quantizing each frame anew)."""
     try:
         from PIL import Image
     except ModuleNotFoundError:
-        return paths
-    images = [Image.open(p).convert("RGB") for p in paths]
-    if images:
-        width, height = max(i.width for i in images), max(i.height for i in images)
-        canvases = []
-        for image in images:  # frames differ in size: each on a white canvas of the largest
-            canvas = Image.new("RGB", (width, height), "white")
-            canvas.paste(image, (0, 0))
-            canvases.append(canvas)
-        gif = folder / "replay.gif"
-        canvases[0].save(gif, save_all=True, append_images=canvases[1:], duration=1500, loop=0)
-        paths.append(gif)
-    return paths
+        return None
+    if not pngs:
+        return None
+    images = [Image.open(io.BytesIO(png)).convert("RGB") for png in pngs]
+    width, height = max(i.width for i in images), max(i.height for i in images)
+    frames = []
+    for image in images:
+        canvas = Image.new("RGB", (width, height), "white")
+        canvas.paste(image, (0, 0))
+        frames.append(canvas.quantize(colors=256, method=Image.Quantize.MAXCOVERAGE,
+                                      dither=Image.Dither.NONE))
+    frames[0].save(path, save_all=True, append_images=frames[1:], duration=1500, loop=0)
+    return path
 
 
 def _png_table(array: np.ndarray, show_values: bool, max_elements: int, lit=None) -> str:
-    """A Graphviz HTML-like table: the first 2-D slice's numbers, or statistics and a heat-map."""
+    """A Graphviz HTML-like table: the first 2-D slice's numbers, or summarised as on the page
+    (``_summary``): a long vector as its first and last entries, statistics and a heat strip,
+    a large slice as statistics and a heat-map."""
     caption, plane = _slices(array)[0]
     head = html.escape(f"{_shape(array.shape)}{' ' + caption if caption else ''}")
     marks = _slices(lit)[0][1] if lit is not None else None
-    if not show_values or plane.size > max_elements:
+    kind = _summary(plane, show_values, max_elements)
+    if kind != "grid":
         stats = "  ".join(f"{name} {_number(v)}" for name, v in _stats(array))
         rows = [f'<TR><TD BORDER="0">{head}</TD></TR>',
                 f'<TR><TD BORDER="0"><FONT POINT-SIZE="9">{html.escape(stats)}</FONT></TD></TR>']
-        if show_values:
+        if kind == "vector":
+            first, last, hidden = _edge_entries(plane[0])
+            cells = [f"<TD>{_number(v)}</TD>" for v in first]
+            if hidden:
+                cells += ['<TD BORDER="0">…</TD>'] + [f"<TD>{_number(v)}</TD>" for v in last]
+            rows.append(f'<TR><TD BORDER="0" ALIGN="LEFT"><TABLE BORDER="0" CELLBORDER="1" '
+                        f'CELLSPACING="0" CELLPADDING="3"><TR>{"".join(cells)}</TR></TABLE></TD></TR>')
+        if kind in ("vector", "heat"):
             rows += _png_heat(plane, marks)
         return f'<TABLE BORDER="0" CELLSPACING="0">{"".join(rows)}</TABLE>'
     rows = [f'<TR><TD COLSPAN="{plane.shape[1]}" BORDER="0"><FONT POINT-SIZE="9">{head}</FONT></TD></TR>']
@@ -740,22 +990,26 @@ def _png_table(array: np.ndarray, show_values: bool, max_elements: int, lit=None
 
 def _png_heat(plane: np.ndarray, marks) -> list:
     """Table rows: the plane as square cells (every cell up to PNG_HEAT_CELLS a side, else
-    blocks averaged), the cells max pooling pays framed; and a caption saying so."""
+    blocks averaged; a vector as a strip of taller cells), the cells max pooling pays framed;
+    and a caption saying so."""
     small, marks, block = _heat_plane(plane, PNG_HEAT_CELLS, marks)
     colours, scale = _heat_colours(small)
     size = min(12, max(6, 256 // max(small.shape)))  # points; FIXEDSIZE keeps every cell square
+    tall = size if small.shape[0] > 1 else max(size, 10)
     edges = {1: COLOURS["tied_edge"], 2: COLOURS["argmax_edge"]}
     cells = "".join("<TR>" + "".join(
-        f'<TD BGCOLOR="{colour}" WIDTH="{size}" HEIGHT="{size}" FIXEDSIZE="TRUE"'
+        f'<TD BGCOLOR="{colour}" WIDTH="{size}" HEIGHT="{tall}" FIXEDSIZE="TRUE"'
         + (f' BORDER="1" COLOR="{edges[marks[r, c]]}"' if marks is not None and marks[r, c] else "")
         + "></TD>" for c, colour in enumerate(row)) + "</TR>" for r, row in enumerate(colours))
     note = f"red +{_number(scale)}, blue -{_number(scale)}"
-    note += f"; {block}×{block} blocks averaged" if block > 1 else ""
+    if block > 1:
+        note += (f"; {block}×{block} blocks averaged" if small.shape[0] > 1 else
+                 f"; {block} entries averaged per cell")
     if marks is not None and marks.any():
         note += "; framed: " + ("blocks holding " if block > 1 else "") + "cells max pooling pays"
     # A table is stretched to fill its cell unless its own size is fixed (a wide caption above
     # would pull the squares apart into columns).
-    h, w = (n * size for n in small.shape)
+    h, w = small.shape[0] * tall, small.shape[1] * size
     return [f'<TR><TD BORDER="0"><TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0" '
             f'FIXEDSIZE="TRUE" WIDTH="{w}" HEIGHT="{h}">{cells}</TABLE></TD></TR>',
             f'<TR><TD BORDER="0"><FONT POINT-SIZE="9">{html.escape(note)}</FONT></TD></TR>']
@@ -771,6 +1025,9 @@ def _png_panel(frame: Frame, show_values: bool, max_elements: int) -> str:
         f'<TR><TD ALIGN="LEFT">{_png_table(a, show_values, max_elements, lit)}</TD></TR>')
     text(f"{frame.index + 1}. {frame.name}" + (f" → {frame.output_name}" if frame.output_name else ""),
          bold=True)
+    arguments = [] if frame.op is None else _arguments(getattr(frame.node, "attrs", None) or {})
+    if arguments:
+        text(", ".join(arguments))
     if len(frame.parts) > 1:
         text(f"received {len(frame.parts)} contributions, summed:")
         for p, _, g in frame.parts:
