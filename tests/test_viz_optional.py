@@ -149,7 +149,7 @@ assert "graphviz" not in sys.modules, "training imported graphviz"
 
 dot = tinygrad_pool.draw_graph(loss)
 assert "graphviz" in sys.modules and "tinygrad_pool.viz" in sys.modules
-assert "<B>output</B>" in dot.source and "<B>parameter</B>" in dot.source
+assert "<B>MSELoss</B>" in dot.source and "<B>weight</B>" in dot.source
 
 import graphviz
 import tinygrad_pool.viz

@@ -21,6 +21,12 @@ cell, each output's gradient g, what multiplies it (conv: the weight w; max pool
 its window, 1, 1/k or 0), the products, and their sum — the cell's gradient from this op; for an
 output cell, where its g goes (conv: g·w to each input cell, g·x to each weight).
 
+A plane larger than CROP cells a side (a 28×28 image) is drawn cut to the cells lit in it and
+a cell of context around them, the cut sides marked "⋮" and "…" and its caption saying which
+rows and columns it shows; each column of the picture holds at most MAX_PLANES planes and
+counts the rest. The weight is titled by its name or its module path (``conv1.weight``; pass
+``model=`` to name it within your model).
+
 The result is a ``graphviz.Digraph`` (Jupyter shows it inline) whose ``links`` list every
 connection drawn, as ``Link``s (below), ``padding`` the kernel taps of the picked output that
 fall outside the input (they read padding), ``grad_output`` the (n, c, h, w) gradient used (or
@@ -36,11 +42,22 @@ from typing import NamedTuple
 import numpy as np
 
 from ..grad_mode import no_grad
+from ..nn.module import Module
 from ..tensor import Tensor
 from .graph import STYLE, GraphDigraph
+from .modules import dotted_paths, outermost_modules
+from .summary import plural, shape_text
 
 READ, CHOSEN, PICKED, PAD = "#ffe08a", STYLE["argmax"], "#d62728", "#eeeeee"
 SHOW_VALUES_UP_TO = 100  # cells of a plane; larger planes are drawn as coloured squares
+CROP = 12                # a plane longer than this a side is cut to the cells lit in it ...
+MARGIN = 1               # ... and this many more on each side (the cut sides marked ⋮ and …)
+SQUARES = 224            # points: the most a plane drawn as squares takes a side (14 a square)
+CUT = 16                 # points: the row or column that marks where a plane is cut
+MAX_PLANES = 4           # planes in each column of the picture; the rest are counted
+TITLE, CAPTION = 20, 15  # points: the rows of a plane's title (11-point bold) and caption (9)
+SPACING = 6              # points between the planes of a column
+TITLE_CHAR, CAPTION_CHAR = 7.5, 5.5  # points a character, at most, of each
 TERMS_SHOWN = 12         # rows of the table of backward's terms; the sum always counts them all
 CHAR_WIDTH = 6.6         # points per character of the table's 11-point text (bold: the widest)
 ROW = 22                 # points: one line of 11-point text with its padding and border
@@ -69,7 +86,8 @@ class FanIn(GraphDigraph):
     summary = ""            # what the picture shows, in words (its last lines)
 
 
-def fan_in(output: Tensor, *, output_cell=None, input_cell=None, grad_output=None) -> FanIn:
+def fan_in(output: Tensor, *, output_cell=None, input_cell=None, grad_output=None,
+           model=None) -> FanIn:
     """Pick one cell of a conv2d, conv_transpose2d or max_pool2d output (``output_cell``) to see
     the input cells and weights it read — for max pooling also the one it chose, the only cell
     its gradient reaches — or one cell of the op's input (``input_cell``) to see every output
@@ -80,8 +98,13 @@ def fan_in(output: Tensor, *, output_cell=None, input_cell=None, grad_output=Non
 
     ``grad_output`` (a Tensor or array of the output's shape; default: ``output.grad`` when
     set) is the gradient arriving at the output: with it the picture shows backward's terms
-    and their sum."""
+    and their sum. The weight is titled by its ``name``, else by its path among the modules
+    called (``conv1.weight``: in ``model``, an nn.Module, when given; else in the outermost
+    module whose call made ``output``). A plane more than CROP cells a side is cut to the
+    cells lit in it, and a column shows at most MAX_PLANES planes; the rest are counted."""
     op = _recorded_op(output)
+    if model is not None and not isinstance(model, Module):
+        raise TypeError(f"fan_in: model must be an nn.Module or None, got {type(model).__name__}")
     if (output_cell is None) == (input_cell is None):
         raise ValueError("fan_in: pass exactly one of output_cell= and input_cell=, got "
                          f"output_cell={output_cell!r}, input_cell={input_cell!r}")
@@ -96,7 +119,7 @@ def fan_in(output: Tensor, *, output_cell=None, input_cell=None, grad_output=Non
     picture.links, picture.padding, picture.grad_output = tuple(links), tuple(padding), grad
     if not from_output and grad is not None:
         picture.input_gradient = float(sum(link.gradient for link in links))
-    picture.node("fan_in", _label(geometry, cell, from_output, picture))
+    picture.node("fan_in", _label(geometry, cell, from_output, picture, op, model))
     return picture
 
 
@@ -362,40 +385,124 @@ def _share(derivative: float) -> str:
 
 def _plural(count: int, noun: str, verb: str = "") -> str:
     """ "1 output", "4 outputs"; with a verb: "1 tap reads", "3 taps read"."""
-    text = f"{count} {noun}{'' if count == 1 else 's'}"
+    text = plural(count, noun)
     return f"{text} {verb}{'s' if count == 1 else ''}" if verb else text
 
 
-def _grid(title: str, values: np.ndarray, offset: tuple, marks: dict) -> str:
-    """A plane as an HTML-like table; ``offset`` = (rows, columns) of padding drawn around it;
-    ``marks`` maps (h, w) in the plane's own coordinates to (colour, small tag, picked)."""
+def _window(extent: tuple, role_marks: dict, centre: tuple) -> tuple:
+    """The rows and columns drawn of each plane of one role (inputs, or outputs): the whole
+    plane (with its drawn padding) while it is at most CROP cells a side; a larger one cut to
+    the cells lit in any of them (``role_marks``: {channel: {(h, w): mark}}), MARGIN more on
+    each side — or, where nothing is lit, around ``centre``. ((r0, r1), (c0, c1)), ends
+    exclusive, in the plane's own coordinates (padding is negative, or past the end).
+    ``extent``: ((h, w), (rows, columns) of padding drawn around the plane)."""
+    (h, w), (rows_pad, cols_pad) = extent
+    lit = [at for marks in role_marks.values() for at in marks] or [centre]
+    spans = []
+    for axis, (size, pad) in enumerate(((h, rows_pad), (w, cols_pad))):
+        lo, hi = -pad, size + pad
+        at = [p[axis] for p in lit]
+        first, last = max(lo, min(at) - MARGIN), min(hi, max(at) + MARGIN + 1)
+        # a plane that fits is drawn whole; so is one whose lit cells spread too far to cut
+        spans.append((lo, hi) if hi - lo <= CROP or last - first > 2 * CROP else (first, last))
+    return tuple(spans)
+
+
+def _grid(title: str, values: np.ndarray, offset: tuple, marks: dict, window=None) -> tuple:
+    """A plane as an HTML-like table, (html, width, height) in points, under its title;
+    ``offset`` = (rows, columns) of padding drawn around it;
+    ``marks`` maps (h, w) in the plane's own coordinates to (colour, small tag, picked);
+    ``window`` ((r0, r1), (c0, c1)) the rows and columns drawn (_window), the cut sides
+    marked "⋮" and "…" and the caption saying which part of the plane it is."""
     rows_pad, cols_pad = offset
     h, w = values.shape
-    show = (h + 2 * rows_pad) * (w + 2 * cols_pad) <= SHOW_VALUES_UP_TO
-    tagged = any(tag for _, tag, _ in marks.values())
-    width, height = (46, 32 if tagged else ROW) if show else (14, 14)
-    rows = []
-    for r in range(-rows_pad, h + rows_pad):
-        cells = []
-        for c in range(-cols_pad, w + cols_pad):
+    (r0, r1), (c0, c1) = window or ((-rows_pad, h + rows_pad), (-cols_pad, w + cols_pad))
+    cut = (r0 > -rows_pad, r1 < h + rows_pad, c0 > -cols_pad, c1 < w + cols_pad)  # top, bottom, left, right
+    n_rows, n_cols = r1 - r0, c1 - c0
+    show = n_rows * n_cols <= SHOW_VALUES_UP_TO
+    tagged = show and any(tag for (r, c), (_, tag, _) in marks.items() if r0 <= r < r1 and c0 <= c < c1)
+    if show:
+        width, height = 46, 32 if tagged else ROW
+    else:  # squares, as small as a large plane needs (no room for a number or a tag)
+        width = height = max(4, min(14, SQUARES // max(n_rows, n_cols)))
+    gap = lambda text, w_, h_: (f'<TD BORDER="0" FIXEDSIZE="TRUE" WIDTH="{w_}" HEIGHT="{h_}">'
+                                f'<FONT POINT-SIZE="8">{text}</FONT></TD>')
+    edge_row = ("<TR>" + (gap(" ", CUT, CUT) if cut[2] else "")
+                + "".join(gap("⋮", width, CUT) for _ in range(n_cols))
+                + (gap(" ", CUT, CUT) if cut[3] else "") + "</TR>")
+    rows = [edge_row] if cut[0] else []
+    for r in range(r0, r1):
+        cells = [gap("…", CUT, height)] if cut[2] else []
+        for c in range(c0, c1):
             inside = 0 <= r < h and 0 <= c < w
             colour, tag, picked = marks.get((r, c), ("white" if inside else PAD, "", False))
             text = (_number(values[r, c]) if inside else "pad") if show else ""
-            if tag:
+            if tag and show:
                 text += f'<BR/><FONT POINT-SIZE="8">{html.escape(tag)}</FONT>'
             border = f' BORDER="3" COLOR="{PICKED}"' if picked else ""
             cells.append(f'<TD BGCOLOR="{colour}" FIXEDSIZE="TRUE" WIDTH="{width}" '
                          f'HEIGHT="{height}"{border}>{text or " "}</TD>')
+        if cut[3]:
+            cells.append(gap("…", CUT, height))
         rows.append("<TR>" + "".join(cells) + "</TR>")
-    # fixed sizes, cells and table: a plane never stretches to the height of its neighbour
+    if cut[1]:
+        rows.append(edge_row)
+    # Fixed sizes, cells and tables, the title's and caption's from a generous guess at their
+    # text: a plane never stretches to the height of its neighbour, nor its title away from it.
+    grid_w, grid_h = width * n_cols + CUT * (cut[2] + cut[3]), height * n_rows + CUT * (cut[0] + cut[1])
     grid = (f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="2" COLOR="#999999" '
-            f'FIXEDSIZE="TRUE" WIDTH="{width * (w + 2 * cols_pad)}" '
-            f'HEIGHT="{height * (h + 2 * rows_pad)}">' + "".join(rows) + "</TABLE>")
-    return (f'<TABLE BORDER="0" CELLSPACING="0"><TR><TD><B>{html.escape(title)}</B></TD></TR>'
-            f"<TR><TD>{grid}</TD></TR></TABLE>")
+            f'FIXEDSIZE="TRUE" WIDTH="{grid_w}" HEIGHT="{grid_h}">' + "".join(rows) + "</TABLE>")
+    caption = ""
+    if any(cut):
+        part = lambda lo, hi, n, what: (f"{what} {max(lo, 0)}–{min(hi, n) - 1}" if lo > 0 or hi < n
+                                        else f"all {what}")
+        caption = f"{part(r0, r1, h, 'rows')}, {part(c0, c1, w, 'columns')} of {shape_text((h, w))}"
+    full = max(grid_w, round(TITLE_CHAR * len(title)) + 6, round(CAPTION_CHAR * len(caption)) + 6)
+    cell = lambda height_, content: (f'<TR><TD FIXEDSIZE="TRUE" WIDTH="{full}" HEIGHT="{height_}">'
+                                     f"{content}</TD></TR>")
+    height_ = TITLE + (CAPTION if caption else 0) + grid_h
+    return (f'<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="0" FIXEDSIZE="TRUE" WIDTH="{full}" '
+            f'HEIGHT="{height_}">' + cell(TITLE, f"<B>{html.escape(title)}</B>")
+            + (cell(CAPTION, f'<FONT POINT-SIZE="9">{html.escape(caption)}</FONT>') if caption else "")
+            + cell(grid_h, grid) + "</TABLE>"), full, height_
 
 
-def _label(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
+def _note(text: str) -> tuple:
+    """A line of small text as a column item: (html, width, height), its width a generous guess."""
+    width = round(CAPTION_CHAR * len(text)) + 6
+    return (f'<TABLE BORDER="0" CELLPADDING="0" FIXEDSIZE="TRUE" WIDTH="{width}" HEIGHT="{CAPTION}">'
+            f'<TR><TD><FONT POINT-SIZE="9">{html.escape(text)}</FONT></TD></TR></TABLE>'), width, CAPTION
+
+
+def _column(items: list) -> str:
+    """Items ((html, width, height): planes, notes) stacked at the top of a column of the
+    picture. Every size is fixed, the column's too, so that the columns beside a taller one
+    keep their planes together at the top (a table would spread them over its height)."""
+    if not items:  # (no weight was read: a cell between the strided windows)
+        return " "
+    width = max(w for _, w, _ in items) + 2 * SPACING
+    height = sum(h for _, _, h in items) + SPACING * (len(items) + 1)
+    return (f'<TABLE BORDER="0" CELLSPACING="{SPACING}" CELLPADDING="0" FIXEDSIZE="TRUE" '
+            f'WIDTH="{width}" HEIGHT="{height}" VALIGN="TOP">'
+            + "".join(f"<TR><TD>{item}</TD></TR>" for item, _, _ in items) + "</TABLE>")
+
+
+def _weight_title(op, model) -> str:
+    """The weight's title: its name, else its path in the modules called (``conv1.weight``,
+    in ``model`` when given, else in the outermost module whose call made this output), else
+    ``weight``."""
+    weight = op.parents[1]
+    if weight.name:
+        return weight.name
+    modules = [module for module, _ in (op.origin or {}).get("modules", ())]
+    if modules or model is not None:
+        path = dotted_paths(outermost_modules(modules, model))[1].get(id(weight))
+        if path:
+            return path
+    return "weight"
+
+
+def _label(g, cell: tuple, from_output: bool, picture: FanIn, op, model) -> str:
     conv, links, grad = g["op"] in CONVS, picture.links, picture.grad_output
     n = cell[0]
     x_marks, out_marks, w_marks = {}, {}, {}
@@ -418,20 +525,36 @@ def _label(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
         channels, filters = [cell[1]], sorted(out_marks) or [_partners(g, cell[1], False)[0]]
     # (a transposed conv's padding crops its output: no padding is read around its input)
     drawn_pad = (0, 0) if g["op"] == "ConvTranspose2d" else g["pad"]
-    columns = [[_grid(f"input [{n}, {c}]", g["x"][n, c], drawn_pad, x_marks.get(c, {}))
-                for c in channels[:4]]]
+    x_shape, out_shape = g["x"].shape[2:], g["out_shape"][2:]
+    # Where nothing of a role is lit, its window follows the picked cell across the op.
+    scale = lambda at, src, dst: tuple(int(a * d / s) for a, s, d in zip(at, src, dst))
+    centre_x = cell[2:] if not from_output else scale(cell[2:], out_shape, x_shape)
+    centre_out = cell[2:] if from_output else scale(cell[2:], x_shape, out_shape)
+    x_window = _window((x_shape, drawn_pad), {c: x_marks.get(c, {}) for c in channels[:MAX_PLANES]},
+                       centre_x)
+    shown_filters = filters[:MAX_PLANES // (2 if grad is not None else 1)]
+    out_window = _window((out_shape, (0, 0)), {f: out_marks.get(f, {}) for f in shown_filters},
+                         centre_out)
+    more = lambda count, what: [_note(f"… and {plural(count, what)} not drawn")] if count > 0 else []
+    columns = [[_grid(f"input [{n}, {c}]", g["x"][n, c], drawn_pad, x_marks.get(c, {}), x_window)
+                for c in channels[:MAX_PLANES]] + more(len(channels) - MAX_PLANES, "more input channel")]
     if conv:
-        columns.append([_grid(f"weight [{f}, {c}]", g["weight"][f, c], (0, 0), w_marks[f, c])
-                        for f, c in sorted(w_marks)[:4]])
+        title = _weight_title(op, model)
+        # the weight planes of the drawn planes: conv2d's of the output channels drawn, a
+        # transposed conv's (input channel first) of the input channels drawn
+        drawn = [key for key in sorted(w_marks) if key[0] in (
+            shown_filters if g["op"] == "Conv2d" else channels[:MAX_PLANES])][:MAX_PLANES]
+        columns.append([_grid(f"{title} [{f}, {c}]", g["weight"][f, c], (0, 0), w_marks[f, c])
+                        for f, c in drawn] + more(len(w_marks) - len(drawn), "more weight plane"))
     outputs = []
-    for f in filters[:4]:
-        outputs.append(_grid(f"output [{n}, {f}]", _output_plane(g, n, f), (0, 0), out_marks.get(f, {})))
+    for f in shown_filters:
+        outputs.append(_grid(f"output [{n}, {f}]", _output_plane(g, n, f), (0, 0),
+                             out_marks.get(f, {}), out_window))
         if grad is not None:  # the gradient under the values it belongs to, marked the same way
-            outputs.append(_grid(f"∂L/∂output [{n}, {f}]", grad[n, f], (0, 0), out_marks.get(f, {})))
-    columns.append(outputs)
-    body = "".join('<TD VALIGN="TOP"><TABLE BORDER="0" CELLSPACING="6">'
-                   + "".join(f"<TR><TD>{t}</TD></TR>" for t in column) + "</TABLE></TD>"
-                   for column in columns)
+            outputs.append(_grid(f"∂L/∂output [{n}, {f}]", grad[n, f], (0, 0),
+                                 out_marks.get(f, {}), out_window))
+    columns.append(outputs + more(len(filters) - len(shown_filters), "more output channel"))
+    body = "".join(f"<TD>{_column(column)}</TD>" for column in columns)
     picture.summary = _summary(g, cell, from_output, picture)
     lines = textwrap.wrap(picture.summary, WRAP)
     text = "".join(f'{html.escape(line)}<BR ALIGN="LEFT"/>' for line in lines)
@@ -490,7 +613,8 @@ def _terms(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
     table = ["".join(td(text, width, header_height, PAD, True) for text, width in zip(header, widths))]
     table += ["".join(td(text, width) for text, width in zip(texts, widths)) for texts in shown]
     if len(rows) > len(shown):
-        table.append(td(f"… and {len(rows) - len(shown)} more rows", sum(widths), span=len(widths)))
+        table.append(td(f"… and {plural(len(rows) - len(shown), 'more row')}", sum(widths),
+                        span=len(widths)))
     if total is not None:
         table.append(td(total[0], sum(widths[:-1]), colour=READ, bold=True, span=len(widths) - 1)
                      + td(total[1], widths[-1], colour=READ, bold=True))

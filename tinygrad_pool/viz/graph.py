@@ -9,7 +9,9 @@ and names a picture shows; backward() follows the matching ``edges``), with an e
 queue instead of recursion, so a chain of 100,000 ops draws without a RecursionError.
 For group="module", which nn.Module call each op belongs to, how the calls nest, their paths
 and which of them fold into one node come from ``viz/modules.py`` (``module_layout``); this
-module only draws what that analysis says.
+module only draws what that analysis says. How numbers, shapes and attributes are written, and
+how a tensor too large to list is summarised, come from ``viz/summary.py`` (shared with
+fan_in, and meant for replay).
 
 It lives in the ``tinygrad_pool.viz`` package, which is imported lazily: the engine never
 imports it, and ``import tinygrad_pool`` imports neither it nor the ``graphviz`` package until
@@ -43,8 +45,10 @@ from ..grad_mode import no_grad
 from ..nn.module import Module
 from ..ops.args import _shown, check_flag, check_size
 from ..tensor import Tensor
-from .modules import ModuleLayout, module_layout
+from .modules import ModuleLayout, module_layout, parameter_paths
 from .pool_marks import pool_marks
+from .summary import (as_2d, attribute_name, ends, heat_colours, heat_plane, number, plain, plural,
+                      shape_text, summarise, stats as summary_stats)
 
 # What each fill colour means; the legend is drawn from this table, and tests read it too.
 STYLE = {
@@ -129,7 +133,9 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
                legend: bool = True) -> GraphDigraph:
     """The graph that produced ``tensor``, data flowing from inputs through ops to it.
 
-    show_values   values and ``.grad`` as small matrices (argmax cells of max pooling in blue)
+    show_values   values and ``.grad``: small ones number by number (argmax cells of max pooling
+                  in blue), larger ones summarised (viz/summary.py: a vector by its ends, a
+                  plane by min/mean/max and a heat-map; of a batch, its first slice)
     show_saved    what each op saved for backward, with its size in bytes
     max_depth     draw only the last ``max_depth`` ops before ``tensor``; one node stands for the rest
     collapse      an int: chains of at least this many identical ops become one node ("Mul ×37");
@@ -137,8 +143,9 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
                   group="module"): each call of those modules becomes one node
                   ("features.0 · Conv2d · 3 ops"); chains are then folded from 8 ops on
     group         None, or "module": each nn.Module call is a cluster labelled with its path
-                  (``features.0``), nested as the modules are; parameters are named by their
-                  path (``features.0.weight``) unless they have a ``name``
+                  (``features.0``), nested as the modules are. (In every picture, parameters of
+                  the modules called are titled by their path, ``features.0.weight``, unless
+                  they have a ``name``: then the path is under it.)
     depth         (group="module") module calls more than ``depth`` levels below the model
                   fold into their ancestor at that level: depth=1 draws each child of the
                   model as one node
@@ -149,7 +156,8 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
                   do not, and every op where anomaly mode's backward found a non-finite value
     rankdir       "TB" (inputs on top), "BT", "LR" or "RL"
     precision     significant digits (int) or a format spec such as ".2f" for numbers
-    max_elements  a 2-D slice larger than this is summarised (min/mean/max) instead of listed
+    max_elements  a 2-D slice with more entries than this (or with rows or columns longer than
+                  summary.limits(max_elements): 8 and 16 by default) is summarised, not listed
     edge_labels   write each tensor's shape on its edges
     legend        add a small cluster explaining the styles
     """
@@ -160,12 +168,15 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
         edge_labels=edge_labels, legend=legend)
     walk = _walk(tensor, max_depth)
     ops, uses = walk["ops"], walk["uses"]
-    order = _forward_order(ops) if group or anomalies else []
+    # Parameters of the nn.Modules called are titled by their path (conv1.weight) in every
+    # picture; finding the calls needs the forward order, as grouping and anomalies do.
+    noted = any((fn.origin or {}).get("modules") for fn, _ in ops.values())
+    order = _forward_order(ops) if group or anomalies or noted else []
     layout = module_layout(walk, order, model, paths, depth) if group else ModuleLayout()
+    param_names = layout.param_names if group else parameter_paths(walk, order) if noted else {}
     groups, hidden, inside = (_chains(ops, uses, chain_length, layout.owner) if chain_length
                               else ({}, set(), set()))
-    fmt = (lambda v: format(v, precision)) if isinstance(precision, str) else (
-        lambda v: f"{v:.{precision}g}")
+    fmt = precision  # (summary.number's argument: significant digits or a format spec)
     marks = _all_pool_marks(ops.values()) if show_values else {}
     warnings = _anomalies(ops, order) if anomalies else {}
 
@@ -191,8 +202,8 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
         op_nodes.append((groups[key], list(inputs.values()), n_folded))
 
     dot = GraphDigraph(name="tinygrad_pool", graph_attr=dict(
-        rankdir=rankdir, nodesep="0.3", ranksep="0.35", fontname="Helvetica"),
-        node_attr=dict(fontname="Helvetica", fontsize="11", margin="0.08,0.04"),
+        rankdir=rankdir, nodesep="0.3", ranksep="0.25", fontname="Helvetica"),
+        node_attr=dict(fontname="Helvetica", fontsize="11", margin="0.08,0.02"),
         edge_attr=dict(fontname="Helvetica", fontsize="9", color="#555555"))
     body = _Body(dot)
     names = {}  # id(tensor) -> DOT node name
@@ -202,28 +213,30 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
         kind = ("output" if t is tensor else "intermediate" if t.grad_fn is not None
                 else "parameter" if t.requires_grad else "constant")
         label = _tensor_label(t, kind, show_values, fmt, max_elements, marks.get(id(t)),
-                              name=t.name or layout.param_names.get(id(t)),
+                              path=param_names.get(id(t)),
                               stats=_stats(t, fmt) if stats else None)
         names[id(t)] = name = f"t{len(names)}"
         body.node(layout.cluster_of(t), name, f"<{label}>", shape="box", style="rounded,filled",
                   fillcolor=STYLE[kind], penwidth="2" if kind == "output" else "1")
 
-    for number, call in enumerate(layout.folds):
-        _draw_fold(body, call, ops, names, warnings, edge_labels, number)
-    for number, (run, inputs, n_folded) in enumerate(op_nodes):
-        op = f"op{number}"
+    for k, call in enumerate(layout.folds):
+        _draw_fold(body, call, ops, names, warnings, edge_labels, k)
+    for k, (run, inputs, n_folded) in enumerate(op_nodes):
+        op = f"op{k}"
         head = id(run[0][0])
         warning = "; ".join(warnings[id(fn)] for fn, _ in run if id(fn) in warnings)
         body.node(layout.owner.get(head), op, f"<{_op_label(run, show_saved, n_folded, warning)}>",
                   shape="box", **_op_style(warning))
         for p in inputs:
-            body.edge(names[id(p)], op, label=_shape(p.shape) if edge_labels else None)
+            body.edge(names[id(p)], op, label=_shape(p.shape) if edge_labels else None,
+                      **_path_weight(p))
         out = run[0][1]
-        body.edge(op, names[id(out)], label=_shape(out.shape) if edge_labels else None)
+        body.edge(op, names[id(out)], label=_shape(out.shape) if edge_labels else None,
+                  weight=PATH_WEIGHT)
 
     if walk["frontier"]:
         more = walk["elided"]
-        body.node(None, "elided", f"… {more:,} more op{'s' if more != 1 else ''}", shape="box",
+        body.node(None, "elided", f"… {plural(more, 'more op')}", shape="box",
                   style="dashed,filled", fillcolor=STYLE["elided"], color="#888888")
         for t in walk["frontier"]:
             body.edge("elided", names[id(t)], style="dashed")
@@ -232,6 +245,16 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
         _legend(dot, show_values, show_saved, clusters=bool(body.clusters),
                 folds=bool(layout.folds), anomalies=anomalies)
     return dot
+
+
+# The edges of the data path (computed tensors into ops, ops to their outputs) pull harder
+# than those from parameters and inputs: `dot` keeps that path straight and sets the leaves
+# beside it, where otherwise each layer's weights would push the rest of the picture sideways.
+PATH_WEIGHT = "4"
+
+
+def _path_weight(t: Tensor) -> dict:
+    return {"weight": PATH_WEIGHT} if t.grad_fn is not None else {}
 
 
 def _check_arguments(op, *, tensor, show_values, show_saved, max_depth, collapse, group, depth,
@@ -457,15 +480,19 @@ def _chains(ops: dict, uses: Counter, min_length: int, owner: dict):
 def _forward_order(ops: dict) -> list:
     """The drawn ops' keys, each after every drawn op it was computed from (the order forward
     ran them in, up to independent branches): an iterative depth-first search, as the
-    engine's, over ``parents`` (the walk's links) rather than ``edges``."""
-    order, emitted, stack = [], set(), list(ops)[:1]
+    engine's, over ``parents`` (the walk's links) rather than ``edges``. A tensor written in
+    place through a view is the parent of ops that ran before the write, whose node it now
+    points to: such a loop is cut where it closes, so the search always ends."""
+    order, emitted, entered, stack = [], set(), set(), list(ops)[:1]
     while stack:
         key = stack[-1]
         if key in emitted:
             stack.pop()
             continue
+        entered.add(key)
         pending = [id(p.grad_fn) for p in ops[key][0].parents
-                   if id(p.grad_fn) in ops and id(p.grad_fn) not in emitted]
+                   if id(p.grad_fn) in ops and id(p.grad_fn) not in emitted
+                   and id(p.grad_fn) not in entered]
         if pending:
             stack.extend(reversed(pending))
         else:
@@ -503,59 +530,100 @@ def _anomalies(ops: dict, order: list) -> dict:
 
 
 def _warning_rows(warning: str) -> list:
+    """The reason an op is red, every word of it: each line of the message wrapped (a long
+    path or number is broken rather than cut), none left out."""
     if not warning:
         return []
-    lines = textwrap.wrap(warning, 44)
-    if len(lines) > 3:
-        lines = lines[:3]
-        lines[-1] += " …"  # the whole message is in the tooltip
-    return [f'<TR><TD><FONT POINT-SIZE="9" COLOR="{STYLE["anomaly_border"]}">{html.escape(line)}'
-            f'</FONT></TD></TR>' for line in lines]
+    lines = [piece for paragraph in warning.split("\n")  # (a source line's runs of spaces: one)
+             for piece in textwrap.wrap(" ".join(paragraph.split()), WARNING_WIDTH)]
+    return [f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="{STYLE["anomaly_border"]}">'
+            f'{html.escape(line)}</FONT></TD></TR>' for line in lines]
 
 
 # ---- labels (Graphviz HTML-like labels: every piece of text goes through html.escape) ------
-def _shape(shape: tuple) -> str:
-    return "×".join(map(str, shape)) if shape else "scalar"
+WARNING_WIDTH = 56  # characters per line of an anomaly's reason in its red node
+ATTR_WIDTH = 44     # characters per line of an op's attributes
+HEAT_CELLS = 24     # a heat-map is drawn cell by cell up to this many cells a side, else
+#                     averaged in blocks (each cell is a table cell of the label: few, small)
+HEAT_POINTS = 60    # ... and is at most about this many points a side (3-point cells at least)
+_shape = shape_text
 
 
-def _attr_value(v) -> str:
-    if isinstance(v, tuple) and v and all(isinstance(x, (int, np.integer)) for x in v) \
-            and len(set(v)) == 1:
-        return str(v[0])  # kernel_size=(2, 2) reads as 2
-    if isinstance(v, tuple):
-        return "(" + ", ".join(_attr_value(x) for x in v) + ")"
-    if isinstance(v, slice):
-        return ":".join("" if x is None else str(x) for x in (v.start, v.stop, v.step)).rstrip(":") or ":"
-    if isinstance(v, np.ndarray):
-        return f"array {_shape(v.shape)}"
-    if isinstance(v, (np.integer, np.floating, np.bool_)):
-        v = v.item()  # NumPy 2 would write np.int64(3)
-    if isinstance(v, float):
-        return f"{v:g}"
-    text = repr(v)
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
+# Geometry given as a pair (kernel_size=(2, 2)) that PyTorch accepts as one int when both
+# halves are equal, and writes so in its modules' reprs: drawn as 2.
+_PAIRS = ("kernel_size", "stride", "padding", "dilation", "output_padding")
 # Pooling and convolution attributes in the order PyTorch's signatures list them.
-_ORDER = ("kernel_size", "stride", "padding", "dilation", "groups", "ceil_mode", "ties")
+_ORDER = ("kernel_size", "stride", "padding", "output_padding", "dilation", "groups",
+          "ceil_mode", "ties")
+# Bookkeeping a picture leaves out: out_hw is the output's shape, which its tensor shows (an
+# adaptive pool's is its output_size argument, shown); a dropout's random generator.
+_HIDDEN = ("out_hw", "generator")
+
+
+def _attr_value(key: str, v, op: str = "") -> str:
+    """An attribute's value as PyTorch's argument would read: a pair with equal halves once
+    (``kernel_size=2``), a convolution's (top, bottom, left, right) padding as PyTorch's
+    (h, w), a padding of widths per dim as F.pad's ``pad`` (last dim first), shapes as 1×3,
+    arrays by their values (or shape and dtype when long); see summary.plain."""
+    if key == "padding" and op in ("Conv2d", "Conv2dInputGrad", "Conv2dWeightGrad") \
+            and isinstance(v, tuple) and len(v) == 4 and v[0] == v[1] and v[2] == v[3]:
+        v = (v[0], v[2])
+    if key in _PAIRS and isinstance(v, tuple) and v and len(set(v)) == 1 and all(
+            isinstance(x, (int, np.integer)) for x in v):
+        return plain(v[0])
+    if key == "widths" and isinstance(v, tuple) and all(
+            isinstance(w, tuple) and len(w) == 2 for w in v):
+        pad = [n for before, after in reversed(v) for n in (before, after)]
+        while len(pad) > 2 and pad[-2:] == [0, 0]:
+            pad = pad[:-2]  # F.pad lists only the trailing dims it pads
+        v = tuple(pad)
+    if key == "index":  # as it was written between the brackets: x[0, :, 1:3], x[[0, 2]]
+        return "[" + ", ".join(plain(x) for x in (v if isinstance(v, tuple) else (v,))) + "]"
+    if key == "path" and isinstance(v, tuple) and all(
+            isinstance(step, tuple) and len(step) == 2 and isinstance(step[1], dict) for step in v):
+        # the view an in-place write went through: Index[1:3, 1:3] → Reshape(shape=4)
+        return " → ".join(
+            getattr(fn, "__name__", plain(fn)) + (_attr_value("index", attrs["index"])
+                                                   if set(attrs) == {"index"} else f"({plain(attrs)})")
+            for fn, attrs in v)
+    text = plain(v, key)
+    return text if len(text) <= 48 else text[:47] + "…"
 
 
 def _attr_rows(fn) -> tuple:
+    """``name=value`` for each attribute of an op, named as PyTorch names the argument
+    (``dim``, ``keepdim``), in PyTorch's order for pooling and convolution."""
     if not fn.attrs:
         return ()
-    # out_hw is bookkeeping the output tensor's shape already shows.
-    keys = sorted((k for k in fn.attrs if k != "out_hw"),
-                  key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))
-    return tuple(f"{k}={_attr_value(fn.attrs[k])}" for k in keys)
+    name = str(fn.name)
+    shown = {k: v for k, v in fn.attrs.items() if k not in _HIDDEN}
+    if "out_hw" in fn.attrs and name.startswith("Adaptive"):
+        shown["output_size"] = fn.attrs["out_hw"]
+    if name == "Einsum" and {"inputs", "output"} <= set(shown):  # torch's one equation
+        shown = {"equation": ",".join(shown.pop("inputs")) + "->" + shown.pop("output"), **shown}
+    keys = sorted(shown, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))
+    return tuple(f"{attribute_name(k)}={_attr_value(k, shown[k], name)}" for k in keys)
+
+
+def _lines(items: tuple, width: int = ATTR_WIDTH) -> list:
+    """Items joined by ", " into lines of at most ``width`` characters (an item longer than
+    that on a line of its own), so an op with six attributes is three lines, not six."""
+    lines = []
+    for item in items:
+        if lines and len(lines[-1]) + 2 + len(item) <= width:
+            lines[-1] += ", " + item
+        else:
+            lines.append(item)
+    return lines
 
 
 def _op_label(run: list, show_saved: bool, constants: int, warning: str = "") -> str:
     fn = run[0][0]
     title = fn.name if len(run) == 1 else f"{fn.name} ×{len(run):,}"
     rows = [f"<TR><TD><B>{html.escape(title)}</B></TD></TR>"]
-    rows += [f'<TR><TD ALIGN="LEFT">{html.escape(a)}</TD></TR>' for a in _attr_rows(fn)]
+    rows += [f'<TR><TD ALIGN="LEFT">{html.escape(line)}</TD></TR>' for line in _lines(_attr_rows(fn))]
     if constants:
-        rows.append(f"<TR><TD>{SMALL.format(f'+ {constants:,} constant inputs')}</TD></TR>")
+        rows.append(f"<TR><TD>{SMALL.format('+ ' + plural(constants, 'constant input'))}</TD></TR>")
     rows += _warning_rows(warning)
     if show_saved:
         rows += _saved_rows(run)
@@ -564,7 +632,8 @@ def _op_label(run: list, show_saved: bool, constants: int, warning: str = "") ->
 
 def _saved_rows(run: list) -> list:
     """What forward saved for backward (ndarray sizes in bytes), or that backward freed it."""
-    cell = '<TR><TD ALIGN="LEFT" BGCOLOR="{}">{}</TD></TR>'.format
+    cell = lambda colour, text: (f'<TR><TD ALIGN="LEFT" BGCOLOR="{colour}" CELLPADDING="0">'
+                                 f'{SMALL.format(text)}</TD></TR>')
     head = cell(STYLE["saved"], "<I>saved for backward</I>")
     if all(fn.released for fn, _ in run):
         return [head, cell(STYLE["saved"], "(freed by backward)")]
@@ -572,7 +641,7 @@ def _saved_rows(run: list) -> list:
         arrays = [v for fn, _ in run for v in fn.saved_for_backward().values()
                   if isinstance(v, np.ndarray)]
         total = sum(a.nbytes for a in arrays)
-        return [head, cell(STYLE["saved"], html.escape(f"{len(arrays):,} arrays, {total:,} B"))]
+        return [head, cell(STYLE["saved"], html.escape(f"{plural(len(arrays), 'array')}, {total:,} B"))]
     fn = run[0][0]
     rows = [head]
     for name, value in fn.saved_for_backward().items():
@@ -583,8 +652,8 @@ def _saved_rows(run: list) -> list:
                     if value is p._data or np.may_share_memory(value, p._data)]
             if same:
                 text += f" (= {same[0]}, no copy)"
-        else:
-            text = f"{name}: {value!r}"[:60]
+        else:  # a number, a shape, a flag: as a learner reads it
+            text = f"{name}: {_attr_value(name, value, str(fn.name))}"
         rows.append(cell(STYLE["saved"], html.escape(text)))
     if len(rows) == 1:
         rows.append(cell(STYLE["saved"], "(nothing)"))
@@ -601,13 +670,33 @@ def _value_freed(t) -> bool:
     return getattr(t, "value_freed", False)
 
 
-def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: int, marks,
-                  name: str | None = None, stats: list | None = None) -> str:
-    title = name or ({"output": "output", "parameter": "parameter"}.get(kind, ""))
-    if not title and kind == "constant" and t._data.size == 1:
+def _title(t: Tensor, kind: str, path: str | None) -> tuple:
+    """(title, subtitle) of a tensor's node: its module path (``conv1.weight``) when it belongs
+    to a module that was called, with its own name beneath if it has another; else its name;
+    the tensor drawn by what made it (the outermost module whose output it is, else its op:
+    ``NLLLoss``); an unnamed parameter ``parameter``; a literal number its value. (The replay
+    titles them in the same order.)"""
+    if path:
+        return path, (t.name if t.name and t.name != path else None)
+    if t.name:
+        return t.name, None
+    if kind == "output" and t.grad_fn is not None:
+        modules = (t.grad_fn.origin or {}).get("modules") or ()
+        return (type(modules[-1][0]).__name__ if modules else str(t.grad_fn.name)), None
+    if kind == "parameter" or kind == "output" and t.requires_grad:
+        return "parameter", None
+    if kind == "constant" and t._data.size == 1:
         # A literal number: shown in full (a 1.0001 rounded to "1" would mislead).
-        title = f"{t._data.item():.6g}" if t.dtype.kind in "fc" else str(t._data.item())
+        return (number(t._data.item(), ".6g") if t.dtype.kind in "fc" else plain(t._data.item())), None
+    return "", None
+
+
+def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: int, marks,
+                  path: str | None = None, stats: list | None = None) -> str:
+    title, subtitle = _title(t, kind, path)
     rows = [f"<TR><TD COLSPAN=\"2\"><B>{html.escape(title)}</B></TD></TR>"] if title else []
+    if subtitle:
+        rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(subtitle))}</TD></TR>')
     rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(f"{_shape(t.shape)} {t.dtype}"))}</TD></TR>')
     rows += [f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(line))}</TD></TR>' for line in stats or ()]
     if show_values and _value_freed(t):
@@ -615,13 +704,29 @@ def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: in
             rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(FREED_VALUE)}</TD></TR>')
     elif show_values:
         chosen, tied, note = marks if marks else (None, None, None)
-        blocks = [_matrices("value", t._data, fmt, max_elements, chosen, tied)]
-        if t.grad is not None:
-            blocks.append(_matrices("grad", t.grad._data, fmt, max_elements, chosen, tied))
-        rows.append("<TR>" + "".join(f'<TD VALIGN="TOP">{b}</TD>' for b in blocks) + "</TR>")
-        if note:
+        parts = [("value", t._data)] + ([("grad", t.grad._data)] if t.grad is not None else [])
+        plan = summarise(t.shape, max_elements)
+        wide = _wide(t.shape, max_elements)
+        if wide and len(plan.slices) == 1 and as_2d(t._data[plan.slices[0][1]]).shape[0] == 1:
+            # a vector: its value and gradient as two rows of one table, entries aligned
+            rows.append(f'<TR><TD COLSPAN="2">{_vector(parts, plan, fmt)}</TD></TR>')
+        else:
+            blocks = [_matrices(caption, a, fmt, max_elements, chosen, tied) for caption, a in parts]
+            if wide:  # a wide matrix: its gradient under it, not beside
+                rows += [f'<TR><TD COLSPAN="2">{b}</TD></TR>' for b in blocks]
+            else:
+                rows.append("<TR>" + "".join(f'<TD VALIGN="TOP">{b}</TD>' for b in blocks) + "</TR>")
+        if note and plan.kind == "grid":  # (a heat-map says what its frames are itself)
             rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(note))}</TD></TR>')
     return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1">{"".join(rows)}</TABLE>'
+
+
+def _wide(shape: tuple, max_elements: int) -> bool:
+    """Whether a tensor's numbers are listed in rows wider than tall (a vector is one row):
+    drawn side by side, its value and gradient would make the picture twice as wide as they
+    are. (A heat-map is small either way: side by side.)"""
+    rows, columns = as_2d(np.empty(shape[-2:], dtype=bool)).shape if shape else (1, 1)
+    return columns > rows and summarise(shape, max_elements).kind != "heat"
 
 
 def _stats(t: Tensor, fmt) -> list:
@@ -643,66 +748,144 @@ def _stats(t: Tensor, fmt) -> list:
 
 
 def _number(value, fmt) -> str:
-    """``fmt`` of a number, with a rounded-away sign dropped: -0.0001 at 3 decimals is 0.000."""
-    text = fmt(float(value))
-    if text.startswith("-") and float(text) == 0:
-        text = text[1:]
-    return text
-
-
-def _slices(shape: tuple) -> list:
-    """(caption, index) of each 2-D slice to show; leading length-1 axes (N, C) are squeezed,
-    so a 1×1×4×4 tensor is one 4×4 grid, and at most 4 slices are listed."""
-    if len(shape) <= 2:
-        return [("", ...)]
-    lead = shape[:-2]
-    out = []
-    for index in np.ndindex(*lead):
-        caption = ", ".join(str(i) for i, n in zip(index, lead) if n > 1)
-        out.append((f" [{caption}]" if caption else "", index))
-    return out
+    """``fmt`` (draw_graph's precision) of a number, by summary.number's rule: never "-0",
+    nan and inf spelled, an integer as itself."""
+    return number(value, fmt)
 
 
 def _matrices(caption: str, array: np.ndarray, fmt, max_elements: int, chosen, tied) -> str:
-    """One HTML table per 2-D slice; cells of ``chosen`` (argmax) and ``tied`` masks highlighted."""
-    as_2d = lambda a: a.reshape(1, 1) if a.ndim == 0 else a.reshape(1, -1) if a.ndim == 1 else a
-    slices = _slices(array.shape)
+    """A tensor's value (or grad) as summary.summarise says: each small 2-D slice a grid of
+    numbers (cells of the ``chosen`` argmax and ``tied`` masks highlighted); a long vector by
+    its first and last entries; anything larger as its statistics and a heat-map."""
+    plan = summarise(array.shape, max_elements)
     tables = []
-    for label, index in slices[:4]:
+    if plan.kind == "empty":
+        tables.append(SMALL.format(html.escape(f"{caption}: empty")))
+    # Of a large tensor only the first slice is drawn: its caption says so ("first of 384");
+    # a small one lists its slices, and counts any past MAX_SLICES under them.
+    first_of = f" (first of {plan.more + 1:,})" if len(plan.slices) == 1 and plan.more else ""
+    for label, index in plan.slices:
         values = as_2d(array[index])
-        head = SMALL.format(html.escape(caption + label))
-        if values.size > max_elements or values.size == 0:
-            stats = (f"min {_number(values.min(), fmt)}  mean {_number(values.mean(), fmt)}  "
-                     f"max {_number(values.max(), fmt)}"
-                     if values.size and values.dtype.kind in "biuf" else "")
-            tables.append(f'<TABLE BORDER="0" CELLSPACING="0"><TR><TD>{head}</TD></TR>'
-                          f'<TR><TD>{SMALL.format(html.escape(stats))}</TD></TR></TABLE>')
-            continue
-        picked = as_2d(chosen[index]) if chosen is not None else None
-        tie = as_2d(tied[index]) if tied is not None else None
-        rows = [f'<TR><TD COLSPAN="{values.shape[1]}" BORDER="0">{head}</TD></TR>']
-        texts = [[_number(v, fmt) if values.dtype.kind == "f" else fmt(v) if values.dtype.kind == "c"
-                  else str(v) for v in row] for row in values]
-        # Equal column widths (in points, about 6.5 per character) so the grid reads as a matrix.
-        width = 7 * max(len(t) for row in texts for t in row) + 6
-        for r, row in enumerate(texts):
-            cells = []
-            for c, text in enumerate(row):
-                text = html.escape(text)
-                if picked is not None and picked[r, c]:
-                    cells.append(f'<TD WIDTH="{width}" BGCOLOR="{STYLE["argmax"]}" BORDER="2" '
-                                 f'COLOR="{STYLE["argmax_border"]}"><B>{text}</B></TD>')
-                elif tie is not None and tie[r, c]:
-                    cells.append(f'<TD WIDTH="{width}" BGCOLOR="{STYLE["tie"]}">{text}</TD>')
-                else:
-                    cells.append(f'<TD WIDTH="{width}">{text}</TD>')
-            rows.append("<TR>" + "".join(cells) + "</TR>")
-        tables.append('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3" '
-                      f'COLOR="#aaaaaa">{"".join(rows)}</TABLE>')
-    if len(slices) > 4:
-        tables.append(SMALL.format(f"… {len(slices) - 4} more slices"))
+        name = (f"{caption} {label}" if label else caption) + first_of
+        head = SMALL.format(html.escape(name))
+        marked = None
+        if chosen is not None:
+            marked = as_2d(2 * chosen[index].astype(np.int8) + (tied[index] & ~chosen[index]))
+        if plan.kind == "grid":
+            tables.append(_grid(head, values, fmt, marked))
+        elif plan.kind == "ends":
+            tables.append(_ends(head, values, fmt))
+        else:  # the whole tensor's statistics beside its first slice's heat-map
+            stats = " · ".join(f"{what} {_number(v, fmt)}" for what, v in summary_stats(array)[:3])
+            tables.append(_heat(name, values, fmt, stats))
+    if plan.more and not first_of:
+        tables.append(SMALL.format(f"… {plural(plan.more, 'more slice')}"))
     return '<TABLE BORDER="0" CELLSPACING="2">' + "".join(
         f"<TR><TD>{t}</TD></TR>" for t in tables) + "</TABLE>"
+
+
+def _texts(values: np.ndarray, fmt) -> list:
+    return [[_number(v, fmt) if values.dtype.kind in "fc" else plain(v) for v in row]
+            for row in values]
+
+
+def _grid(head: str, values: np.ndarray, fmt, marked) -> str:
+    """Every number of a small slice, in a grid; argmax cells blue and bold, ties light blue."""
+    texts = _texts(values, fmt)
+    # Equal column widths (in points, about 6.5 per character) so the grid reads as a matrix.
+    width = 7 * max(len(t) for row in texts for t in row) + 6
+    rows = [f'<TR><TD COLSPAN="{values.shape[1]}" BORDER="0">{head}</TD></TR>']
+    for r, row in enumerate(texts):
+        cells = []
+        for c, text in enumerate(row):
+            text = html.escape(text)
+            mark = marked[r, c] if marked is not None else 0
+            if mark == 2:
+                cells.append(f'<TD WIDTH="{width}" BGCOLOR="{STYLE["argmax"]}" BORDER="2" '
+                             f'COLOR="{STYLE["argmax_border"]}"><B>{text}</B></TD>')
+            elif mark == 1:
+                cells.append(f'<TD WIDTH="{width}" BGCOLOR="{STYLE["tie"]}">{text}</TD>')
+            else:
+                cells.append(f'<TD WIDTH="{width}">{text}</TD>')
+        rows.append("<TR>" + "".join(cells) + "</TR>")
+    return ('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3" '
+            f'COLOR="#aaaaaa">{"".join(rows)}</TABLE>')
+
+
+GAP = ' BORDER="0"'  # the cell of "…": no box around what is not there
+
+
+def _ends(head: str, values: np.ndarray, fmt) -> str:
+    """A vector too long to list: its first and last entries, "…" (a row) or "⋮" (a column)
+    where the rest are left out."""
+    column = values.shape[1] == 1 and values.shape[0] > 1
+    flat = values.reshape(-1)
+    shown = ends(range(flat.size))
+    texts = ["…" if i is None and not column else "⋮" if i is None else
+             (_number(flat[i], fmt) if flat.dtype.kind in "fc" else plain(flat[i])) for i in shown]
+    width = 7 * max(len(t) for t in texts) + 6
+    cells = [f'<TD WIDTH="{width}"{GAP if i is None else ""}>{html.escape(t)}</TD>'
+             for i, t in zip(shown, texts)]
+    rows = ["".join(cells)] if not column else cells
+    span = 1 if column else len(cells)
+    return ('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3" COLOR="#aaaaaa">'
+            f'<TR><TD COLSPAN="{span}" BORDER="0">{head}</TD></TR>'
+            + "".join(f"<TR>{r}</TR>" for r in rows) + "</TABLE>")
+
+
+def _vector(parts: list, plan, fmt) -> str:
+    """A row vector's value and gradient as the rows of one table ("value", "grad" at their
+    left), every entry listed or, past its limit, its first and last with "…" between."""
+    index = plan.slices[0][1]
+    label = f" {plan.slices[0][0]}" if plan.slices[0][0] else ""
+    if plan.more:
+        label += f" (first of {plan.more + 1:,})"
+    flats = [a[index].reshape(-1) for _, a in parts]
+    shown = range(flats[0].size) if plan.kind == "grid" else ends(range(flats[0].size))
+    texts = [["…" if i is None else _number(flat[i], fmt) if flat.dtype.kind in "fc"
+              else plain(flat[i]) for i in shown] for flat in flats]
+    width = 7 * max(len(text) for row in texts for text in row) + 6
+    rows = []
+    for (caption, _), row in zip(parts, texts):
+        cells = "".join(f'<TD WIDTH="{width}"{GAP if i is None else ""}>{html.escape(text)}</TD>'
+                        for i, text in zip(shown, row))
+        rows.append(f'<TR><TD BORDER="0" ALIGN="RIGHT">{SMALL.format(html.escape(caption + label))}'
+                    f'</TD>{cells}</TR>')
+    return ('<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3" COLOR="#aaaaaa">'
+            + "".join(rows) + "</TABLE>")
+
+
+def _heat(head: str, values: np.ndarray, fmt, stats: str) -> str:
+    """A slice too large to list, as a heat-map: square cells, white 0, red positive, blue
+    negative (scaled to the slice's largest |value|), averaged in square blocks past
+    HEAT_CELLS a side. Beside it its caption ``head``, ``stats`` (the whole tensor's min, mean,
+    max) and the colour scale. (Max pooling's argmax is marked where numbers are listed; in a
+    strip this small, frames would hide the colours they frame.)"""
+    small, _, block = heat_plane(values, HEAT_CELLS)
+    colours, scale = heat_colours(small)
+    size = max(3, min(8, HEAT_POINTS // max(small.shape)))  # points; FIXEDSIZE keeps cells square
+    cells = "".join("<TR>" + "".join(
+        f'<TD BGCOLOR="{colour}" WIDTH="{size}" HEIGHT="{size}" FIXEDSIZE="TRUE"></TD>'
+        for colour in row) + "</TR>" for row in colours)
+    scale_text = _number(scale, fmt)
+    if float(scale_text.replace(",", "")) == 0 and scale:  # (".2f" of 1e-9: its 3 digits instead)
+        scale_text = _number(scale, 3)
+    note = (f"red +{scale_text}, blue -{scale_text}" if scale else
+            "every finite value 0 (white)" if np.isfinite(small).any() else "no finite value")
+    if np.isnan(small).any():
+        note += "; black: nan"
+    if block > 1:
+        note += f", {block}×{block} blocks averaged"
+    h, w = (n * size for n in small.shape)
+    # A table is stretched to fill its cell unless its own size is fixed (the words beside it
+    # would pull the squares apart).
+    heat = (f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0" FIXEDSIZE="TRUE" '
+            f'WIDTH="{w}" HEIGHT="{h}">{cells}</TABLE>')
+    # the caption and the words beside the squares, not above and under them: a long graph is
+    # made of such nodes
+    text = "".join(f'{html.escape(line)}<BR ALIGN="LEFT"/>' for line in (head, *stats.split(" · "), note))
+    return (f'<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD VALIGN="TOP">{heat}</TD>'
+            f'<TD VALIGN="TOP" ALIGN="LEFT">{SMALL.format(text)}</TD></TR></TABLE>')
 
 
 # ---- max pooling's "blue circles" -----------------------------------------------------------

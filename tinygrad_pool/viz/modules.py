@@ -4,6 +4,7 @@
     layout.owner[id(op)]           # the innermost call around an op: its cluster
     layout.folded_into[id(op)]     # the folded call whose single node stands for the op
     layout.param_names[id(param)]  # "features.0.weight"
+    parameter_paths(walk, order)   # the same names, without the rest of the layout
     layout.cluster_of(tensor)      # the cluster a tensor's node is declared in (None: top level)
 
 nn.Module.__call__ notes each call on the node that made its output: ``node.origin["modules"]``
@@ -92,6 +93,13 @@ def module_layout(walk: dict, order: list, model=None, collapse: tuple = (),
     param_names = _name(calls, model)
     folded_into = _folded(calls, collapse, depth) if collapse or depth is not None else {}
     return ModuleLayout(walk, calls, owner, param_names, folded_into)
+
+
+def parameter_paths(walk: dict, order: list, model=None) -> dict:
+    """{id(parameter): its path} ("features.0.weight") for the parameters of the module calls
+    noted on the walked ops: the names group="module" gives them, for pictures that draw no
+    clusters (``order``: the ops' keys in forward order, which numbers the roots' classes)."""
+    return _name(_noted_calls(walk["ops"], order), model)
 
 
 # ---- finding and nesting the calls --------------------------------------------------------------
