@@ -3,6 +3,7 @@ decorator, set_detect_anomaly as a call and a block, nesting, exceptions, thread
 errors), the user's line on every node, and the first NaN/inf in forward or backward raised
 with the op, the input and that line; torch's wording for backward, checked against torch."""
 import inspect
+import os
 import threading
 import warnings
 
@@ -11,6 +12,9 @@ import pytest
 
 import tinygrad_pool as tp
 from tinygrad_pool import autograd, nn, Tensor, tensor
+
+# A message shows this file as a learner reads it: relative to the working folder.
+SHOWN = os.path.relpath(__file__)
 
 WAIT = 10  # seconds: a thread that takes longer is stuck
 
@@ -186,7 +190,7 @@ def test_each_node_records_the_users_line_and_nothing_while_off():
     function = inspect.currentframe().f_code.co_name
     for node in (y.grad_fn, y.grad_fn.edges[0], sqrt):
         assert node.origin == {"line": source} and node.origin["line"].function == function
-    assert str(sqrt.origin["line"]) == f'File "{__file__}", line {line}, in {function}: {source[2]}'
+    assert str(sqrt.origin["line"]) == f'File "{SHOWN}", line {line}, in {function}: {source[2]}'
     assert (x.sqrt() * 2).grad_fn.origin is None  # off: nothing recorded
     y.backward()  # the origin survives release()
     assert sqrt.released and sqrt.origin == {"line": source}
@@ -248,7 +252,7 @@ def test_forward_names_the_op_the_input_and_the_line(make, name, value, reason):
     first, created = str(error.value).split("\n")
     assert first == f"Function '{name}' returned {value} values in forward, first at [1]: {reason}"
     # the user's line is the lambda's (the first frame outside the package), not make(x)'s
-    assert created.startswith(f'  The op was created at File "{__file__}", line '
+    assert created.startswith(f'  The op was created at File "{SHOWN}", line '
                               f'{make.__code__.co_firstlineno}, in <lambda>: (lambda x: ')
 
 
@@ -324,7 +328,7 @@ def test_backward_names_the_node_the_input_and_the_line(make, name, value, at):
     assert first == (f"Function '{name}Backward0' returned {value} values in its 0th output. "
                      f"{name} sent {value} to its input 0 at [{at}], where input 0 holds 0.0; "
                      f"the gradient arriving at its output is finite.")
-    assert created.startswith(f'  The op was created at File "{__file__}", line '
+    assert created.startswith(f'  The op was created at File "{SHOWN}", line '
                               f'{make.__code__.co_firstlineno}, in <lambda>: (lambda x: ')
     assert x.grad is None  # nothing reached the leaf
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import collections
 import importlib
 import linecache
+import os
 import sys
 
 import numpy as np
@@ -112,7 +113,18 @@ class SourceLine(collections.namedtuple("SourceLine", "filename lineno text")):
     function it is in (``function``) for messages, printed as a traceback line."""
 
     def __str__(self) -> str:
-        return f'File "{self.filename}", line {self.lineno}, in {self.function}: {self.text}'
+        return f'File "{self.shown_filename}", line {self.lineno}, in {self.function}: {self.text}'
+
+    @property
+    def shown_filename(self) -> str:
+        """The file as a learner reads it: relative to the working folder when it lies inside
+        it (``examples/net.py``; a picture of it is then the same on every machine), else as
+        Python gave it."""
+        try:
+            relative = os.path.relpath(self.filename)
+        except ValueError:  # (another drive)
+            return self.filename
+        return self.filename if relative.startswith("..") else relative
 
 
 def _caller():
@@ -227,7 +239,7 @@ def _finite_inputs_reason(ctx, inputs, out: np.ndarray, index: tuple) -> str:
         values = [str(t._data[j]) for t, j in zip(inputs, places)]
         held = " and ".join(f"input {k} holds {v}{_at(j)}"
                             for k, (v, j) in enumerate(zip(values, places)))
-        attrs = [f"{name}={value!r}" for name, value in ctx.attrs.items()
+        attrs = [f"{name}={value}" for name, value in ctx.attrs.items()  # (str: no np.float64(…))
                  if isinstance(value, (bool, int, float))]
         return f"{held}, and {ctx.name.lower()}({', '.join(values + attrs)}) = {out[index]}"
     reason = "every input is finite, so the op itself "
