@@ -433,7 +433,13 @@ def train(torch, opt, ours, theirs_and_topt, rng, steps, start=0):
 
 
 def test_state_dict_has_torchs_layout(torch):
-    for name, kwargs in SETTINGS:
+    check_state_dict_layout(torch, SETTINGS)
+
+
+def check_state_dict_layout(torch, settings):
+    """After three steps of each setting, our state_dict is torch's: the same groups, the same
+    state keys in the same order, the same values (tests/test_optim_more.py reuses it)."""
+    for name, kwargs in settings:
         opt, topt, ours, theirs = run_both(torch, name, kwargs, np.float64, steps=3)
         sd, tsd = opt.state_dict(), topt.state_dict()
         assert sd["param_groups"] == tsd["param_groups"]

@@ -10,8 +10,8 @@ from hypothesis import given, settings, strategies as st
 
 from tinygrad_pool import nn, optim, Tensor, tensor
 from tinygrad_pool.optim import lr_scheduler
-from test_optim import (assert_same, assert_same_state, feed_same_grads, param, run_both, set_grad,
-                        train, twin_params)
+from test_optim import (assert_same, assert_same_state, check_state_dict_layout, feed_same_grads,
+                        param, run_both, set_grad, train, twin_params)
 
 NEW = ["Adadelta", "Adamax", "NAdam", "RAdam"]
 
@@ -302,17 +302,7 @@ def test_add_param_group_and_changed_rates_match_torch(torch, name):
 
 # ---- state_dict and resuming ---------------------------------------------------------------------
 def test_state_dict_has_torchs_layout(torch):
-    for name, kwargs in SETTINGS:
-        opt, topt, ours, theirs = run_both(torch, name, kwargs, np.float64, steps=3)
-        sd, tsd = opt.state_dict(), topt.state_dict()
-        assert sd["param_groups"] == tsd["param_groups"]
-        assert list(sd["state"]) == list(tsd["state"])
-        for index, entry in sd["state"].items():
-            assert list(entry) == list(tsd["state"][index])
-            for key, value in entry.items():
-                assert isinstance(value, Tensor)
-                np.testing.assert_allclose(value.numpy(), tsd["state"][index][key].numpy(), rtol=1e-12)
-        assert all(sd["state"][i] is opt.state[p] for i, p in enumerate(ours) if p in opt.state)
+    check_state_dict_layout(torch, SETTINGS)
 
 
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 1e-5)])

@@ -226,7 +226,7 @@ def test_heat_maps_outline_the_cells_max_pooling_pays(tmp_path):
 
 
 def test_a_large_plane_is_averaged_in_blocks_that_tile_it():
-    block_size = replay_module._block_size
+    from tinygrad_pool.viz.summary import block_size  # (the replay's and the graph's)
     # 66×99 takes 3×3 blocks, not 2×2 ones that would leave a ragged last row; 97 is prime: no
     # block divides it, and the least one pads
     assert [block_size(shape, 64) for shape in ((64, 64), (128, 96), (66, 99), (1, 200), (97, 97))] \

@@ -47,6 +47,19 @@ def _reset_weight_and_bias(weight: Parameter, bias, generator) -> None:
         init.uniform_(bias, -bound, bound, generator=generator)
 
 
+def _conv_repr(layer) -> str:
+    """A conv layer's settings that differ from the defaults, exactly as PyTorch prints them
+    (``output_padding`` is the transposed convolution's)."""
+    text = (f"{layer.in_channels}, {layer.out_channels}, kernel_size={layer.kernel_size}, "
+            f"stride={layer.stride}")
+    for name, default in (("padding", (0, 0)), ("dilation", (1, 1)), ("output_padding", (0, 0)),
+                          ("groups", 1)):
+        value = getattr(layer, name, default)
+        if value != default:
+            text += f", {name}={value}"
+    return text + (", bias=False" if layer.bias is None else "")
+
+
 class Linear(Module):
     """y = x Wᵀ + b, with W of shape (out_features, in_features)."""
 
@@ -120,18 +133,7 @@ class Conv2d(Module):
                         self.groups)
 
     def extra_repr(self) -> str:
-        # Only settings that differ from the defaults, exactly as PyTorch prints them.
-        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}")
-        if self.padding != (0, 0):
-            text += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            text += f", dilation={self.dilation}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        if self.bias is None:
-            text += ", bias=False"
-        return text
+        return _conv_repr(self)
 
 
 class ConvTranspose2d(Module):
@@ -206,20 +208,7 @@ class ConvTranspose2d(Module):
         return tuple(int(n) - low for n, low in zip(output_size, smallest))
 
     def extra_repr(self) -> str:
-        # Only settings that differ from the defaults, exactly as PyTorch prints them.
-        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}")
-        if self.padding != (0, 0):
-            text += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            text += f", dilation={self.dilation}"
-        if self.output_padding != (0, 0):
-            text += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        if self.bias is None:
-            text += ", bias=False"
-        return text
+        return _conv_repr(self)
 
 
 class MaxPool2d(Module):

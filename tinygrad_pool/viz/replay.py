@@ -39,7 +39,6 @@ import os
 import re
 import shutil
 import subprocess
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +48,7 @@ import numpy as np
 from . import GraphvizNotFound
 from .modules import dotted_paths, outermost_modules
 from .pool_marks import chosen_cells, pool_marks
+from .summary import heat_colours as _heat_colours, heat_plane as _heat_plane, stats as _stats
 from ..ops.args import check_flag, check_size
 from ..tensor import Function, Tensor, _node_of, _topological_order, run_backward
 
@@ -494,58 +494,6 @@ def _slices(array: np.ndarray) -> list:
     return [("[" + ", ".join(str(i) for i, n in zip(index, lead) if n > 1) + "]"
              if any(n > 1 for n in lead) else "", array[index]) for index in np.ndindex(*lead)]
 
-
-def _stats(array: np.ndarray) -> list:
-    with np.errstate(all="ignore"):
-        a = array.astype(np.float64)
-        return [("min", a.min()), ("mean", a.mean()), ("max", a.max()),
-                ("norm", np.sqrt((a * a).sum()))] if a.size else []
-
-
-def _block_size(shape: tuple, cells: int) -> int:
-    """The block side that brings a plane to at most ``cells`` a side: 1 (every cell drawn)
-    when it fits; else the smallest that divides every longer side evenly, if one is at most
-    twice the least possible, so that blocks tile the plane like pooling windows do."""
-    least = max(1, math.ceil(max(shape) / cells))
-    for block in range(least, 2 * least + 1):
-        if all(n % block == 0 or n < block for n in shape):
-            return block
-    return least
-
-
-def _heat_plane(plane: np.ndarray, cells: int, marks=None) -> tuple:
-    """The plane averaged down to at most ``cells`` a side, its marks (0 none, 1 tied,
-    2 argmax) likewise, a block taking the strongest mark inside it; and the block side."""
-    plane = plane.astype(np.float64)
-    block = _block_size(plane.shape, cells)
-    if block == 1:
-        return plane, marks, 1
-    h, w = (math.ceil(n / block) * block for n in plane.shape)
-    padded = np.full((h, w), np.nan)
-    padded[:plane.shape[0], :plane.shape[1]] = plane
-    with warnings.catch_warnings():  # a block of nan values averages to nan, as it should
-        warnings.simplefilter("ignore", RuntimeWarning)
-        small = np.nanmean(padded.reshape(h // block, block, w // block, block), axis=(1, 3))
-    if marks is not None:
-        padded_marks = np.zeros((h, w), dtype=marks.dtype)
-        padded_marks[:plane.shape[0], :plane.shape[1]] = marks
-        marks = padded_marks.reshape(h // block, block, w // block, block).max(axis=(1, 3))
-    return small, marks, block
-
-
-def _heat_colours(plane: np.ndarray) -> tuple:
-    """Each cell's colour on a diverging scale: white at 0, red for the largest positive |value|
-    of the plane, blue for negative; nan is black. Returns (colours, scale)."""
-    finite = plane[np.isfinite(plane)]
-    scale = float(np.abs(finite).max()) if finite.size else 0.0
-    with np.errstate(all="ignore"):
-        t = np.clip(plane / scale, -1, 1) if scale > 0 else np.zeros_like(plane)
-    t = np.where(np.isinf(plane), np.sign(plane), t)
-    pos, neg = np.array(COLOURS["positive"]), np.array(COLOURS["negative"])
-    mag = np.abs(t)[..., None]
-    rgb = 255 * (1 - mag) + np.where(t[..., None] >= 0, pos, neg) * mag
-    rgb = np.where(np.isnan(plane)[..., None], 0, np.rint(rgb)).astype(int)
-    return np.array([[f"#{r:02x}{g:02x}{b:02x}" for r, g, b in row] for row in rgb]), scale
 
 
 # ---- the page ----------------------------------------------------------------------------------
