@@ -337,3 +337,19 @@ def test_factories_take_pin_memory_as_torchs_cpu_build(factory):
     assert both(lambda fw: getattr(fw, factory)(*args, pin_memory=True))[0] == "raises"
     with pytest.raises(RuntimeError, match=f"^{factory}: pin_memory=True requires a CUDA"):
         getattr(tinygrad_pool, factory)(*args, pin_memory=True)
+
+
+def test_module_level_seeding_and_method_functions_as_torchs():
+    def program(fw):
+        fw.manual_seed(7)
+        state = fw.get_rng_state()
+        first = fw.rand(3).numpy().tolist()
+        fw.set_rng_state(state)
+        again = fw.rand(3).numpy().tolist()
+        x = fw.tensor([[-1.0, 2.0]], requires_grad=True)
+        return (fw.initial_seed(), first == again, isinstance(fw.seed(), int),
+                fw.clone(x).detach().numpy().tolist(), fw.detach(x).requires_grad,
+                fw.square(x).detach().numpy().tolist(),
+                fw.logical_not(fw.tensor([True, False])).numpy().tolist(),
+                str(state.dtype).replace("torch.", ""))
+    both(program)

@@ -30,7 +30,7 @@ from . import nn  # noqa: E402  (after Tensor: nn builds on it)
 from . import optim  # noqa: E402
 from . import utils  # noqa: E402
 from .random import (DEFAULT_GENERATOR as default_generator, Generator,  # noqa: E402
-                     manual_seed)
+                     get_rng_state, initial_seed, manual_seed, seed, set_rng_state)
 from .serialization import load, save  # noqa: E402
 from .devices import device  # noqa: E402
 from . import accelerator, backends, cuda  # noqa: E402
@@ -45,7 +45,7 @@ __all__ = ["Tensor", "Size", "Function", "no_grad", "enable_grad", "inference_mo
            "utils", "manual_seed", "save", "load", "draw_graph", "save_graph", "GraphvizNotFound",
            "set_num_threads", "get_num_threads", "set_num_interop_threads",
            "get_num_interop_threads", "device", "cuda", "accelerator", "backends", "Generator",
-           "default_generator",
+           "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state",
            # dtypes
            "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
            "short", "int32", "int", "int64", "long", "bool", "get_default_dtype",

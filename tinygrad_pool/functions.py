@@ -44,6 +44,7 @@ scatter, scatter_add, take_along_dim, unflatten = map(
     _unary, ("scatter", "scatter_add", "take_along_dim", "unflatten"))
 eq, ne, lt, le, gt, ge = map(_unary, ("eq", "ne", "lt", "le", "gt", "ge"))
 numel, pow = map(_unary, ("numel", "pow"))
+clone, detach, square, logical_not = map(_unary, ("clone", "detach", "square", "logical_not"))
 clip.__name__ = clip.__qualname__ = "clip"
 
 
