@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
+APT    := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 OUT    ?= graphs
 TORCH  := torch==2.13.0
 
@@ -20,7 +20,9 @@ help:
 	@echo "make docs-pictures  regenerate docs/images and the executed docs/tutorial.ipynb"
 	@echo "make clean          remove .venv and what the demo wrote"
 
+# (Debian's own python3 makes virtualenvs only with its python3-venv package)
 $(VENV)/bin/python:
+	@$(PYTHON) -c "import ensurepip, venv" 2>/dev/null || { $(APT) update -qq && $(APT) install -y -qq python3-venv; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
