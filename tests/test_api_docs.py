@@ -115,7 +115,7 @@ def public_names():
               if not n.startswith("_") and getattr(v, "__module__", None) == data.__name__}
     names |= {f"nn.utils.{n}" for n, v in vars(nn.utils).items() if not n.startswith("_")
               and inspect.isfunction(v) and v.__module__ == nn.utils.__name__}
-    names |= {f"tinygrad_pool.autograd.{n}" for n in ("grad", "backward", "Function",
+    names |= {f"tinygrad_pool.autograd.{n}" for n in ("grad", "backward", "Function", "Variable",
                                                       "FunctionCtx", "once_differentiable",
                                                       "detect_anomaly", "set_detect_anomaly")}
     names |= {f"tinygrad_pool.viz.{n}" for n in ("replay", "fan_in")}

@@ -353,3 +353,22 @@ def test_module_level_seeding_and_method_functions_as_torchs():
                 fw.logical_not(fw.tensor([True, False])).numpy().tolist(),
                 str(state.dtype).replace("torch.", ""))
     both(program)
+
+
+def test_variable_of_old_scripts_as_torchs():
+    def program(fw):
+        import warnings
+        from importlib import import_module
+        Variable = import_module(fw.__name__ + ".autograd").Variable
+        x = fw.ones(3, requires_grad=True)
+        y = x * 2
+        v, w = Variable(y), Variable(fw.ones(2), requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            Variable(fw.ones(1), volatile=True)
+        return (v.grad_fn is None, v.requires_grad, v.numpy().tolist() == [2.0] * 3,
+                w.is_leaf, w.requires_grad, isinstance(fw.ones(1), Variable),
+                [c.category.__name__ for c in caught])
+    both(program)
+    assert both(lambda fw: __import__(fw.__name__ + ".autograd", fromlist=["Variable"])
+                .Variable([1.0]))[0] == "raises"

@@ -27,6 +27,31 @@ from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F40
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 
 
+
+class _VariableType(type):
+    """Every Tensor is a Variable, as in torch (``isinstance(t, Variable)`` is True)."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableType):
+    """``torch.autograd.Variable``, which torch keeps for scripts written before 0.4 merged it
+    into Tensor: ``Variable(t, requires_grad=False)`` is ``t``'s data as a new leaf (shared
+    memory, no graph) that requires grad as asked; ``volatile=`` only warns, as torch's."""
+
+    def __new__(cls, data, requires_grad: bool = False, volatile: bool = False):
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable: data has to be a tensor, but got "
+                            f"{type(data).__name__}")
+        if volatile:
+            warnings.warn("volatile was removed and now has no effect. Use `with "
+                          "torch.no_grad():` instead.", UserWarning, stacklevel=2)
+        leaf = data.detach()
+        if check_flag("Variable", "requires_grad", requires_grad):
+            leaf.requires_grad_(True)
+        return leaf
+
 def _tensors(function: str, argument: str, values) -> tuple:
     """One Tensor or a sequence of them, as a tuple (torch accepts both)."""
     if isinstance(values, Tensor):
