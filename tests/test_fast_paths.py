@@ -678,7 +678,7 @@ def test_leaf_gradient_is_adopted_only_when_nothing_else_holds_it():
 
 def test_a_recorded_elementwise_op_keeps_four_objects_for_the_garbage_collector():
     """A long chain keeps every node until backward, and CPython's collector walks them all
-    again and again (in a 10,000-op chain it was a third of the forward). Each of mul, add and
+    again and again while the graph grows (measured: see benchmarks/README.md). Each of mul, add and
     tanh keeps its node, its inputs tuple, its edges tuple and its output Tensor: its flags are
     shared constant tuples, and equal shapes keep no shape tuples (only a broadcast needs them,
     to sum its gradient back)."""

@@ -109,10 +109,10 @@ class Function:
         ctx.parents = inputs
         ctx.attrs = attrs
         # One and two inputs (nearly every op) spelled out: in Python 3.11 a comprehension is a
-        # function call of its own, ~0.25 µs, and this runs three of them per op otherwise.
+        # function call of its own, and this runs per op, three of them otherwise.
         # The flags come from constant tuples: a new tuple per node is one more object for the
-        # garbage collector to walk, and its passes over a long graph were a third of a
-        # 10,000-op chain's forward (see benchmarks/README.md).
+        # garbage collector to walk, and it walks a long graph again and again while it grows
+        # (measured: see benchmarks/README.md).
         if len(inputs) == 2:
             a, b = inputs
             ctx.needs_input_grad = needs = _FLAGS_OF_TWO[a._requires_grad][b._requires_grad]
@@ -181,8 +181,8 @@ class Function:
         """The graph keeps a large intermediate only while backward needs it, as PyTorch does:
         an input this op did not save is held by a stand-in (``ReleasedValue``), so it is freed
         as soon as nothing else holds it (a conv's output, once the ReLU after it has run);
-        one it saved, until backward releases the node (``release``). Measured on the VGG
-        block (g): its step's live peak 29 → 19 MiB, against PyTorch's 20."""
+        one it saved, until backward releases the node (``release``). This lowers a training
+        step's live peak to about PyTorch's (measured: see benchmarks/README.md)."""
         saved = [value for value in self.__dict__.values() if type(value) is np.ndarray]
         self.parents = tuple([p if any([value is p._data for value in saved]) else ReleasedValue.of(p)
                               for p in self.parents])
@@ -255,8 +255,9 @@ class Function:
         it: fast/memory.py)."""
         saved = self.__dict__
         # Everything goes but the graph's shape, in one step: a new dict of just that (sorting
-        # the saved names out one by one cost ~10% of a small op's backward, and clearing the
-        # dict then refilling it ~5%). writes_seen = -1: backward checks the node, and finds it
+        # the saved names out one by one, or clearing the dict then refilling it, are several
+        # Python steps per node, and this runs once per node of every backward; measured: see
+        # benchmarks/README.md). writes_seen = -1: backward checks the node, and finds it
         # released (see run_backward).
         kept = {"parents": saved["parents"], "edges": saved["edges"], "attrs": saved["attrs"],
                 "needs_input_grad": saved["needs_input_grad"], "released": True,
@@ -533,7 +534,7 @@ class Tensor:
     @staticmethod
     def _make(data: np.ndarray, grad_fn: Function | None) -> "Tensor":
         """Wrap an op's output without re-checking it (the hot path of every op: one store per
-        field, no tuple, no class binding; measured 325 → 230 ns)."""
+        field, no tuple, no class binding; measured: see benchmarks/README.md)."""
         t = _new_object(Tensor)
         t._data = data
         t.grad_fn = grad_fn
@@ -952,7 +953,8 @@ class Tensor:
         return tuple(E.promote(self, other))
 
     # (The try costs nothing until something is raised: the chain of +, * stays as fast. The
-    # commonest case, another Tensor of our dtype, is decided before any call: ~7% of an op.)
+    # commonest case, another Tensor of our dtype, is decided before any call, since the
+    # promotion call is a noticeable share of a small op; see benchmarks/README.md.)
     def __add__(self, other):
         if type(other) is Tensor and other._data.dtype is self._data.dtype:
             return E.Add.apply(self, other)
@@ -1634,7 +1636,8 @@ def _seed(root: Tensor, gradient, create_graph: bool):
             raise RuntimeError(
                 f"backward: the output has shape {root.shape}; gradients can be created "
                 f"implicitly only for scalar outputs, so pass gradient= with that shape")
-        # (every axis is 1: ndmin gives the shape, at a quarter of np.ones's time)
+        # (every axis is 1: ndmin gives the shape with less Python work than np.ones; measured:
+        # see benchmarks/README.md)
         seed = np.array(1, root._data.dtype, ndmin=root._data.ndim)
     elif create_graph and isinstance(gradient, Tensor):
         # kept a Tensor (its own graph is differentiated too), in the output's dtype as torch's

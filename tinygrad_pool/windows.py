@@ -66,8 +66,9 @@ def tap(padded: np.ndarray, i: int, j: int, stride: tuple, dilation: tuple, out_
 def read_only_view(array: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
     """``as_strided(array, shape, strides, writeable=False)``. Over C-contiguous memory the
     ndarray constructor makes it without as_strided's Python detour (a wrapper object and
-    np.asarray): 1 µs instead of 4.5, a tenth of the seed article's whole convolution; other
-    memory has no buffer to lay the view over, and takes NumPy's way."""
+    np.asarray), a noticeable share of a convolution on tiny inputs (measured: see
+    benchmarks/README.md); other memory has no buffer to lay the view over, and takes NumPy's
+    way."""
     if not array.flags.c_contiguous:
         return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=False)
     view = np.ndarray(shape, array.dtype, array, 0, strides)
@@ -79,7 +80,8 @@ def windows_view(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tup
                  out_hw: tuple) -> np.ndarray:
     """Every window at once, without a copy: a read-only (N, C, kh, kw, ho, wo) view of
     ``padded`` whose [:, :, i, j] is ``tap(padded, i, j, ...)``. (Copying out of it in one call
-    beats the loop over taps: 6× on the seed article's 6×6 image, ~8% on the VGG block's.)"""
+    beats the loop over taps, most on small images, where the loop's per-call cost dominates;
+    measured: see benchmarks/README.md.)"""
     (sn, sc, sy, sx), (sh, sw), (dh, dw) = padded.strides, stride, dilation
     return read_only_view(padded, padded.shape[:2] + tuple(kernel) + tuple(out_hw),
                           (sn, sc, sy * dh, sx * dw, sy * sh, sx * sw))

@@ -4,11 +4,12 @@ An op in ``ops/`` states what it computes and what its derivative is; where a fa
 exists it makes one call into this package, on NumPy arrays, with a name that says what comes
 back. A reader who skips this package still understands every gradient.
 
-memory   the scratch and output buffers reused between steps, and the reference-count rule
-         that keeps every array a user can reach out of them (the invariant is written there)
+memory   one pool of blocks reused between steps (temporaries, saved arrays, gradients and
+         outputs are all views of them), and the reference-count rule that hands a block out
+         again only when no array made from it is left (the invariant is written there)
 conv     im2col a chunk of images at a time, the convolution's matrix products, col2im
 pool     max with argmax (phase-split fast path), scatter/gather by argmax, window sums
 views    broadcast_to as a read-only view by the ndarray constructor, not NumPy's helper
 quiet    np.errstate(all="ignore") by NumPy's context variable: backward and the ops that
-         may overflow or divide by zero, silent as torch at half the cost
+         may overflow or divide by zero, silent as torch without errstate's set-up per entry
 """

@@ -11,8 +11,8 @@ PyTorch keeps x and w, and so do we). Backward is two more products: ``∂L/∂W
 larger columns made again a chunk at a time, and ``∂L/∂cols = Wᵀ @ G``, added back onto the
 pixels each column was copied from (pixels shared by overlapping windows collect several
 terms), one tap at a time or at stride 1 in two passes (``col2im_product``); or, at stride 1
-where it pays, both from the columns of G (``by_correlation``). Large temporaries are scratch
-buffers, the output a kept output buffer (memory.py).
+where it pays, both from the columns of G (``by_correlation``). Large temporaries, kept
+columns and the output are views of the pool's reused blocks (memory.py).
 """
 import functools
 
@@ -48,11 +48,8 @@ def im2col(x, kernel, stride, dilation, out_hw, out=None, padding=(0, 0, 0, 0)) 
     TWO_PASS_ROWS of them up the copy takes two passes, first each row shifted by each column
     tap j, ``rows[c, j, n, hp, :]`` (kh times fewer rows; ``shifted_rows``, which on a large x
     writes the padding itself), then for each row tap i the block of rows it starts at, Ho·Wo numbers in
-    a row on both sides. Measured at one thread (chunks of columns ≤ 4 MiB, as conv2d makes
-    them): LeNet-5's second convolution (f) (6 channels, 5×5, Wo = 10) 689 → 373 µs at batch
-    64 (6,400 rows), 24 → 22 µs at batch 2 (3,000 rows), 13 → 17 µs at batch 1; the VGG
-    block's (g) last (Wo = 16) 2.2 → 1.7 ms; its middle one (Wo = 32) 81 → 80 µs per image,
-    338 → 277 µs per 4.
+    a row on both sides. The second pass's extra calls are a fixed cost, so below
+    TWO_PASS_ROWS rows one pass is cheaper (measured: see benchmarks/README.md).
     """
     n, c = x.shape[:2]
     (kh, kw), (ho, wo), (sh, _), (dh, _) = kernel, out_hw, stride, dilation
@@ -76,10 +73,10 @@ def shifted_rows(x, kw, sw, dw, padding, wo) -> np.ndarray:
     """im2col's first pass: ``rows[c, j, n, y, q]`` = the padded input at row y, column
     q·sw + j·dw (a pool array). From FOLD_PADDING_MIN_BYTES of x per column tap up it is
     read straight from ``x``: each column tap's copy lands inside the padding's rows and
-    columns, which are zeroed, so no padded copy of x is made. Measured at one thread against
-    padding first: the VGG block's (g) middle convolution 185 → 139 µs per 4 images, its last
-    584 → 385 µs; LeNet-5's first (5 taps of one channel) 124 → 134 µs per 64 images, so
-    below the threshold, and without padding, one copy of a padded copy's shifted views."""
+    columns, which are zeroed, so no padded copy of x is made. On a small x per column tap
+    the zeroing's extra calls cost more than the padded copy saves (measured: see
+    benchmarks/README.md), so below the threshold, and without padding, one copy of a padded
+    copy's shifted views."""
     n, c, h, w = x.shape
     top, bottom, left, right = padding
     if not any(padding) or x.nbytes < kw * FOLD_PADDING_MIN_BYTES:
@@ -108,8 +105,7 @@ def shifted_rows(x, kw, sw, dw, padding, wo) -> np.ndarray:
 
 # Columns are made and multiplied a few images at a time, this many bytes of them per chunk:
 # a chunk's columns are still in cache when the product reads them, and the whole set never
-# exists. Measured on the VGG block's (g) middle convolution (37.7 MB of columns), forward,
-# one thread: 12.2 ms in one piece, 11.0 ms in chunks of 4 images.
+# exists (measured: see benchmarks/README.md).
 COLUMN_CHUNK_BYTES = 4 << 20
 
 
@@ -151,11 +147,10 @@ def column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
 
 # Columns up to this many bytes in all are kept from forward for the weight gradient, if it
 # is wanted; larger ones are made again in backward, a chunk at a time. Making them again costs
-# a fixed ~30 µs of calls and copying per convolution, which a small one feels and a large one
-# does not, while keeping them costs their memory, which only a large one feels: the article
-# network's (d) 1,200-step training took 7% longer with its 144-number columns made again,
-# the LeNet-style step (a) 4% with its 1.6 MB; the VGG block's (g), 48 MiB of columns (the
-# smallest 3.5 MB), made again: its step's live peak 84 → 35 MiB.
+# a fixed amount of calls and copying per convolution, which a small one feels and a large one
+# does not, while keeping them costs their memory, which only a large one feels: a small
+# network's step slows when its columns are made again, a large one's live peak drops to a
+# fraction (measured: see benchmarks/README.md).
 KEEP_COLUMNS_BYTES = 2 << 20
 
 
@@ -181,8 +176,8 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, keep_colu
     out = product.reshape(f, n, *out_hw).transpose(1, 0, 2, 3)
     if bias is not None:
         # In place: the product is fresh memory of ours. ``out + bias`` would allocate another
-        # output-sized array, and on this VM first touching it costs as much as the sum (page
-        # faults, ~2.5 µs per 4 KiB): ~1 ms per conv of the VGG block (g).
+        # output-sized array, and first touching fresh memory costs as much as the sum (a page
+        # fault per page written; measured: see benchmarks/README.md).
         out += bias.reshape(1, f, 1, 1)
     return out, kept
 
@@ -201,9 +196,9 @@ def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) ->
     ``kernels`` is (groups, F/groups, C/groups, kh, kw) and ``grad_mat`` (groups, F/groups,
     N·Ho·Wo). Tap (i, j)'s block of Wᵀ @ G is ``W[..., i, j]ᵀ @ G``, which is added onto the
     pixels that tap read; only one tap's block (C × N·Ho·Wo) exists at a time, in a reused
-    buffer. Measured as fast as the single product plus col2im, with a ninth of the memory.
+    buffer. As fast as the single product plus col2im, with kh·kw times less memory.
     The sums run in the columns' own channel-major order, (C, N, H, W), so that each tap adds a
-    contiguous block (adding a transposed view was about twice as slow); the result is handed
+    contiguous block (adding into a transposed view is a strided pass, slower); the result is handed
     back as an (N, C, H, W) view of that array. At stride 1 the sums go faster in two passes
     (``col2im_in_two_passes``), and small products in one bincount (``col2im_small``). Tests
     compare every route with a plain col2im.
@@ -231,10 +226,9 @@ def col2im_in_two_passes(kernels, grad_mat, padded_shape, dilation, out_hw) -> n
     pixels, kh times fewer short rows than a tap at a time. The first tap of each pass is
     copied, not added, so only the rows no first tap reaches are zeroed.
 
-    Measured at one thread against the loop over taps: LeNet-5's second convolution (f)
-    (16 → 6 channels, 8×8 → 12×12) 1.93 → 1.22 ms at batch 64, 6.9 → 4.1 ms at batch 256;
-    a 16 → 32 channel 3×3 on 32×32, batch 32, 8.6 → 7.5 ms (5×5: 24 → 20 ms). Not at
-    stride 2, where the first pass's blocks are strided too (5.1 against 7.0 ms).
+    Faster than the loop over taps, whose many short rows each cost a NumPy call (measured:
+    see benchmarks/README.md). Not at stride 2, where the first pass's blocks are strided
+    too and the loop over taps wins.
     """
     groups, fg, cg, kh, kw = kernels.shape
     n, c, hp, wp = padded_shape
@@ -263,10 +257,9 @@ def col2im_in_two_passes(kernels, grad_mat, padded_shape, dilation, out_hw) -> n
 
 # Up to this many entries in Wᵀ @ G, col2im_product's loop over taps is mostly Python (for a
 # 5×5 kernel, 25 small products and adds): col2im_small forms the whole product and adds it
-# onto the pixels in one bincount. Measured on LeNet-5's second convolution (f) (16 → 6
-# channels, 10×10 → 14×14, 15,000 entries per image): 194 µs → 41 µs at batch 1, but 229 µs
-# against 293 µs at batch 2 (bincount's float64 copy of the product, 240 KiB, then comes from
-# fresh memory at every call).
+# onto the pixels in one bincount. Above it the single bincount loses: its float64 copy of
+# the product comes from fresh memory at every call, and page faults outweigh the Python saved
+# (measured: see benchmarks/README.md).
 SMALL_PRODUCT = 1 << 14
 
 
@@ -322,13 +315,8 @@ def correlation_pays(weight_shape, input_shape, out_hw, stride, padding, dilatio
     F·k·k per input pixel, are at most 1.5 times the products col2im_product forms, C·k·k per
     output pixel — else writing the columns costs more than the better GEMM shape saves — or
     2 times when ∂L/∂W comes from the same columns too (``weight_too``), which saves making
-    x's columns again. Measured at one thread against col2im at stride 1 in two passes
-    (``col2im_in_two_passes``), ∂L/∂x alone: the VGG block's (g) middle convolution (32 → 32
-    channels, ratio 1) 11.2 ms by correlation against 15.2 ms; ratio 1.5 (32 → 48 channels,
-    16×16) 4.4 against 4.9 ms. Both gradients: ratio 2 (g's last, 32 → 64) 10.4 against
-    11.0 ms, ratio 2.5 (16 → 40 channels) 4.4 against 4.3, ratio 3 (16 → 48) 5.5 against 4.7.
-    (Earlier, against col2im's loop over taps, ∂L/∂x alone: ratio 2 7.1 against 6.7 ms;
-    LeNet-5's second (f), 6 → 16 channels, 14×14 → 10×10, ratio 5.2, 5.0 against 2.5 ms.)
+    x's columns again. The thresholds are where the two routes crossed when timed against
+    ``col2im_in_two_passes`` (measured: see benchmarks/README.md).
     """
     f, cg, kh, kw = weight_shape
     n, c, h, w = input_shape
@@ -344,9 +332,8 @@ def by_correlation(grad, weight, input_shape, padding, dilation, groups, x=None)
     (f, k-1-i, k-1-j) — the rotation again.
 
     One product with K = F·k·k for ∂L/∂x, where col2im_product makes k·k products with K = F —
-    a shape BLAS runs at about half speed. Measured on the VGG block's (g) middle convolution
-    (32 → 32 channels, batch 32 of 32×32, one thread): 15 ms instead of 22 ms; and taking ∂L/∂W
-    from G's columns instead of making x's again saves another ~2 ms there. G's columns are
+    a shape BLAS runs at about half speed; and taking ∂L/∂W from G's columns saves making x's
+    columns again (measured: see benchmarks/README.md). G's columns are
     made a chunk of images at a time (``column_chunks``).
     """
     f, cg, kh, kw = weight.shape
@@ -382,8 +369,8 @@ def input_grad(grad, weight, input_shape, stride, padding, dilation, groups, out
 
 def weight_grad_from_matrix(x, grad_mat, kernel, stride, padding, dilation, groups, out_hw):
     """∂L/∂W = G · colsᵀ, summed a chunk of images at a time, each chunk's columns made again
-    from ``x`` (forward keeps only small ones, KEEP_COLUMNS_BYTES: on the VGG block (g) they
-    were 48 MiB, most of a step's memory)."""
+    from ``x`` (forward keeps only small ones, KEEP_COLUMNS_BYTES: on a network of large
+    convolutions the columns would be most of a step's memory)."""
     fg = grad_mat.shape[1]  # filters per group
     grad_w = np.zeros((groups, fg, x.shape[1] // groups * kernel[0] * kernel[1]),
                       np.result_type(grad_mat, x))  # (stays 0 for an empty batch)

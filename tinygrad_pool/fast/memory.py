@@ -27,10 +27,9 @@ that none of them changes.
 What keeps the pool small:
   - any block serves any shape and dtype that fills at least half of it (the smallest free
     one that fits): the forward's activations, freed during backward, make the backward's
-    gradients, and a step needs about as many blocks as it has large arrays alive at once
-    (measured on the VGG block (g), whose step's arrays peak at 19 MiB: 29 MiB of blocks,
-    against 60 MiB when buffers were kept per shape and dtype; blocks filled from a third up
-    made it 27.6 MiB, from a quarter up 30, from 80% up 34);
+    gradients, and a step needs about as many blocks as it has large arrays alive at once;
+    "at least half" is where the kept bytes came out lowest (a looser rule reuses blocks
+    poorly filled, a stricter one makes more blocks; measured: see benchmarks/README.md);
   - past MAX_KEPT_BYTES in all, the free blocks handed out longest ago are dropped;
   - per thread, so two threads never share one;
   - nothing here changes malloc, or anything else for the whole process.
@@ -81,7 +80,8 @@ def _blocks() -> list:
 def take(shape, dtype) -> np.ndarray:
     """An uninitialised C-contiguous array: a view of the smallest free block that it fills at
     least half of, else of a new block, kept from now on. Small arrays (under
-    SCRATCH_MIN_BYTES) are plain np.empty. (~1.6 µs with LeNet-5's 17 blocks.)"""
+    SCRATCH_MIN_BYTES) are plain np.empty. (A bisect over the blocks' sizes, then the view by
+    the ndarray constructor: cheap beside the page faults it saves.)"""
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < SCRATCH_MIN_BYTES or not _CAN_COUNT_REFERENCES:
@@ -124,9 +124,9 @@ def zeros(shape, dtype) -> np.ndarray:
 
     From the pool. Not np.zeros: that gets its memory from calloc, already-zero pages the
     kernel maps in lazily, so the first "+=" into each 4 KiB page faults twice (read, then
-    write), at random places for a scatter: measured at ~9 µs a fault here, that made
-    zeros-then-scatter ten times slower than the scatter itself. Filling an empty array
-    touches each page once, in order.
+    write), at random places for a scatter, which made zeros-then-scatter much slower than
+    the scatter itself (measured: see benchmarks/README.md). Filling an empty array touches
+    each page once, in order.
     """
     array = take(shape, dtype)
     array.fill(0)
@@ -166,9 +166,9 @@ def where(condition, a, b):
     where it is kept (an inf or a nan too), 0, the bits of +0, where not; as np.where gives
     and torch's threshold_backward. (Multiplying the floats would give inf·0 = nan and -0.)
     Into a pool block, free again once the engine has used the gradient (and never while
-    anyone holds it). Measured on a conv-sized gradient of
-    the VGG block (g), 4 MiB: np.where 4.4 ms (a branch per element, and fresh memory that
-    faults), this 0.3 ms. Anything else goes to np.where.
+    anyone holds it). np.where takes a branch per element and writes fresh memory that
+    faults; the product has neither (measured: see benchmarks/README.md). Anything else goes
+    to np.where.
     """
     # (the size first: on a few numbers, np.where is as fast, and the checks would cost more)
     if type(condition) is np.ndarray and condition.size >= _MASKED_MIN_SIZE \

@@ -2,17 +2,18 @@
 window sums of average pooling.
 
 ops/pool.py states what pooling and its derivatives are; this file computes them fast. The
-tricks, each measured on benchmarks/run.py's workload (c) (64×16×32×32, kernel 3, stride 2):
+tricks (each measured on its own: see benchmarks/README.md):
   - max and argmax by a branch-free compare-and-select over the k·k taps (``max_and_first_tap``);
   - strided windows read from a phase-split copy as contiguous 1-D runs (``phase_split``:
-    forward 2.6 ms → 1.3 ms);
+    NumPy's passes over strided views run in short inner loops);
   - the argmax as int32 flat indices: compare-and-select tracks the winning tap's offset in
     the plane (``tap_offsets``), so one addition of the window origins finishes it, read
     straight off the phase grid; scattered back with NumPy's 1-D ``add.at`` fast path (a 4-D
-    index array was ~5× slower);
+    index array takes NumPy's generic path);
   - large temporaries from the pool of reused memory (memory.py);
   - and for small inputs whose windows tile them, one reshape and NumPy's max/argmax
-    (``max_pool_tiles``: the seed article's 4×4 maps, 40 µs → 10 µs).
+    (``max_pool_tiles``: on a few dozen pixels the per-tap passes cost more than the
+    arithmetic).
 """
 import functools
 
@@ -99,7 +100,7 @@ def max_pool2d(x, kernel, stride, padding, dilation, out_hw):
 
 # Below this many input elements, non-overlapping windows go through max_pool_tiles: on a few
 # dozen pixels (the seed article's network) the passes per tap cost more than the arithmetic
-# (10 µs against 40 µs for a 4×4 input); from a few thousand on, the general kernel wins.
+# (measured: see benchmarks/README.md); from a few thousand on, the general kernel wins.
 SMALL_INPUT = 2048
 
 
@@ -113,7 +114,8 @@ def max_pool_tiles(x, kernel, out_hw):
     tiles = tiles.transpose(0, 1, 2, 4, 3, 5).reshape(n, c, ho, wo, kh * kw)
     out, chosen = max_along_last(tiles)
     origin = window_origins(kernel, (0, 0), out_hw, (h, w))[0]
-    # (the offsets in the origins' dtype: adding uint8 to int32 costs a type resolution, 1 µs)
+    # (the offsets in the origins' dtype: adding uint8 to int32 costs a type resolution, dear
+    # next to the arithmetic on a few pixels)
     return out, origin + tap_offsets(kernel, (1, 1), w).astype(origin.dtype)[chosen]
 
 
@@ -144,8 +146,8 @@ def gather_argmax(values, argmax):
 def tap_offsets(kernel, dilation, width) -> np.ndarray:
     """Where each tap t = (i, j) of a window lies past its tap (0, 0), as a flat index into an
     H×W plane: i·dh·W + j·dw. max_and_first_tap tracks the winner's offset instead of its tap
-    number, and the argmax is the window's origin plus it (four integer passes fewer, 0.2 ms
-    on workload (c)).
+    number, and the argmax is the window's origin plus it (four integer passes over the
+    output fewer).
 
     Its rule needs the codes of the taps that can win to grow with t. The offsets of a
     window's real pixels do: for (i, j) before (i', j') on a later row, the difference is
@@ -160,8 +162,8 @@ def tap_offsets(kernel, dilation, width) -> np.ndarray:
     return offsets
 
 
-# The largest flat index each argmax dtype holds (np.iinfo builds an object per call: ~1 µs, a
-# tenth of the seed article's max-pool backward).
+# The largest flat index each argmax dtype holds (np.iinfo builds an object per call, dear
+# next to a small max-pool's backward).
 _LARGEST_INDEX = {np.dtype(t): np.iinfo(t).max for t in (np.int32, np.int64)}
 
 
@@ -180,7 +182,7 @@ def route_to_argmax(argmax, grad, input_shape):
     if grad.size == 0:  # no windows (an empty output): nothing to route
         return grad_x
     # Flat 1-D indices and values: NumPy's fast path for add.at (a 4-D index array takes a
-    # generic path about ten times slower). A gradient broadcast from one number (the backward
+    # generic path, several times slower). A gradient broadcast from one number (the backward
     # of x.sum()) goes in as that number: flattening it would copy it out in full.
     values = grad.reshape(-1) if any(grad.strides) else grad.flat[0]
     np.add.at(grad_x.reshape(-1), flat.reshape(-1), values)

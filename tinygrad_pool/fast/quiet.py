@@ -1,14 +1,14 @@
-"""``np.errstate(all="ignore")`` for the hot paths, at half its cost.
+"""``np.errstate(all="ignore")`` for the hot paths, without its Python set-up on each entry.
 
 Infinities and NaNs are values like any other, as in torch: backward (once per pass) and the
 ops whose results may overflow or divide by zero (sum, pow, div, exp, log, ...) run with
 NumPy's floating-point warnings off. ``np.errstate`` builds its settings in Python each time
-it is entered: measured 2.7 µs of each backward pass of a one-op graph (1.25 µs an entry and
-exit on its own), and the seed article's training step enters it three times. NumPy 2 keeps
+it is entered, a noticeable share of a small graph's backward pass, and a training step
+enters it several times. NumPy 2 keeps
 these settings in a context variable; ``quiet()`` sets it to what NumPy's own
 ``_make_extobj(all="ignore")`` makes from the current settings (so a buffer size or error
-callback the user set is kept) and resets it on exit: 1.2 µs of that backward pass (0.8 µs on
-its own). On a NumPy without that variable (1.x) it is ``np.errstate`` itself.
+callback the user set is kept) and resets it on exit (measured: see benchmarks/README.md).
+On a NumPy without that variable (1.x) it is ``np.errstate`` itself.
 """
 import numpy as np
 

@@ -161,7 +161,9 @@ class LogSoftmax(Function):
 
 def _pick(log_probs, classes):
     """log_probs[n, classes[n, 0, ...], ...]: each position's entry of its class, (N, 1, ...).
-    For (N, C), the common case, one fancy index: np.take_along_axis costs ~10 µs of Python."""
+    For (N, C), the common case, one fancy index: np.take_along_axis builds its index arrays
+    in Python, which costs more than the pick itself on a small batch (see
+    benchmarks/README.md)."""
     if log_probs.ndim == 2:
         return log_probs[np.arange(log_probs.shape[0])[:, None], classes]
     return np.take_along_axis(log_probs, classes, axis=1)
@@ -169,7 +171,7 @@ def _pick(log_probs, classes):
 
 def _place(target, classes, values) -> None:
     """The inverse of ``_pick``: target[n, classes[n, 0, ...], ...] = values[n, 0, ...] (the
-    same one fancy index for (N, C); np.put_along_axis costs ~10 µs of Python)."""
+    same one fancy index for (N, C), for the same reason as ``_pick``)."""
     if target.ndim == 2:
         target[np.arange(target.shape[0])[:, None], classes] = values
     else:
@@ -192,7 +194,8 @@ class NLLLoss(Function):
         ctx.shape = log_probs.shape
         if weight is None and kept.all():
             # The usual call: every target counts, with weight 1 — so no mask and no weights
-            # (their passes were half of a 64×10 loss's forward); the same numbers as below.
+            # (their passes are most of a small loss's work: measured, see
+            # benchmarks/README.md); the same numbers as below.
             ctx.classes = target[:, None]
             ctx.total_weight = log_probs.dtype.type(target.size)
             losses = -_pick(log_probs, ctx.classes)[:, 0]

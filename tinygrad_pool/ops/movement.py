@@ -505,8 +505,8 @@ class Flip(Function):
     def forward(ctx, x, dims):
         if not x.ndim:
             return x.copy()  # a 0-d tensor flips to itself
-        # x[::-1] along each of dims (np.flip's own axis checks cost 3x the copy; dims are
-        # checked and non-negative already)
+        # x[::-1] along each of dims (np.flip's own axis checks cost more than the copy on a
+        # small array; dims are checked and non-negative already)
         return x[tuple([_BACKWARDS if d in dims else _ALL for d in range(x.ndim)])].copy()
 
     def backward(ctx, grad):

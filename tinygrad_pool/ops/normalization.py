@@ -24,20 +24,17 @@ class Standardize(Function):
     """x̂ = (x - μ) / σ, σ = √(var + ε) over ``axes``;  ∂L/∂x = (g - mean(g) - x̂ mean(g x̂)) / σ
 
     Why a Function and not a composition of mean, subtract, multiply and sqrt (which autograd
-    would differentiate for free): batch_norm on a (64, 32, 16, 16) float32 batch, forward and
-    backward with weight and bias, took 16-18 ms with this Function and 19-40 ms composed from
-    Tensor ops (medians of 40 steps, three alternating runs each, on a 2-core machine shared
-    with other jobs). The arithmetic is about the same (both ~5-6 ms with glibc's malloc told
-    to keep freed memory); the difference is fresh full-size arrays, each a page fault per
-    4 KiB: the composition's nodes keep more full-size arrays alive for their backward (the
-    centered input among them), 10 MiB held between forward and backward against 6 MiB here
-    (tracemalloc; peak 18 vs 14 MiB).
+    would differentiate for free): the arithmetic is about the same, but the composition's
+    nodes keep more full-size arrays alive for their backward (the centered input among
+    them), and every fresh full-size array costs a page fault per page written. This one
+    keeps only the input, so it is faster and holds less between forward and backward
+    (measured: see benchmarks/README.md).
 
     Only the input is needed (``batch_mean`` and ``batch_var``, one value per reduced slice,
     are kept for batch_norm's running statistics): backward recomputes μ and σ from it with
     operations that work on arrays and on Tensors alike, so under ``create_graph=True`` σ's
     own dependence on x is recorded and higher-order gradients come out right. (Keeping σ
-    instead saved ~0.5 ms of the backward but would make it a constant there.)
+    instead would save recomputing it in backward, but would make it a constant there.)
     """
 
     def forward(ctx, x, axes, eps):

@@ -65,8 +65,9 @@ def reduce_args(op, shape, axis, keepdims, dim, keepdim) -> dict:
 # axes of a C-contiguous array. Along any other axis it adds one slice at a time, and the error
 # grows with the length: a float32 column of 10⁶ numbers came out 3e-6 off, where torch's
 # cascade sum is 1e-7 off (its var, std and cumsum accumulate in float64 outright). Such sums of
-# floats narrower than float64 accumulate in float64 and are rounded once at the end — 2-3× the
-# time of NumPy's own sum, so only from LONG_SUM elements on; below it the error is as small.
+# floats narrower than float64 accumulate in float64 and are rounded once at the end — several
+# times the cost of NumPy's own sum, so only from LONG_SUM elements on; below it the error is as
+# small.
 LONG_SUM = 256
 
 
