@@ -20,8 +20,8 @@ import weakref
 import numpy as np
 
 from . import dtypes, unsupported
-from .devices import CPU, check_device, missing
-from .devices import device as device_of  # noqa: F401  (check_device: re-exported)
+from .devices import CPU, check_device, missing  # noqa: F401  (check_device: re-exported)
+from .devices import device as device_of
 from .fast import memory
 from .fast.quiet import quiet
 from .grad_mode import _mode, enable_grad, no_grad  # noqa: F401  (no_grad: re-exported)
@@ -376,21 +376,16 @@ def _constructor_array(args: tuple, dtype: np.dtype) -> np.ndarray:
         raise TypeError(f"Tensor: takes one piece of data or sizes that are ints, got "
                         f"{', '.join(type(a).__name__ for a in args)}")
     data = args[0]
-    if isinstance(data, Tensor):
-        return np.array(data._data, dtype=dtype)
     if isinstance(data, (str, bytes)):
         raise TypeError(f"Tensor: cannot make a tensor from {type(data).__name__} data (expected "
                         f"numbers, nested lists of numbers or a NumPy array)")
-    if not isinstance(data, (list, tuple, np.ndarray)):
+    if not isinstance(data, (Tensor, list, tuple, np.ndarray)):
         raise TypeError(f"Tensor: data must be a sequence, got {type(data).__name__} (a 0-d "
                         f"tensor is tensor(value))")
     try:
-        values = np.asarray(data)  # (its own dtype first: strings are told from numbers)
+        values = _as_array(data, None)  # (its own dtype first: strings are told from numbers)
     except ValueError:
         raise ValueError(f"Tensor: {ragged_detail(data)}") from None
-    if values.dtype.kind not in "fiub":
-        raise TypeError(f"Tensor: cannot make a tensor from {type(data).__name__} data of "
-                        f"dtype {values.dtype} (expected numbers or bools)")
     return np.array(values, dtype=dtype)
 
 
