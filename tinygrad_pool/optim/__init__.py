@@ -293,6 +293,11 @@ def _zeros_like(param: Tensor) -> Tensor:
     return Tensor._make(np.zeros_like(param._data), None)
 
 
+def _zero_step() -> Tensor:
+    """A new state's step count: a float32 0-d tensor, as torch keeps it."""
+    return Tensor._make(np.array(0.0, np.float32), None)
+
+
 def _followed_gradient(group: dict, param: Tensor, grad: np.ndarray, l2: bool = True):
     """The gradient an update rule follows: negated for ``maximize``, plus weight_decay·param
     (torch's weight_decay: L2 in the gradient) unless ``l2`` is False (AdamW decays the weight
@@ -439,20 +444,17 @@ class Adam(Optimizer):
         loss = _evaluate(closure)
         for group, gradients in self._gradients():
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+            amsgrad = group["amsgrad"]
             for param, grad in gradients:
                 state = self.state[param]
                 if not state:
-                    state["step"] = Tensor._make(np.array(0.0, np.float32), None)
+                    state["step"] = _zero_step()
                     state["exp_avg"] = _zeros_like(param)
                     state["exp_avg_sq"] = _zeros_like(param)
                     if amsgrad:
                         state["max_exp_avg_sq"] = _zeros_like(param)
                 step = _step_count(state)
-                decoupled = group["decoupled_weight_decay"]
-                if decoupled and weight_decay != 0:
-                    param._data *= 1 - lr * weight_decay  # AdamW: decay the weight itself
-                grad = _followed_gradient(group, param, grad, l2=not decoupled)  # Adam: L2
+                grad = _decayed_gradient(group, param, grad)  # AdamW: the weight decays itself
                 exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
                 exp_avg += (1 - beta1) * (grad - exp_avg)  # β1·m + (1-β1)·g, as torch's lerp
                 exp_avg_sq *= beta2
@@ -521,7 +523,7 @@ class RMSprop(Optimizer):
             for param, grad in gradients:
                 state = self.state[param]
                 if not state:
-                    state["step"] = Tensor._make(np.array(0.0, np.float32), None)
+                    state["step"] = _zero_step()
                     state["square_avg"] = _zeros_like(param)
                     if momentum > 0:
                         state["momentum_buffer"] = _zeros_like(param)
@@ -577,7 +579,7 @@ class Adagrad(Optimizer):
 
     def _init_state(self, param: Tensor) -> None:
         state = self.state[param]
-        state["step"] = Tensor._make(np.array(0.0, np.float32), None)
+        state["step"] = _zero_step()
         initial = self.defaults["initial_accumulator_value"]
         state["sum"] = Tensor._make(np.full_like(param._data, initial), None)
 
@@ -639,7 +641,7 @@ class Adadelta(Optimizer):
             for param, grad in gradients:
                 state = self.state[param]
                 if not state:
-                    state["step"] = Tensor._make(np.array(0.0, np.float32), None)
+                    state["step"] = _zero_step()
                     state["square_avg"] = _zeros_like(param)
                     state["acc_delta"] = _zeros_like(param)
                 _step_count(state)
@@ -676,10 +678,7 @@ class Adamax(Optimizer):
         super().__init__(params, defaults)
 
     def _check_options(self, group: dict) -> None:
-        _check_at_least_zero("Adamax", group, "lr", "eps")
-        _check_betas("Adamax", group["betas"])
-        _check_at_least_zero("Adamax", group, "weight_decay")
-        _check_implementation_flags("Adamax", group)
+        _check_adam_variant("Adamax", group)
 
     def step(self, closure=None):
         loss = _evaluate(closure)
@@ -688,7 +687,7 @@ class Adamax(Optimizer):
             for param, grad in gradients:
                 state = self.state[param]
                 if not state:
-                    state["step"] = Tensor._make(np.array(0.0, np.float32), None)
+                    state["step"] = _zero_step()
                     state["exp_avg"] = _zeros_like(param)
                     state["exp_inf"] = _zeros_like(param)
                 step = _step_count(state)
@@ -704,7 +703,8 @@ class Adamax(Optimizer):
 
 
 def _check_adam_variant(optimizer: str, group: dict, *more: str) -> None:
-    """NAdam's and RAdam's options, in torch's order: lr, eps, betas, weight_decay, ``more``."""
+    """Adamax's, NAdam's and RAdam's options, in torch's order: lr, eps, betas, weight_decay,
+    ``more``."""
     _check_at_least_zero(optimizer, group, "lr", "eps")
     _check_betas(optimizer, group["betas"])
     _check_at_least_zero(optimizer, group, "weight_decay", *more)
@@ -712,7 +712,7 @@ def _check_adam_variant(optimizer: str, group: dict, *more: str) -> None:
 
 
 def _decayed_gradient(group: dict, param: Tensor, grad: np.ndarray) -> np.ndarray:
-    """The gradient NAdam and RAdam follow: with ``decoupled_weight_decay`` the weight itself
+    """The gradient Adam, NAdam and RAdam follow: with ``decoupled_weight_decay`` the weight itself
     decays first (p = p · (1 - lr · weight_decay), as AdamW), otherwise it is L2 in g."""
     decoupled = group["decoupled_weight_decay"]
     if decoupled and group["weight_decay"] != 0:
@@ -756,7 +756,7 @@ class NAdam(Optimizer):
             for param, grad in gradients:
                 state = self.state[param]
                 if not state:
-                    state["step"] = Tensor._make(np.array(0.0, np.float32), None)
+                    state["step"] = _zero_step()
                     # A float32 scalar as torch's (its rounding is part of the trajectory);
                     # loading a state dict casts it to the parameter's dtype, as in torch.
                     state["mu_product"] = Tensor._make(np.array(1.0, np.float32), None)
@@ -814,7 +814,7 @@ class RAdam(Optimizer):
             for param, grad in gradients:
                 state = self.state[param]
                 if not state:
-                    state["step"] = Tensor._make(np.array(0.0, np.float32), None)
+                    state["step"] = _zero_step()
                     state["exp_avg"] = _zeros_like(param)
                     state["exp_avg_sq"] = _zeros_like(param)
                 step = _step_count(state)

@@ -918,8 +918,9 @@ class _WorkerPool:
                     messages.append(pipe.recv())
                 except (EOFError, OSError):  # a worker that died while sending: found below
                     pass
-        dead = [process for process in self._processes if not process.is_alive()]
-        if dead and not messages:
+        dead = [] if messages else [process for process in self._processes
+                                    if not process.is_alive()]  # (asked only when none came)
+        if dead:
             self.stop()
             raise RuntimeError(f"DataLoader worker (pid(s) "
                                f"{', '.join(str(process.pid) for process in dead)}) exited "
