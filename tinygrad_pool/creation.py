@@ -181,7 +181,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 # ---- filled tensors -------------------------------------------------------------------------
 def _filled(op, size, value, dtype, requires_grad, device) -> Tensor:
     shape = _size(op, size)
-    dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(op, dtype)
+    dtype = dtypes.or_default(op, dtype)
     return _make(op, np.full(shape, value, dtype=dtype), None, requires_grad, device)
 
 
@@ -240,7 +240,7 @@ def full_like(input, fill_value, *, dtype=None, device=None,
 # ---- random tensors -------------------------------------------------------------------------
 def _random(op, size, draw, dtype, generator, requires_grad, device) -> Tensor:
     shape = _size(op, size)
-    dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(op, dtype)
+    dtype = dtypes.or_default(op, dtype)
     if dtype.kind != "f":  # (torch: NotImplementedError, "... not implemented for 'Long'")
         raise NotImplementedError(f"{op}: random floats need a floating dtype, got {dtype}")
     rng = check_generator(op, generator) or default_generator()

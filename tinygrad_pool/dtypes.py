@@ -40,6 +40,12 @@ def set_default_dtype(dtype) -> None:
     _default[0] = dtype
 
 
+def or_default(op: str, dtype) -> np.dtype:
+    """A ``dtype=`` argument where None means the default floating dtype (a factory's, a
+    layer's, torch's legacy ``Tensor``)."""
+    return _default[0] if dtype is None else as_dtype(op, dtype)
+
+
 def as_dtype(op: str, dtype) -> np.dtype:
     """A dtype argument as a NumPy dtype. Python's ``float``, ``int`` and ``bool`` mean what they
     do in torch (float64, int64, bool); anything that is not a supported dtype is refused."""

@@ -513,7 +513,7 @@ class Tensor:
                 requires_grad is False and dtype is None and name is None and device is None:
             return  # Tensor(t): __new__ made the alias
         check_device("Tensor", device)
-        target = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype("Tensor", dtype)
+        target = dtypes.or_default("Tensor", dtype)
         array = _constructor_array(args, target)
         if requires_grad:
             _check_can_require_grad(array.dtype)

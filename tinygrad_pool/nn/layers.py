@@ -16,6 +16,7 @@ from . import init
 from .. import dtypes
 from ..tensor import check_device
 from ..ops.args import check_dim, check_dimension, check_flag, check_int, check_size, tensor_arg
+from ..ops.conv import _transposed_size
 from ..windows import check_batched, pair
 from .module import Module, Parameter
 
@@ -27,8 +28,7 @@ def _add_weight_and_bias(layer, weight_shape, bias: bool, dtype, generator,
     """A ``weight`` Parameter of this shape and, if asked, a ``bias`` per output (``outputs``
     of them, by default the weight's first axis), both initialised by the layer's
     ``reset_parameters``; ``dtype=None`` is the default dtype (``set_default_dtype``)."""
-    dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(type(layer).__name__,
-                                                                              dtype)
+    dtype = dtypes.or_default(type(layer).__name__, dtype)
     layer.weight = Parameter(np.empty(weight_shape, dtype=dtype))
     if bias:
         layer.bias = Parameter(np.empty(weight_shape[:1] if outputs is None else (outputs,),
@@ -198,7 +198,7 @@ class ConvTranspose2d(Module):
         if len(output_size) != 2:
             raise ValueError(f"ConvTranspose2d: for {input.ndim}D input, output_size must have 2 "
                              f"or {outer + 2} elements, got {len(output_size)}: {output_size!r}")
-        smallest = tuple((n - 1) * s - 2 * p + d * (k - 1) + 1 for n, s, p, d, k in zip(
+        smallest = tuple(_transposed_size(n, k, s, p, 0, d) for n, s, p, d, k in zip(
             input.shape[-2:], self.stride, self.padding, self.dilation, self.kernel_size))
         largest = tuple(low + s - 1 for low, s in zip(smallest, self.stride))
         if not all(low <= n <= high for low, n, high in zip(smallest, output_size, largest)):

@@ -32,7 +32,7 @@ class _BatchNorm(Module):
         super().__init__()
         name = type(self).__name__
         check_device(name, device)
-        dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(name, dtype)
+        dtype = dtypes.or_default(name, dtype)
         self.num_features = check_dimension(name, "num_features", num_features)
         # (numbers as torch takes them, a bool included: eps=True is 1.0)
         self.eps = check_number(name, "eps", eps)
@@ -132,7 +132,7 @@ class LayerNorm(Module):
                  bias: bool = True, device=None, dtype=None):
         super().__init__()
         check_device("LayerNorm", device)
-        dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype("LayerNorm", dtype)
+        dtype = dtypes.or_default("LayerNorm", dtype)
         if isinstance(normalized_shape, (int, np.integer)) and not isinstance(normalized_shape, bool):
             normalized_shape = (normalized_shape,)
         if not isinstance(normalized_shape, (tuple, list)) or not all(

@@ -19,7 +19,7 @@ class Embedding(Module):
                  _weight=None, _freeze: bool = False, device=None, dtype=None, *, generator=None):
         super().__init__()
         check_device("Embedding", device)
-        dtype = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype("Embedding", dtype)
+        dtype = dtypes.or_default("Embedding", dtype)
         num_embeddings = check_dimension("Embedding", "num_embeddings", num_embeddings)
         embedding_dim = check_dimension("Embedding", "embedding_dim", embedding_dim)
         # (numbers as torch takes them, a bool included)

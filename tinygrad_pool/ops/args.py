@@ -166,9 +166,8 @@ def operands_advice(first: str, first_dtype, second: str, second_dtype) -> str:
         return (f"convert one: {first}{cast_spelling(second_dtype)} or "
                 f"{second}{cast_spelling(first_dtype)}")
     if first_dtype.kind == "f" or second_dtype.kind == "f":
-        (name, _), (_, dtype) = sorted(((first, first_dtype), (second, second_dtype)),
-                                       key=lambda pair: pair[1].kind == "f")
-        return f"convert {name} with {name}{cast_spelling(dtype)}"
+        name, dtype = (second, first_dtype) if first_dtype.kind == "f" else (first, second_dtype)
+        return f"convert {name} with {name}{cast_spelling(dtype)}"  # (the integer one)
     return f"convert one: {first}.to({second}.dtype), or both to floating point with .float()"
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..fast.quiet import quiet
 from ..grad_mode import no_grad
 from ..tensor import Function, Tensor
-from .args import _TORCH_NAMES, check_flag, check_number, dtype_advice, tensor_arg
+from .args import check_flag, check_floating, check_number, dtype_advice, tensor_arg
 
 
 class Standardize(Function):
@@ -60,15 +60,6 @@ def standardized(x, axes: tuple, eps: float):
 
 
 # ---- argument checks ------------------------------------------------------------------------
-def _check_float_input(op: str, input: Tensor) -> None:
-    if input.dtype.kind != "f":
-        # (torch: NotImplementedError, its kernels exist only for floating dtypes)
-        raise NotImplementedError(f"{op}: input must be a floating-point tensor, got dtype "
-                                  f"{input.dtype} (\"{op}\" not implemented for "
-                                  f"'{_TORCH_NAMES.get(input.dtype.name, input.dtype)}'); "
-                                  f"convert it with input.float()")
-
-
 def _feature_arg(op: str, name: str, value, input: Tensor, shape: tuple, expected: str):
     """An optional per-feature tensor (weight, bias, running statistic), checked against
     ``shape`` (``expected`` says what that shape is) and the input's dtype; None stays None."""
@@ -108,7 +99,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """
     op = "batch_norm"
     input = tensor_arg(op, "input", input)
-    _check_float_input(op, input)
+    check_floating(op, "input", input)
     if input.ndim < 2:
         raise RuntimeError(f"{op}: input must have at least 2 dimensions (N, C, ...), got "
                            f"shape {input.shape}")
@@ -186,7 +177,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
         raise RuntimeError(f"{op}: given normalized_shape={list(normalized_shape)}, expected "
                            f"input with shape [*, {', '.join(map(str, normalized_shape))}], but "
                            f"got input of size {list(input.shape)}")
-    _check_float_input(op, input)
+    check_floating(op, "input", input)
     weight = _feature_arg(op, "weight", weight, input, normalized_shape, "normalized_shape")
     bias = _feature_arg(op, "bias", bias, input, normalized_shape, "normalized_shape")
     axes = tuple(range(input.ndim - k, input.ndim))
