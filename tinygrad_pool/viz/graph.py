@@ -706,12 +706,12 @@ def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: in
         chosen, tied, note = marks if marks else (None, None, None)
         parts = [("value", t._data)] + ([("grad", t.grad._data)] if t.grad is not None else [])
         plan = summarise(t.shape, max_elements)
-        wide = _wide(t.shape, max_elements)
+        wide = _wide(t.shape, plan)
         if wide and len(plan.slices) == 1 and as_2d(t._data[plan.slices[0][1]]).shape[0] == 1:
             # a vector: its value and gradient as two rows of one table, entries aligned
             rows.append(f'<TR><TD COLSPAN="2">{_vector(parts, plan, fmt)}</TD></TR>')
         else:
-            blocks = [_matrices(caption, a, fmt, max_elements, chosen, tied) for caption, a in parts]
+            blocks = [_matrices(caption, a, fmt, plan, chosen, tied) for caption, a in parts]
             if wide:  # a wide matrix: its gradient under it, not beside
                 rows += [f'<TR><TD COLSPAN="2">{b}</TD></TR>' for b in blocks]
             else:
@@ -721,12 +721,12 @@ def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: in
     return f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1">{"".join(rows)}</TABLE>'
 
 
-def _wide(shape: tuple, max_elements: int) -> bool:
+def _wide(shape: tuple, plan) -> bool:
     """Whether a tensor's numbers are listed in rows wider than tall (a vector is one row):
     drawn side by side, its value and gradient would make the picture twice as wide as they
-    are. (A heat-map is small either way: side by side.)"""
-    rows, columns = as_2d(np.empty(shape[-2:], dtype=bool)).shape if shape else (1, 1)
-    return columns > rows and summarise(shape, max_elements).kind != "heat"
+    are. (A heat-map is small either way: side by side.) ``plan``: summarise's for shape."""
+    rows, columns = (1, shape[-1]) if len(shape) == 1 else shape[-2:] if shape else (1, 1)
+    return columns > rows and plan.kind != "heat"
 
 
 def _stats(t: Tensor, fmt) -> list:
@@ -753,11 +753,11 @@ def _number(value, fmt) -> str:
     return number(value, fmt)
 
 
-def _matrices(caption: str, array: np.ndarray, fmt, max_elements: int, chosen, tied) -> str:
-    """A tensor's value (or grad) as summary.summarise says: each small 2-D slice a grid of
-    numbers (cells of the ``chosen`` argmax and ``tied`` masks highlighted); a long vector by
-    its first and last entries; anything larger as its statistics and a heat-map."""
-    plan = summarise(array.shape, max_elements)
+def _matrices(caption: str, array: np.ndarray, fmt, plan, chosen, tied) -> str:
+    """A tensor's value (or grad, of the same shape) as ``plan``, summarise's for that shape,
+    says: each small 2-D slice a grid of numbers (cells of the ``chosen`` argmax and ``tied``
+    masks highlighted); a long vector by its first and last entries; anything larger as its
+    statistics and a heat-map."""
     tables = []
     if plan.kind == "empty":
         tables.append(SMALL.format(html.escape(f"{caption}: empty")))

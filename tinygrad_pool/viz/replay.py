@@ -48,7 +48,8 @@ import numpy as np
 from . import GraphvizNotFound
 from .modules import dotted_paths, outermost_modules
 from .pool_marks import chosen_cells, pool_marks
-from .summary import heat_colours as _heat_colours, heat_plane as _heat_plane, stats as _stats
+from .summary import heat_colours as _heat_colours, heat_plane as _heat_plane, \
+    number as _rounded, shape_text, stats as _stats
 from ..ops.args import check_flag, check_size
 from ..tensor import Function, Tensor, _node_of, _topological_order, run_backward
 
@@ -62,8 +63,7 @@ GRID_COLUMNS = 2 * EDGE_ITEMS + 1  # a slice wider than this is summarised (a ro
 PANEL_GAP = 24  # points between the graph and a PNG frame's panel
 COLOURS = {"leaf": "#b9e3a5", "op": "#ddd5f3", "constant": "#e4e4e4", "current": "#ffd54a",
            "done": "#f0f0f0", "waiting": "#ffe9c7", "active": "#e4572e", "argmax": "#7fb0ff",
-           "argmax_edge": "#1747b5", "tied": "#d5e5ff", "tied_edge": "#5b8def",
-           "positive": (178, 24, 43), "negative": (33, 102, 172)}
+           "argmax_edge": "#1747b5", "tied": "#d5e5ff", "tied_edge": "#5b8def"}
 
 
 @dataclass
@@ -400,17 +400,12 @@ def _split_pngs(data: bytes) -> list:
 # Everything here is free of HTML and DOT (the shared viz/summary.py can take this section over):
 # numbers, shapes and values as text, which 2-D slices to show, and how each is summarised.
 def _number(v) -> str:
-    """One rounding rule everywhere: DIGITS significant digits, never "-0"; nan and ±inf spelled."""
-    v = float(v)
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v + 0.0:.{DIGITS}g}"  # + 0.0 turns -0.0 into 0.0
+    """One rounding rule everywhere: DIGITS significant digits, never "-0"; nan and ±inf spelled
+    (as a float: a bool or an int here is a value of a tensor, shown as a number)."""
+    return _rounded(float(v), DIGITS)
 
 
-def _shape(shape: tuple) -> str:
-    return "×".join(map(str, shape)) if shape else "scalar"
+_shape = shape_text
 
 
 def _plural(count: int, word: str) -> str:
