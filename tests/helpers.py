@@ -22,7 +22,7 @@ import numpy as np
 
 import tinygrad_pool
 from tinygrad_pool import Tensor, tensor
-from tinygrad_pool.tensor import Function
+from tinygrad_pool.engine import Node
 
 
 # The unary elementwise ops, each written so that the same lambda runs on tinygrad_pool and on
@@ -131,7 +131,7 @@ def exp_function(base):
     return Exp
 
 
-class Cube(Function):
+class Cube(Node):
     """out = x³;  ∂L/∂x = 3x² · ∂L/∂out — a correct custom engine Function, written by hand."""
 
     def forward(ctx, x):

@@ -15,7 +15,7 @@ from tinygrad_pool.nn import functional as F
 from tinygrad_pool.nn import init
 from tinygrad_pool.optim import lr_scheduler
 from tinygrad_pool.utils import data
-from tinygrad_pool.tensor import OMITTED
+from tinygrad_pool.engine import OMITTED
 
 API = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 PREFIXES = {"tinygrad_pool": tinygrad_pool, "Tensor": Tensor, "F": F, "nn": nn, "init": init,
@@ -127,7 +127,7 @@ def public_names():
     names |= {f"tinygrad_pool.autograd.FunctionCtx.{n}" for n in (
         "save_for_backward", "saved_tensors", "mark_non_differentiable", "mark_dirty",
         "set_materialize_grads")}
-    names |= {f"tinygrad_pool.Function.{n}" for n in ("apply", "saved_for_backward",
+    names |= {f"tinygrad_pool.Node.{n}" for n in ("apply", "saved_for_backward",
                                                       "release")}
     return names
 

@@ -10,7 +10,7 @@ import pytest
 
 import tinygrad_pool as tp
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Function, gradcheck, nn, tensor
+from tinygrad_pool import Node, gradcheck, nn, tensor
 from tinygrad_pool.gradcheck import gradcheck_report
 from tinygrad_pool.ops.args import cast_spelling, dtype_advice, operands_advice, plural
 
@@ -295,7 +295,7 @@ def test_counts_read_right_in_singular_and_plural(call, expected):
                          message), message
 
 
-class WrongOnOneElement(Function):
+class WrongOnOneElement(Node):
     """2x whose backward gives 3 (a wrong derivative), for a gradcheck failure on a 1-element input"""
 
     def forward(ctx, x):

@@ -9,7 +9,7 @@ import pytest
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import gradcheck, tensor
 from tinygrad_pool.fast import memory
-from tinygrad_pool.tensor import _FLAGS_OF_TWO, Function, _topological_order
+from tinygrad_pool.engine import _FLAGS_OF_TWO, Node, _topological_order
 from tinygrad_pool.fast import conv, pool, quiet, views
 from tinygrad_pool.windows import tap, windows_view
 
@@ -360,7 +360,7 @@ def test_engine_walk_orders_a_diamond_and_a_long_chain():
     assert len(order) == len({id(node) for node in order}) == 5  # x, Mul, Add, Sub, Mul
     position = {id(node): k for k, node in enumerate(order)}
     for node in order:
-        if isinstance(node, Function):
+        if isinstance(node, Node):
             assert all(position[id(e)] < position[id(node)] for e in node.edges if e is not None)
     chain = x
     for _ in range(5000):
@@ -643,7 +643,7 @@ def test_the_gradients_take_the_correlation_only_where_it_pays(
 
 def test_leaf_gradient_is_adopted_only_when_nothing_else_holds_it():
     """The engine keeps a leaf's first gradient without a copy only when it is the sole owner."""
-    from tinygrad_pool import Function
+    from tinygrad_pool import Node
     x = tensor(np.arange(16.0).reshape(1, 1, 4, 4), requires_grad=True)
     F.max_pool2d(x, 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy().ravel()[[5, 7, 13, 15]], 1)
@@ -661,7 +661,7 @@ def test_leaf_gradient_is_adopted_only_when_nothing_else_holds_it():
     seed[0] = 5
     assert c.grad.numpy()[0] == 1
 
-    class Saved(Function):
+    class Saved(Node):
         def forward(ctx, x):
             ctx.grad_to_return = np.full(x.shape, 2.0)
             return x.copy()

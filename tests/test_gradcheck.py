@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 
 import tinygrad_pool
-from tinygrad_pool import Function, gradcheck, GradcheckError, Tensor, tensor
+from tinygrad_pool import Node, gradcheck, GradcheckError, Tensor, tensor
 
 from helpers import leaf
 
 
-class WrongSquare(Function):
+class WrongSquare(Node):
     """forward x², but backward forgets the factor 2 (gives x instead of 2x)"""
 
     def forward(ctx, x):
@@ -21,7 +21,7 @@ class WrongSquare(Function):
         return grad * ctx.x
 
 
-class WrongAtOneElement(Function):
+class WrongAtOneElement(Node):
     """a·b with a correct gradient for a, and for b one wrong element (flat index 4, +0.5)"""
 
     def forward(ctx, a, b):
@@ -34,7 +34,7 @@ class WrongAtOneElement(Function):
         return grad * ctx.b, grad_b
 
 
-class SlightlyWrong(Function):
+class SlightlyWrong(Node):
     """2x whose backward is off by 1e-4 everywhere"""
 
     def forward(ctx, x):
@@ -51,7 +51,7 @@ def test_returns_true_for_correct_gradients(rng):
 
 
 def test_custom_correct_function_passes():
-    class Square(Function):
+    class Square(Node):
         def forward(ctx, x):
             ctx.x = x
             return x * x

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import Function, gradcheck, GradcheckError, Tensor, tensor
+from tinygrad_pool import Node, gradcheck, GradcheckError, Tensor, tensor
 from tinygrad_pool.gradcheck import (Failure, GradcheckReport, Kink, NondifferentiablePointWarning,
                                      gradcheck_report)
 
@@ -33,7 +33,7 @@ def no_warning(call):
         return call()
 
 
-class MyReLU(Function):
+class MyReLU(Node):
     """relu written by a user: correct, but this check has no kink rule for it"""
 
     def forward(ctx, x):
@@ -44,7 +44,7 @@ class MyReLU(Function):
         return grad * (ctx.x > 0)
 
 
-class ReLUTwiceTooSteep(Function):
+class ReLUTwiceTooSteep(Node):
     """relu whose backward doubles the gradient where x ≥ 0: wrong, and at 0 outside [0, R]"""
 
     def forward(ctx, x):
@@ -55,7 +55,7 @@ class ReLUTwiceTooSteep(Function):
         return 2 * grad * (ctx.x >= 0)
 
 
-class TripleWithDoubleBackward(Function):
+class TripleWithDoubleBackward(Node):
     """3x whose backward says 6: wrong everywhere"""
 
     def forward(ctx, x):

@@ -13,7 +13,7 @@ import tinygrad_pool as tp
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import autograd, Tensor, tensor
 from tinygrad_pool.fast import memory
-from tinygrad_pool.tensor import ReleasedValue
+from tinygrad_pool.engine import ReleasedValue
 
 LARGE = (4, 8, 32, 32)  # 128 KiB of float32: past memory.SCRATCH_MIN_BYTES
 assert np.prod(LARGE) * 4 >= memory.SCRATCH_MIN_BYTES

@@ -11,7 +11,7 @@ import pytest
 
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import autograd, nn, Tensor, tensor
-from tinygrad_pool.tensor import _node_of, _topological_order
+from tinygrad_pool.engine import _node_of, _topological_order
 from tinygrad_pool.viz import Replay, replay
 
 from helpers import Cube, exp_function

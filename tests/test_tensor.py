@@ -119,7 +119,7 @@ def test_leaf_and_grad_fn():
     y = x.exp()
     assert x.is_leaf and x.grad_fn is None
     assert not y.is_leaf and y.requires_grad
-    assert isinstance(y.grad_fn, tinygrad_pool.Function) and y.grad_fn.name == "Exp"
+    assert isinstance(y.grad_fn, tinygrad_pool.Node) and y.grad_fn.name == "Exp"
     assert y.grad_fn.parents[0] is x
     c = tensor([1.0, 2.0]).exp()  # nothing requires grad: nothing recorded
     assert c.grad_fn is None and not c.requires_grad

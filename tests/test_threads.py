@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tinygrad_pool as tp
-from tinygrad_pool import Function, nn, Tensor, tensor
+from tinygrad_pool import Node, nn, Tensor, tensor
 
 from helpers import Cube
 
@@ -297,7 +297,7 @@ def test_free_running_no_grad_thread_does_not_drop_gradients(busy_switching):
 
 
 # ---- custom Functions ----------------------------------------------------------------------
-class ScaledProduct(Function):
+class ScaledProduct(Node):
     """scale · a · b, with an attribute: a correct two-input custom Function."""
 
     def forward(ctx, a, b, *, scale):
@@ -341,7 +341,7 @@ def test_custom_function_under_no_grad_records_nothing():
 
 
 def test_custom_function_may_return_none_for_an_input():
-    class FirstOnly(Function):
+    class FirstOnly(Node):
         def forward(ctx, a, b):
             return a * b
 
@@ -367,7 +367,7 @@ def backward_error(fn_class, *inputs) -> str:
     return str(info.value)
 
 
-class TooFewAsTuple(Function):
+class TooFewAsTuple(Node):
     def forward(ctx, a, b):
         return a * b
 
@@ -375,7 +375,7 @@ class TooFewAsTuple(Function):
         return (grad,)
 
 
-class TooFewAsArray(Function):
+class TooFewAsArray(Node):
     def forward(ctx, a, b):
         return a * b
 
@@ -383,7 +383,7 @@ class TooFewAsArray(Function):
         return grad  # a bare array for a two-input Function
 
 
-class TooMany(Function):
+class TooMany(Node):
     def forward(ctx, a):
         return 2 * a
 
@@ -418,7 +418,7 @@ def wrong_shape_function(index, shape):
         out[index] = np.ones(shape)
         return tuple(out)
 
-    return type(f"WrongShapeAt{index}", (Function,),
+    return type(f"WrongShapeAt{index}", (Node,),
                 {"forward": lambda ctx, a, b: a * b, "backward": backward})
 
 
@@ -450,7 +450,7 @@ def test_wrong_shape_rules_match_torch(torch):
             Bad.apply(x).sum().backward()
 
 
-class Repeat4(Function):
+class Repeat4(Node):
     """4 · x, with a backward that returns the gradient of each of 4 stacked copies."""
 
     def forward(ctx, x):
@@ -460,7 +460,7 @@ class Repeat4(Function):
         return np.stack([grad] * 4)  # shape (4,) + x.shape: x broadcasts to it
 
 
-class ExpandRows(Function):
+class ExpandRows(Node):
     """(1, 3) -> (2, 3) by repeating the row; backward hands back the (2, 3) gradient as is."""
 
     def forward(ctx, x):
@@ -523,7 +523,7 @@ def not_an_array_function(index, value):
         out[index] = value
         return tuple(out)
 
-    return type(f"NotAnArrayAt{index}", (Function,),
+    return type(f"NotAnArrayAt{index}", (Node,),
                 {"forward": lambda ctx, a, b: a * b, "backward": backward})
 
 

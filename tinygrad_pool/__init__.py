@@ -14,7 +14,7 @@ first use: training needs neither it nor the ``graphviz`` package.
 """
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
-from .tensor import Function, Size, Tensor
+from .engine import Node, Size, Tensor
 from . import unsupported
 from .dtypes import (bool, double, float, float16, float32, float64, get_default_dtype, half,
                      int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
@@ -38,7 +38,7 @@ from .threads import (get_num_interop_threads, get_num_threads,  # noqa: E402
                       set_num_interop_threads, set_num_threads)
 
 __version__ = "0.1.0"
-__all__ = ["Tensor", "Size", "Function", "no_grad", "enable_grad", "inference_mode",
+__all__ = ["Tensor", "Size", "Node", "no_grad", "enable_grad", "inference_mode",
            "set_grad_enabled", "is_grad_enabled", "is_inference_mode_enabled", "gradcheck",
            "GradcheckError", "gradcheck_report", "NondifferentiablePointWarning",
            "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "autograd", "nn", "optim",

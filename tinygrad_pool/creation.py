@@ -15,7 +15,7 @@ import numpy as np
 from . import dtypes
 from .random import check_generator, default_generator
 from .ops.args import check_flag, check_floating, check_scalar, tensor_arg
-from .tensor import OMITTED, Size, Tensor, check_device, ragged_detail
+from .engine import OMITTED, Size, Tensor, check_device, ragged_detail
 
 
 def _make(op: str, array: np.ndarray, dtype, requires_grad: bool, device=None) -> Tensor:

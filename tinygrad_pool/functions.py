@@ -10,7 +10,7 @@ from .ops import join
 from .ops import elementwise as E
 from .ops import matmul as M
 from .ops.args import check_flag, check_number, tensor_arg
-from .tensor import OMITTED, Tensor, numpy_spellings
+from .engine import OMITTED, Tensor, numpy_spellings
 
 
 def _input(op: str, value) -> Tensor:

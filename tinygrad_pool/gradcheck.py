@@ -20,7 +20,7 @@ import numpy as np
 
 from . import kinks as K
 from .ops.args import check_number, plural
-from .tensor import Tensor, _node_of, enable_grad, no_grad, run_backward
+from .engine import Tensor, _node_of, enable_grad, no_grad, run_backward
 
 SHOWN = 5  # kinks listed in the warning
 

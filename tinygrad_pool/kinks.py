@@ -19,7 +19,7 @@ from .ops import activation as A
 from .ops import elementwise as E
 from .ops import pool as P
 from .ops import reduce as R
-from .tensor import Tensor, _node_of, _topological_order
+from .engine import Tensor, _node_of, _topological_order
 from .windows import adaptive_window_index
 
 SHOWN = 3  # positions named per op; the rest are counted

@@ -17,7 +17,7 @@ import secrets
 import numpy as np
 
 from .devices import CPU, check_device
-from .tensor import Tensor
+from .engine import Tensor
 
 # The state get_state packs, in order (little-endian unsigned integers, sizes in bytes):
 # the initial seed, then PCG64's 128-bit state and increment and its cached half-draw.

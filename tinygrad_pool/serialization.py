@@ -63,7 +63,7 @@ from collections import OrderedDict
 import numpy as np
 from numpy.lib.npyio import NpzFile
 
-from .tensor import Tensor
+from .engine import Tensor
 
 STRUCTURE = "__structure__"  # never clashes with the generated array names arr_0, arr_1, ...
 # The archive's comment says "written by save, with a structure member": a file whose member

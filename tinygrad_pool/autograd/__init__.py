@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import unsupported
 from ..ops.args import check_flag
-from ..tensor import Tensor, _node_of, run_backward
+from ..engine import Tensor, _node_of, run_backward
 from ..gradcheck import gradcheck  # noqa: F401  (torch.autograd.gradcheck)
 from . import functional  # noqa: F401
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401

@@ -42,7 +42,7 @@ from ..ops.args import PACKAGE_DIR, check_flag, warn
 
 # The engine module (where the switch, tensor._anomaly, lives). Not ``from .. import tensor``:
 # on the package, ``tensor`` is torch's tensor() function.
-_engine = importlib.import_module("..tensor", __package__)
+_engine = importlib.import_module("..engine", __package__)
 _RUN_BACKWARD = _engine.run_backward.__code__
 # Ops that compute each output element from the input elements at the same (broadcast) place:
 # for them a message can show the arithmetic that broke, e.g. log(0.0) = -inf.

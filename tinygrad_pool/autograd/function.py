@@ -35,12 +35,12 @@ import inspect
 import numpy as np
 
 from ..grad_mode import _mode, no_grad
-from ..tensor import Function as _EngineFunction
-from ..tensor import Tensor, _last_write, _node_of
+from ..engine import Node
+from ..engine import Tensor, _last_write, _node_of
 
 # The engine module itself, for its anomaly switch, which changes at run time (the package's
 # own ``tensor`` attribute is the creation function, so ``from .. import tensor`` would not do).
-_engine = importlib.import_module("..tensor", __package__)
+_engine = importlib.import_module("..engine", __package__)
 
 
 def once_differentiable(backward):
@@ -55,7 +55,7 @@ def once_differentiable(backward):
     return wrapper
 
 
-class BackwardNode(_EngineFunction):
+class BackwardNode(Node):
     """One call of a custom Function: the ``ctx`` its forward and backward receive, and the
     node the engine records for it (named ``<Name>Backward``, as torch names it).
 
@@ -65,7 +65,7 @@ class BackwardNode(_EngineFunction):
     under which ``save_for_backward`` stored its arrays.
     """
 
-    _STRUCTURE = _EngineFunction._STRUCTURE | frozenset((
+    _STRUCTURE = Node._STRUCTURE | frozenset((
         "input_positions", "output_specs", "output_index", "saved_names", "materialize_grads",
         "dirty_tensors", "non_differentiable"))
     function = None  # the user's Function class (set on each <Name>Backward class)
@@ -214,7 +214,7 @@ def _sums_down_to(grad_shape: tuple, shape: tuple) -> bool:
 NO_GRADIENT = 0
 
 
-class OutputNode(_EngineFunction):
+class OutputNode(Node):
     """The node of one output of a custom Function that has several differentiable outputs.
 
     Its one parent is a hidden tensor made by the Function's node, holding one slot per output

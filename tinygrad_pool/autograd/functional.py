@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..grad_mode import enable_grad
-from ..tensor import Tensor
+from ..engine import Tensor
 
 
 def _prepare(op: str, func, inputs, create_graph=False) -> tuple:

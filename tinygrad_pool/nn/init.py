@@ -20,7 +20,7 @@ import numpy as np
 from ..ops.args import check_choice, check_floating, check_number, tensor_arg
 from ..random import default_generator
 from .. import unsupported
-from ..tensor import Tensor
+from ..engine import Tensor
 
 _UNIT_GAIN = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "sigmoid")

@@ -14,7 +14,7 @@ import numpy as np
 from . import functional as F
 from . import init
 from .. import dtypes
-from ..tensor import check_device
+from ..engine import check_device
 from ..ops.args import check_dim, check_dimension, check_flag, check_int, check_size, tensor_arg
 from ..ops.conv import _transposed_size
 from ..windows import check_batched, pair

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..grad_mode import _mode
 from ..ops.args import check_flag
-from ..tensor import Tensor, _node_of, check_device, zero_grad
+from ..engine import Tensor, _node_of, check_device, zero_grad
 
 
 def _input_nodes(args: tuple, kwargs: dict) -> tuple:

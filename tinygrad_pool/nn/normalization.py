@@ -12,7 +12,7 @@ import numpy as np
 from ..ops.args import check_dimension, check_flag, check_number, tensor_arg
 from ..ops.normalization import batch_norm, layer_norm
 from .. import dtypes
-from ..tensor import Tensor, check_device
+from ..engine import Tensor, check_device
 from . import init
 from .module import Module, Parameter
 

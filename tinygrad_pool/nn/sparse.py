@@ -6,7 +6,7 @@ from ..ops.args import check_dimension, check_flag, check_number
 from ..ops.embedding import _padding_index, embedding
 from ..random import default_generator
 from .. import dtypes
-from ..tensor import Tensor, check_device
+from ..engine import Tensor, check_device
 from .module import Module, Parameter
 
 

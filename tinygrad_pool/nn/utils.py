@@ -13,7 +13,7 @@ import numpy as np
 from ..grad_mode import no_grad
 from .. import unsupported
 from ..ops.args import DimensionError, plural
-from ..tensor import Function, Tensor
+from ..engine import Node, Tensor
 
 
 def _parameter_list(op: str, parameters) -> list:
@@ -98,7 +98,7 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
                 p.grad.clamp_(min=-clip_value, max=clip_value)
 
 
-class Concatenate(Function):
+class Concatenate(Node):
     """v = [x₁.flatten(), x₂.flatten(), …];  ∂L/∂xᵢ = the piece of ∂L/∂v where xᵢ lies, in xᵢ's
     shape"""
 

@@ -2,7 +2,7 @@
 (exact and tanh-approximated), SiLU, softplus, log-sigmoid, and the error function GELU rests on.
 
 Each Function saves what PyTorch saves — the input — and writes its backward with operators and
-``Function.call`` (``Exp``, ``Tanh``, ``Erf``...), so that under ``create_graph=True`` the
+``Node.call`` (``Exp``, ``Tanh``, ``Erf``...), so that under ``create_graph=True`` the
 backward is recorded and differentiates again, as all of these do in torch. Which side of zero
 an element lies on is read from the saved input's values (``np.asarray``): a constant mask, with
 no derivative of its own.
@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..fast.quiet import quiet
-from ..tensor import Function, Tensor
+from ..engine import Node, Tensor
 from .args import check_choice, check_flag, check_floating, check_number, tensor_arg
 from .elementwise import Exp, Sigmoid, Where
 
@@ -58,7 +58,7 @@ def erf_values(x) -> np.ndarray:
     return out
 
 
-class Erf(Function):
+class Erf(Node):
     """d erf(x) = (2/√π) e^(-x²) dx"""
 
     def forward(ctx, x):
@@ -70,7 +70,7 @@ class Erf(Function):
         return grad * (_TWO_OVER_SQRT_PI * Exp.call(-(x * x)))
 
 
-class LeakyReLU(Function):
+class LeakyReLU(Node):
     """d leaky_relu(x) = (1 if x > 0 else negative_slope) dx"""
 
     def forward(ctx, x, negative_slope):
@@ -83,7 +83,7 @@ class LeakyReLU(Function):
         return grad * slope
 
 
-class ELU(Function):
+class ELU(Node):
     """d elu(x) = (1 if x > 0 else α eˣ) dx"""
 
     def forward(ctx, x, alpha):
@@ -104,7 +104,7 @@ class ELU(Function):
         return grad * Where.call(alpha * exp_negative, constant, condition=negative)
 
 
-class GELU(Function):
+class GELU(Node):
     """gelu(x) = x Φ(x);  d gelu(x) = (Φ(x) + x φ(x)) dx, Φ the standard normal CDF, φ its density"""
 
     def forward(ctx, x):
@@ -120,7 +120,7 @@ class GELU(Function):
         return grad * (cdf + x * density)
 
 
-class GELUTanh(Function):
+class GELUTanh(Node):
     """gelu(x) ≈ ½ x (1 + tanh u), u = √(2/π)(x + 0.044715 x³);
     d gelu = (½ (1 + tanh u) + ½ x (1 - tanh² u) u′) dx, u′ = √(2/π)(1 + 3·0.044715 x²)
            = (σ(2u) + 2 x σ(2u) σ(-2u) u′) dx"""
@@ -147,7 +147,7 @@ def _sigmoid_values(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, 1, e) / (1 + e)
 
 
-class SiLU(Function):
+class SiLU(Node):
     """silu(x) = x σ(x);  d silu(x) = σ(x) (1 + x (1 - σ(x))) dx"""
 
     def forward(ctx, x):
@@ -162,7 +162,7 @@ class SiLU(Function):
         return grad * (s * (1 + x * (1 - s)))
 
 
-class Softplus(Function):
+class Softplus(Node):
     """softplus(x) = log(1 + e^(βx)) / β, and x itself where βx > threshold (torch's switch to
     the linear part, where the two agree to the rounding);  d softplus(x) = σ(βx) dx there, 1 past
     the threshold"""
@@ -184,7 +184,7 @@ class Softplus(Function):
         return Where.call(grad, grad * Sigmoid.call(beta * x), condition=linear)
 
 
-class LogSigmoid(Function):
+class LogSigmoid(Node):
     """log σ(x) = min(x, 0) - log(1 + e^-|x|);  d log σ(x) = σ(-x) dx
 
     The form with -|x| never exponentiates a positive number: stable for any x (log σ(-1e4) is

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..engine import Tensor
 
 REDUCTIONS = ("mean", "sum", "none")
 _INTEGERS = (int, np.integer)

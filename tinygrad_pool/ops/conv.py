@@ -25,14 +25,14 @@ from. Each one's derivative is the other.
 import numpy as np
 
 from ..fast import conv as fast
-from ..tensor import Function, Tensor
+from ..engine import Node, Tensor
 from ..windows import (GeometryError, check_4d, check_batched, conv_output_size,
                        gather_windows, pair, scatter_windows)
 from .args import (_TORCH_NAMES, DimensionError, check_dimension, check_same_dtype,
                    plural, product_operands, tensor_arg)
 
 
-class Conv2d(Function):
+class Conv2d(Node):
     """out = w ⋆ x + b;  ∂L/∂x = conv_transpose(G, w),  ∂L/∂w = correlate(x, G),  ∂L/∂b = Σ G"""
 
     def forward(ctx, x, weight, bias=None, *, stride, padding, dilation, groups, out_hw):
@@ -58,7 +58,7 @@ class Conv2d(Function):
         return (grad_x, grad_w, grad_b)[:len(needs)]
 
 
-class Conv2dInputGrad(Function):
+class Conv2dInputGrad(Node):
     """z = conv_transpose(g, w), the input gradient of a convolution; it is linear in g and in
     w:  ∂L/∂g = conv(Z, w),  ∂L/∂w = correlate(Z, g)  (Z = ∂L/∂z)"""
 
@@ -76,7 +76,7 @@ class Conv2dInputGrad(Function):
         return grad_g, grad_w
 
 
-class Conv2dWeightGrad(Function):
+class Conv2dWeightGrad(Node):
     """u = correlate(x, g), the weight gradient of a convolution; it is linear in x and in g:
     ∂L/∂x = conv_transpose(g, U),  ∂L/∂g = conv(x, U)  (U = ∂L/∂u)"""
 
@@ -156,7 +156,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
 
 
 # ---- transposed convolution -------------------------------------------------------------------
-class ConvTranspose2d(Function):
+class ConvTranspose2d(Node):
     """out = conv_transpose(x, w) + b, the adjoint of conv2d in its input (conv2d's input
     gradient, Conv2dInputGrad, with a bias); it is linear in x and in w:
     ∂L/∂x = conv(G, w),  ∂L/∂w = correlate(G, x),  ∂L/∂b = Σ G"""
@@ -292,7 +292,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 # ---- unfold (im2col) and fold (col2im) ----------------------------------------------------------
-class Unfold(Function):
+class Unfold(Node):
     """cols = im2col(x): every window's pixels as one column;  ∂L/∂x = fold(G), each entry's
     gradient added back onto the pixel it was read from"""
 
@@ -307,7 +307,7 @@ class Unfold(Function):
         return Fold.call(grad, output_hw=ctx.input_hw, **ctx.attrs)
 
 
-class Fold(Function):
+class Fold(Node):
     """x = col2im(cols): each column's entries added onto the pixels of its window (a pixel in
     several windows collects the sum);  ∂L/∂cols = unfold(G)"""
 

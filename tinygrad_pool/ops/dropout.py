@@ -8,11 +8,11 @@ The mask is drawn from ``generator`` (a NumPy Generator), else the package's def
 """
 
 from ..random import default_generator
-from ..tensor import Function, Tensor
+from ..engine import Node, Tensor
 from .args import check_flag, check_number, tensor_arg, warn
 
 
-class Dropout(Function):
+class Dropout(Node):
     """y = x · mask / (1 - p), mask ~ Bernoulli(1 - p);  ∂L/∂x = g · mask / (1 - p)
 
     The mask is drawn once, in forward, with ``mask_shape`` (the input's shape, or (N, C, 1, …)

@@ -20,7 +20,7 @@ import numpy as np
 from .. import dtypes
 from ..fast import memory
 from ..fast.quiet import quiet
-from ..tensor import Function, NotAnOperand, Tensor, unbroadcast
+from ..engine import Node, NotAnOperand, Tensor, unbroadcast
 from .args import check_scalar
 from .movement import Cast, Fill
 
@@ -56,7 +56,7 @@ def input_shapes(op: str, a: np.ndarray, b: np.ndarray) -> tuple:
     return a.shape, b.shape
 
 
-class Broadcasting(Function):
+class Broadcasting(Node):
     """A two-input op whose inputs broadcast to the output's shape. Forward notes the inputs'
     shapes only where they differ: with equal shapes (nearly every op) each gradient already
     has its input's shape, and the None left here tells ``unbroadcast`` so. (Two shape tuples
@@ -134,7 +134,7 @@ class Div(Broadcasting):
         return grad_a, grad_b
 
 
-class Pow(Function):
+class Pow(Node):
     """d(xᵖ) = p xᵖ⁻¹ dx, for a constant exponent p (0 for p = 0, even at x = 0, as torch)"""
 
     def forward(ctx, x, exponent):
@@ -174,7 +174,7 @@ def integer_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
     return np.where(negative, reciprocal, result).astype(result.dtype)
 
 
-class PowTensor(Function):
+class PowTensor(Node):
     """d(aᵇ) = b aᵇ⁻¹ da + aᵇ log(a) db — torch's rules at the edges: da-part 0 where b = 0,
     db-part 0 where a = 0 and b ≥ 0 (saves a, b and the output, as torch)"""
 
@@ -209,7 +209,7 @@ class PowTensor(Function):
         return grad_base, grad_exponent
 
 
-class Neg(Function):
+class Neg(Node):
     """d(-x) = -dx"""
 
     def forward(ctx, x):
@@ -219,7 +219,7 @@ class Neg(Function):
         return -grad
 
 
-class Exp(Function):
+class Exp(Node):
     """d(eˣ) = eˣ dx — the output is its own derivative, so it is what we save"""
 
     def forward(ctx, x):
@@ -231,7 +231,7 @@ class Exp(Function):
         return grad * ctx.out
 
 
-class Log(Function):
+class Log(Node):
     """d(log x) = dx / x"""
 
     def forward(ctx, x):
@@ -243,7 +243,7 @@ class Log(Function):
         return grad / ctx.x  # the slope at 0 is inf
 
 
-class Sqrt(Function):
+class Sqrt(Node):
     """d(√x) = dx / (2√x)"""
 
     def forward(ctx, x):
@@ -255,7 +255,7 @@ class Sqrt(Function):
         return grad / (2 * ctx.out)  # slope inf at 0
 
 
-class ReLU(Function):
+class ReLU(Node):
     """d relu(x) = [x > 0] dx — 0 at exactly x = 0, as in PyTorch (where out > 0 iff x > 0),
     and 0 whatever arrives there (an inf, a nan); a NaN passes its gradient on: PyTorch's
     threshold_backward, out <= 0 ? 0 : grad"""
@@ -270,7 +270,7 @@ class ReLU(Function):
         return Where.call(grad, np.zeros((), grad.dtype), condition=~(np.asarray(ctx.out) <= 0))
 
 
-class Sigmoid(Function):
+class Sigmoid(Node):
     """d σ(x) = σ(x) (1 - σ(x)) dx"""
 
     def forward(ctx, x):
@@ -284,7 +284,7 @@ class Sigmoid(Function):
         return grad * ctx.out * (1 - ctx.out)
 
 
-class Tanh(Function):
+class Tanh(Node):
     """d tanh(x) = (1 - tanh²(x)) dx"""
 
     def forward(ctx, x):
@@ -295,7 +295,7 @@ class Tanh(Function):
         return grad * (1 - ctx.out * ctx.out)
 
 
-class Arctan(Function):
+class Arctan(Node):
     """d arctan(x) = dx / (1 + x²)"""
 
     def forward(ctx, x):
@@ -306,7 +306,7 @@ class Arctan(Function):
         return grad / (1 + ctx.x * ctx.x)  # x² = inf far out: slope 0
 
 
-class Abs(Function):
+class Abs(Node):
     """d|x| = sign(x) dx — 0 at x = 0, as in PyTorch"""
 
     def forward(ctx, x):
@@ -317,7 +317,7 @@ class Abs(Function):
         return grad * sign_values(np.asarray(ctx.x))
 
 
-class Clamp(Function):
+class Clamp(Node):
     """d clamp(x, lo, hi) = [lo ≤ x ≤ hi] dx — the bounds themselves pass the gradient, as in
     PyTorch"""
 
@@ -335,7 +335,7 @@ class Clamp(Function):
         return grad * inside
 
 
-class Log1p(Function):
+class Log1p(Node):
     """d log(1 + x) = dx / (1 + x)"""
 
     def forward(ctx, x):
@@ -347,7 +347,7 @@ class Log1p(Function):
         return grad / (ctx.x + 1)  # the slope at -1 is inf
 
 
-class Rsqrt(Function):
+class Rsqrt(Node):
     """d x^(-½) = -½ x^(-3/2) dx = -½ out³ dx — written with the output, which is what torch saves"""
 
     def forward(ctx, x):
@@ -360,7 +360,7 @@ class Rsqrt(Function):
         return grad * (-0.5 * out * out * out)  # out³ overflows near 0: inf
 
 
-class Sin(Function):
+class Sin(Node):
     """d sin x = cos x dx"""
 
     def forward(ctx, x):
@@ -372,7 +372,7 @@ class Sin(Function):
         return grad * Cos.call(ctx.x)
 
 
-class Cos(Function):
+class Cos(Node):
     """d cos x = -sin x dx"""
 
     def forward(ctx, x):
@@ -384,7 +384,7 @@ class Cos(Function):
         return grad * -Sin.call(ctx.x)
 
 
-class StepFunction(Function):
+class StepFunction(Node):
     """A piecewise-constant function (sign, floor, ceil, round): its derivative is 0 wherever it
     exists, and torch passes back 0 everywhere — zeros, not None, so .grad is filled."""
 
@@ -434,7 +434,7 @@ class Round(StepFunction):
             return np.rint(x * scale) / scale if decimals > 0 else np.rint(x / scale) * scale
 
 
-class Maximum(Function):
+class Maximum(Node):
     """d max(a, b) = [a > b] da + [b > a] db; at a tie each side gets half, as torch
     (a nan on either side sends the whole gradient to both, as torch's masks do)"""
 
@@ -449,7 +449,7 @@ class Maximum(Function):
         return split_at_ties(ctx, grad, a < b, a > b)
 
 
-class Minimum(Function):
+class Minimum(Node):
     """d min(a, b) = [a < b] da + [b < a] db; at a tie each side gets half, as torch"""
 
     def forward(ctx, a, b):
@@ -475,7 +475,7 @@ def split_at_ties(ctx, grad, a_loses, b_loses) -> tuple:
     return grad_a, grad_b
 
 
-class Where(Function):
+class Where(Node):
     """where(c, a, b) takes a where c holds, else b: da gets the gradient where c, db where not
     (the condition is a constant, an attribute: it has no gradient)"""
 
@@ -493,7 +493,7 @@ class Where(Function):
         return grad_a, grad_b
 
 
-class ClampTensor(Function):
+class ClampTensor(Node):
     """clamp(x, lo, hi) = min(max(x, lo), hi) with tensor bounds, torch's gradient: x gets dx
     where lo ≤ x ≤ hi; lo gets dlo where x < lo < hi; hi gets dhi where x > hi or hi < lo (the
     output is hi there). ``sides`` names the bounds that follow x: ("min",), ("max",) or both."""

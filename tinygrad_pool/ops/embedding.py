@@ -7,14 +7,14 @@ a scatter-add: every row receives the sum of the output gradients of the places 
 import numpy as np
 
 from ..grad_mode import no_grad
-from ..tensor import Function, Tensor
+from ..engine import Node, Tensor
 from .args import check_flag, check_int, check_number, plural, tensor_arg
 from .movement import IndexScatter
 
 INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))  # torch's Long and Int
 
 
-class Embedding(Function):
+class Embedding(Node):
     """y[..., :] = W[i[...], :];  ∂L/∂W[r] = Σ over places p with i[p] = r of g[p]
     (none for the padding row; divided by how often r occurs with ``scale_grad_by_freq``)"""
 

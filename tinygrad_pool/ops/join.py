@@ -7,7 +7,7 @@ and version, and its gradient lands in its own part of the input's.
 """
 import numpy as np
 
-from ..tensor import Function, Tensor
+from ..engine import Node, Tensor
 from .movement import Index, is_int, unsqueeze, wrap_dim
 
 # torch's promotion between tensors of different kinds: the result takes the kind that ranks
@@ -38,7 +38,7 @@ def _skipped(shape: tuple) -> bool:
     return tuple(shape) == (0,)
 
 
-class Cat(Function):
+class Cat(Node):
     """Concatenation along dim: each input's gradient is its own slice of the output gradient,
     dxₖ = grad[..., offsetₖ : offsetₖ + lengthₖ, ...]"""
 

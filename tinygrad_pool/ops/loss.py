@@ -16,7 +16,7 @@ import numpy as np
 
 from ..fast.quiet import quiet
 from ..grad_mode import is_grad_enabled
-from ..tensor import Function, Tensor, unbroadcast
+from ..engine import Node, Tensor, unbroadcast
 from .activation import LogSigmoid
 from .args import (DimensionError, check_floating, check_int, check_number, check_reduction,
                    cast_spelling, check_same_dtype, tensor_arg, warn)
@@ -32,7 +32,7 @@ LABEL_DTYPES = (np.dtype(np.int64), np.dtype(np.uint8))  # the class indices tor
 
 
 # ---- the Functions ----------------------------------------------------------------------------
-class SumOfSquares(Function):
+class SumOfSquares(Node):
     """L = Σ xᵢ²;  ∂L/∂x = 2x — the seed article's cost (with its ½ folded into the caller)"""
 
     def forward(ctx, x):
@@ -58,7 +58,7 @@ def _mean_scale(ctx) -> float:
     return 1 / max(ctx.count, 1) if ctx.attrs["reduction"] == "mean" else 1
 
 
-class MSELoss(Function):
+class MSELoss(Node):
     """ℓ = (x - t)², averaged or summed;  ∂ℓ/∂x = 2 (x - t) = -∂ℓ/∂t  (saves both, as PyTorch)
 
     Input and target broadcast against each other (PyTorch warns, then broadcasts); each
@@ -77,7 +77,7 @@ class MSELoss(Function):
                 unbroadcast(-grad_diff, ctx.target.shape) if ctx.needs_input_grad[1] else None)
 
 
-class SmoothL1Loss(Function):
+class SmoothL1Loss(Node):
     """ℓ(d) = d²/2β where |d| < β, else |d| - β/2  (d = x - t, β > 0);
     ∂ℓ/∂x = d/β where |d| < β, else sign(d) (= -∂ℓ/∂t).
     ``huber``: β times that, ℓ(d) = d²/2 or β (|d| - β/2), ∂ℓ/∂x = d or β sign(d) — written
@@ -112,7 +112,7 @@ class SmoothL1Loss(Function):
                 unbroadcast(-grad_diff, ctx.target.shape) if ctx.needs_input_grad[1] else None)
 
 
-class BinaryCrossEntropy(Function):
+class BinaryCrossEntropy(Node):
     """ℓ = -w [t log x + (1 - t) log(1 - x)], each log clamped at -100 (PyTorch's);
     ∂ℓ/∂x = w (x - t) / max(x (1 - x), 1e-12),  ∂ℓ/∂t = -w logit(x)  (PyTorch's formulas)"""
 
@@ -141,7 +141,7 @@ class BinaryCrossEntropy(Function):
         return grad_x, grad_t
 
 
-class LogSoftmax(Function):
+class LogSoftmax(Node):
     """y = x - logΣexp(x);  ∂L/∂x = g - softmax(x) · Σg,  softmax(x) = exp(y)
 
     Subtracting the max before exp keeps every exponent ≤ 0, so nothing overflows.
@@ -178,7 +178,7 @@ def _place(target, classes, values) -> None:
         np.put_along_axis(target, classes, values, axis=1)
 
 
-class NLLLoss(Function):
+class NLLLoss(Node):
     """L = -Σₙ wₙ log_probs[n, tₙ] (÷ Σₙ wₙ for the mean), wₙ = weight[tₙ], 0 where ignored;
     ∂L/∂log_probs[n, c] = -wₙ [c = tₙ] (÷ Σₙ wₙ)
 

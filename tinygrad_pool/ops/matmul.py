@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from ..tensor import Function, Tensor, unbroadcast
+from ..engine import Node, Tensor, unbroadcast
 from .args import operands_advice, plural, product_operands, tensor_arg
 from .elementwise import BroadcastError
 
@@ -36,7 +36,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     return MatMul.apply(input, other)
 
 
-class MatMul(Function):
+class MatMul(Node):
     """d(A B) = dA B + A dB, so  ∂L/∂A = G Bᵀ  and  ∂L/∂B = Aᵀ G
 
     A 1-D operand is treated as a row (a) or column (b) matrix, and the added axis is removed
@@ -70,7 +70,7 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
-class Linear(Function):
+class Linear(Node):
     """y = x Wᵀ + b, one node as torch's addmm:  ∂L/∂x = G W,  ∂L/∂W = Gᵀ x (summed over the
     batch axes),  ∂L/∂b = Σ G over the axes b was broadcast along.
 
@@ -175,7 +175,7 @@ def parse_einsum(equation: str, operands: list) -> tuple:
     return inputs, output, sizes
 
 
-class Einsum(Function):
+class Einsum(Node):
     """out = Σ over the letters missing from the output, of the product of the operands
 
     ∂L/∂operandₖ is an einsum too: the output gradient times every other operand, summed over

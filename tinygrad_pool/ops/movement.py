@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ..fast import views
-from ..tensor import OMITTED, Function, Tensor, unbroadcast
+from ..engine import OMITTED, Node, Tensor, unbroadcast
 from .args import DimensionError
 from .args import check_choice, plural, tensor_arg
 
@@ -471,7 +471,7 @@ def index_error(error: IndexError, index, shape: tuple) -> Exception:
     return IndexError(f"index: {error} (input shape {shape})")
 
 
-class Reshape(Function):
+class Reshape(Node):
     """Reshaping only relabels elements: the gradient is reshaped back"""
 
     is_view = True
@@ -484,7 +484,7 @@ class Reshape(Function):
         return grad.reshape(ctx.input_shape)
 
 
-class Permute(Function):
+class Permute(Node):
     """Permuting axes: the gradient is permuted by the inverse permutation"""
 
     is_view = True
@@ -499,7 +499,7 @@ class Permute(Function):
 _BACKWARDS, _ALL = slice(None, None, -1), slice(None)
 
 
-class Flip(Function):
+class Flip(Node):
     """Reversing axes is its own inverse (a copy, as PyTorch's flip)"""
 
     def forward(ctx, x, dims):
@@ -513,7 +513,7 @@ class Flip(Function):
         return Flip.call(grad, dims=ctx.attrs["dims"])
 
 
-class Repeat(Function):
+class Repeat(Node):
     """Tiling copies x ``repeats[i]`` times along dim i; each copy's gradient adds back:
     dx = Σ over the copies of the gradient's matching block"""
 
@@ -532,7 +532,7 @@ class Repeat(Function):
         return blocks.sum(axis=tuple(range(0, 2 * len(repeats), 2))).reshape(shape)
 
 
-class Roll(Function):
+class Roll(Node):
     """Rolling moves each element by ``shifts`` (cyclically); the gradient rolls back by
     -shifts. ``dims=None`` rolls the flattened tensor, as torch's roll"""
 
@@ -544,7 +544,7 @@ class Roll(Function):
                          dims=ctx.attrs["dims"])
 
 
-class Pad(Function):
+class Pad(Node):
     """Constant padding, ``widths`` = (before, after) per dim (negative widths crop): the
     gradient of the kept elements goes back, i.e. dx = the gradient padded by -widths"""
 
@@ -564,7 +564,7 @@ class Pad(Function):
         return Pad.call(grad, widths=widths, value=0)
 
 
-class Expand(Function):
+class Expand(Node):
     """Broadcasting to a larger shape copies each element; the copies' gradients are summed"""
 
     is_view = True
@@ -577,7 +577,7 @@ class Expand(Function):
         return unbroadcast(grad, ctx.input_shape)
 
 
-class Clone(Function):
+class Clone(Node):
     """A copy: the gradient passes through unchanged"""
 
     def forward(ctx, x):
@@ -587,7 +587,7 @@ class Clone(Function):
         return grad
 
 
-class Cast(Function):
+class Cast(Node):
     """A change of dtype: the gradient changes back"""
 
     def forward(ctx, x, dtype):
@@ -598,7 +598,7 @@ class Cast(Function):
         return Cast.call(grad, dtype=ctx.input_dtype)
 
 
-class Index(Function):
+class Index(Node):
     """x[index]: each selected element's gradient goes back to where it was read from;
     an element read twice (advanced indexing with repeats) gets the sum"""
 
@@ -618,7 +618,7 @@ class Index(Function):
         return IndexScatter.call(grad, index=ctx.attrs["index"], shape=ctx.input_shape)
 
 
-class IndexScatter(Function):
+class IndexScatter(Node):
     """The adjoint of indexing: values added into zeros at the indexed places (a place
     indexed twice gets both); its own derivative reads those places again"""
 
@@ -638,7 +638,7 @@ class IndexScatter(Function):
         return Index.call(grad, index=ctx.attrs["index"])
 
 
-class Copy(Function):
+class Copy(Node):
     """dst.copy_(src): the result is src broadcast to dst's shape; dst's old value is gone,
     so only src gets a gradient"""
 
@@ -650,7 +650,7 @@ class Copy(Function):
         return Fill.call(grad, value=0), unbroadcast(grad, ctx.src_shape)
 
 
-class Fill(Function):
+class Fill(Node):
     """x.fill_(value): a constant, so x's old value gets a zero gradient"""
 
     def forward(ctx, x, value):
@@ -660,7 +660,7 @@ class Fill(Function):
         return Fill.call(grad, value=0)
 
 
-class IndexPut(Function):
+class IndexPut(Node):
     """x[index] = value with an advanced index (PyTorch's index_put_): the overwritten places
     of x get no gradient; value gets the gradient of the places it was written to"""
 
@@ -700,7 +700,7 @@ def apply_view_path(base, path: tuple):
     return base
 
 
-class WriteView(Function):
+class WriteView(Node):
     """A base whose view (reached by ``path``) was overwritten with ``value`` — what an in-place
     op on a view does to the base (PyTorch's CopySlices): the view's region of the base takes
     ``value``'s gradient, the rest passes through"""

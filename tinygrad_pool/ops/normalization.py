@@ -16,11 +16,11 @@ import numpy as np
 
 from ..fast.quiet import quiet
 from ..grad_mode import no_grad
-from ..tensor import Function, Tensor
+from ..engine import Node, Tensor
 from .args import check_flag, check_floating, check_number, dtype_advice, tensor_arg
 
 
-class Standardize(Function):
+class Standardize(Node):
     """x̂ = (x - μ) / σ, σ = √(var + ε) over ``axes``;  ∂L/∂x = (g - mean(g) - x̂ mean(g x̂)) / σ
 
     Why a Function and not a composition of mean, subtract, multiply and sqrt (which autograd

@@ -25,7 +25,7 @@ The kernels (max with argmax, the scatter and gather, window sums) live in ``fas
 import numpy as np
 
 from ..fast import pool as fast
-from ..tensor import Function, Tensor
+from ..engine import Node, Tensor
 from ..windows import (GeometryError, adaptive_mean, adaptive_mean_matrix, adaptive_window_index,
                        check_batched, check_windows_reach_input, pair, pool_output_size)
 from .args import DimensionError, check_dimension, check_flag, check_floating, tensor_arg
@@ -33,7 +33,7 @@ from .args import DimensionError, check_dimension, check_flag, check_floating, t
 TIE_RULES = ("first", "split", "all")
 
 
-class MaxPool2d(Function):
+class MaxPool2d(Node):
     """out = max over each window;  ∂L/∂x[argmax] += ∂L/∂out, zero elsewhere
 
     ``ties`` decides who receives the gradient when a window holds several equal maxima:
@@ -59,7 +59,7 @@ class MaxPool2d(Function):
         return RouteToArgmax.call(grad, argmax=ctx.argmax, input_shape=ctx.x.shape)
 
 
-class RouteToArgmax(Function):
+class RouteToArgmax(Node):
     """Each output's gradient added onto the pixel its window chose;  its derivative reads
     the pixels back: ∂L/∂grad = gather(G, argmax)"""
 
@@ -70,7 +70,7 @@ class RouteToArgmax(Function):
         return GatherArgmax.call(grad_routed, argmax=ctx.attrs["argmax"])
 
 
-class GatherArgmax(Function):
+class GatherArgmax(Node):
     """Each window's chosen pixel, read;  its derivative routes back: ∂L/∂x = route(G, argmax)"""
 
     def forward(ctx, x, argmax):
@@ -81,7 +81,7 @@ class GatherArgmax(Function):
         return RouteToArgmax.call(grad, argmax=ctx.attrs["argmax"], input_shape=ctx.input_shape)
 
 
-class AvgPool2d(Function):
+class AvgPool2d(Node):
     """out = Σ window / divisor;  ∂L/∂x = each output's gradient / divisor, spread over its window"""
 
     def forward(ctx, x, *, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -99,7 +99,7 @@ class AvgPool2d(Function):
         return SpreadOverWindows.call(grad / ctx.divisor, input_shape=ctx.x.shape, **ctx.attrs)
 
 
-class SpreadOverWindows(Function):
+class SpreadOverWindows(Node):
     """Each value added onto every pixel of its window (the adjoint of a window sum);  its
     derivative sums the windows again: ∂L/∂values = Σ window of G"""
 
@@ -112,7 +112,7 @@ class SpreadOverWindows(Function):
                               padding=a["padding"], out_hw=a["out_hw"])
 
 
-class WindowSum(Function):
+class WindowSum(Node):
     """Σ over each window;  ∂L/∂x = each output's gradient spread over its window"""
 
     def forward(ctx, x, *, kernel_size, stride, padding, out_hw):
@@ -208,7 +208,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 # ---- adaptive pooling ---------------------------------------------------------------------------
-class AdaptiveMaxPool2d(Function):
+class AdaptiveMaxPool2d(Node):
     """out = max over each adaptive window;  ∂L/∂x[argmax] += ∂L/∂out, zero elsewhere"""
 
     def forward(ctx, x, *, out_hw):
@@ -225,7 +225,7 @@ class AdaptiveMaxPool2d(Function):
         return RouteToArgmax.call(grad, argmax=ctx.argmax, input_shape=ctx.input_shape)
 
 
-class AdaptiveAvgPool2d(Function):
+class AdaptiveAvgPool2d(Node):
     """out = mean over each adaptive window (the windows' own pixels: a NaN stays in its own);
     it is linear, out = R · x · Cᵀ per plane, so  ∂L/∂x = Rᵀ · G · C  (R, C: the matrices that
     average the row and column windows)"""
@@ -240,7 +240,7 @@ class AdaptiveAvgPool2d(Function):
                                  columns=adaptive_mean_matrix(w, out_w, grad.dtype).T)
 
 
-class PlaneProduct(Function):
+class PlaneProduct(Node):
     """out = R · x · Cᵀ on every H×W plane, for constant matrices R and C (adaptive average
     pooling: the rows and columns that average each window);  ∂L/∂x = Rᵀ · G · C"""
 
@@ -323,7 +323,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 
 # ---- max unpooling ------------------------------------------------------------------------------
-class MaxUnpool2d(Function):
+class MaxUnpool2d(Node):
     """out[n, c, indices] = x, zero elsewhere (a scatter);  ∂L/∂x = G read at the indices
     (a gather — PyTorch's rule, also where an index repeats)"""
 

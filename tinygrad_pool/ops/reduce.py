@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..fast.quiet import quiet
-from ..tensor import OMITTED, Function, Tensor
+from ..engine import OMITTED, Node, Tensor
 from .args import DimensionError, check_flag, check_scalar, warn
 from .elementwise import Abs, Exp, Pow, Sign, Where, check_tensor, floating
 from .movement import Expand, Fill, Flip, IndexScatter, is_int, wrap_dim
@@ -93,7 +93,7 @@ def expand_reduced(grad, input_shape: tuple, axis: tuple, keepdims: bool):
     return grad.reshape(tuple(1 if a in axis else n for a, n in enumerate(input_shape)))
 
 
-class Sum(Function):
+class Sum(Node):
     """d Σᵢ xᵢ / d xⱼ = 1: every summed element receives the output gradient unchanged"""
 
     def forward(ctx, x, axis, keepdims):
@@ -105,7 +105,7 @@ class Sum(Function):
         return Expand.call(grad, shape=ctx.input_shape)
 
 
-class Mean(Function):
+class Mean(Node):
     """d (Σᵢ xᵢ / n) / d xⱼ = 1 / n"""
 
     def forward(ctx, x, axis, keepdims):
@@ -128,7 +128,7 @@ def mean_accurately(x: np.ndarray, axis: tuple, keepdims: bool = False):
         return sum_accurately(x, axis, keepdims) / x.dtype.type(math.prod(x.shape[a] for a in axis))
 
 
-class Max(Function):
+class Max(Node):
     """d max(x) / d xⱼ = [xⱼ is a maximum] / (number of maxima)
 
     At a tie the max is not differentiable; splitting the gradient equally among the tied
@@ -204,7 +204,7 @@ def _refuse_empty(shape: tuple, dims, whole_error, dim_error) -> None:
             raise dim_error(d)
 
 
-class MaxAlongDim(Function):
+class MaxAlongDim(Node):
     """max(x, dim) → values and their indices: the gradient goes to the selected element only
     (torch's rule for max/min with a dim; the first of tied maxima is selected, as on torch's
     CPU). Saves the indices, as torch."""
@@ -263,7 +263,7 @@ class MinResult(NamedTuple):
     __repr__ = _return_type_repr
 
 
-class Prod(Function):
+class Prod(Node):
     """d Πᵢ xᵢ / d xⱼ = Πᵢ≠ⱼ xᵢ — which is out / xⱼ when no xᵢ is 0 (torch's fast case); with
     zeros the product of the others is computed as such (``ProdOfOthers``), as torch does"""
 
@@ -289,7 +289,7 @@ def exclusive_cumprod(x: np.ndarray, axis: int) -> np.ndarray:
     return np.cumprod(before, axis=axis)
 
 
-class ProdOfOthers(Function):
+class ProdOfOthers(Node):
     """yⱼ = Πᵢ≠ⱼ xᵢ along the reduced axes (exact with zeros: no division), and
     ∂yⱼ/∂xₖ = Πᵢ∉{j,k} xᵢ for k ≠ j. Its backward works on arrays only (a third derivative of
     a product with zeros is refused, ``once_differentiable``)."""
@@ -331,7 +331,7 @@ def moved_back(y: np.ndarray, shape: tuple, axis: tuple) -> np.ndarray:
     return y.transpose(np.argsort(order))
 
 
-class Var(Function):
+class Var(Node):
     """var = Σ (x - x̄)² / (N - c);  d var / d xⱼ = 2 (xⱼ - x̄) / (N - c) (the x̄ terms cancel,
     since Σ (x - x̄) = 0). N - c below 0 counts as 0, so the result is inf or nan, as torch."""
 
@@ -349,7 +349,7 @@ class Var(Function):
             (x - Mean.call(x, axis=axis, keepdims=True))  # (empty x: nan, no NumPy warning)
 
 
-class Std(Function):
+class Std(Node):
     """std = √var;  d std / d xⱼ = (xⱼ - x̄) / ((N - c) std) — and 0 where std = 0 (a constant
     slice), as torch, where the formula would divide by 0. Saves x and the output, as torch."""
 
@@ -399,7 +399,7 @@ def warn_without_degrees_of_freedom(op: str, shape: tuple, axis: tuple, correcti
              f"reduction factor {count}, input shape {shape})")
 
 
-class VectorNorm(Function):
+class VectorNorm(Node):
     """‖x‖ₚ = (Σ |xᵢ|ᵖ)^(1/p);  d‖x‖ₚ / dxⱼ = sign(xⱼ) |xⱼ|ᵖ⁻¹ / ‖x‖ₚᵖ⁻¹ — and torch's special
     cases: p = 2 gives x / ‖x‖ (0 where ‖x‖ = 0), p = 1 sign(x), p = ±inf splits among the
     elements of largest (smallest) |x|, p = 0 (a count) has gradient 0. Saves x and the output.
@@ -457,7 +457,7 @@ class VectorNorm(Function):
                                    condition=norm_is_zero)
 
 
-class LogSumExp(Function):
+class LogSumExp(Node):
     """y = log Σ eˣ;  dy/dxⱼ = e^(xⱼ - y) (the softmax). The max is subtracted before exp, so no
     exponent is positive; an infinite max is not (inf - inf would be nan), as torch."""
 
@@ -479,7 +479,7 @@ class LogSumExp(Function):
         return expand_reduced(grad, x.shape, axis, keepdims) * Exp.call(x - out)
 
 
-class Cumsum(Function):
+class Cumsum(Node):
     """yᵢ = Σⱼ≤ᵢ xⱼ;  ∂L/∂xⱼ = Σᵢ≥ⱼ gᵢ: the gradient summed from the end (flip, cumsum, flip)"""
 
     def forward(ctx, x, axis):

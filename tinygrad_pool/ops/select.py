@@ -12,7 +12,7 @@ so writing into it in place before backward is caught (its gradient is always No
 """
 import numpy as np
 
-from ..tensor import Function, Tensor, unbroadcast
+from ..engine import Node, Tensor, unbroadcast
 from .args import DimensionError, check_scalar, plural
 from .movement import (Clone, Expand, Index, IndexPut, IndexScatter, Pad, Reshape,
                        expanded_shape, wrap_dim)
@@ -36,7 +36,7 @@ def _read_back(grad, index: np.ndarray, dim: int, src_shape: tuple):
                     value=0)
 
 
-class Gather(Function):
+class Gather(Node):
     """out[i][j] = x[index[i][j]][j] (dim 0): each element's gradient goes back where it was
     read from, summed over repeated reads — dx = zeros.scatter_add(dim, index, grad)"""
 
@@ -49,7 +49,7 @@ class Gather(Function):
         return IndexScatter.call(grad, index=where, shape=ctx.input_shape), None
 
 
-class ScatterAdd(Function):
+class ScatterAdd(Node):
     """out = x, with src[i][j] added at [index[i][j]][j] (dim 0): dx = grad,
     dsrc = grad.gather(dim, index)"""
 
@@ -67,7 +67,7 @@ class ScatterAdd(Function):
         return (grad if needs_x else None), grad_src, None
 
 
-class Scatter(Function):
+class Scatter(Node):
     """out = x, with src[i][j] written at [index[i][j]][j] (dim 0): the overwritten places of
     x get no gradient, dsrc = grad.gather(dim, index)"""
 
@@ -86,7 +86,7 @@ class Scatter(Function):
         return grad_x, grad_src, None
 
 
-class IndexSelect(Function):
+class IndexSelect(Node):
     """out = the slices x[..., index[k], ...] along dim: dx = zeros.index_add(dim, index, grad)
     (a slice selected twice gets both gradients)"""
 
@@ -99,7 +99,7 @@ class IndexSelect(Function):
         return IndexScatter.call(grad, index=where, shape=ctx.input_shape), None
 
 
-class MaskedFill(Function):
+class MaskedFill(Node):
     """out = value where mask, else x: dx = grad where not mask; d value = Σ grad where mask"""
 
     def forward(ctx, x, mask, value):

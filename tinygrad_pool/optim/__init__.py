@@ -41,7 +41,7 @@ import numpy as np
 
 from ..grad_mode import enable_grad
 from .. import unsupported
-from ..tensor import Tensor, zero_grad
+from ..engine import Tensor, zero_grad
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
            "NAdam", "RAdam", "LBFGS", "lr_scheduler"]

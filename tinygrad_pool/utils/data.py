@@ -39,7 +39,7 @@ import numpy as np
 
 from ..random import check_generator, default_generator, manual_seed
 from .. import unsupported
-from ..tensor import Tensor
+from ..engine import Tensor
 
 COLLATE_ERROR = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or "
                  "lists; found {}")

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..grad_mode import no_grad
 from ..nn.module import Module
-from ..tensor import Tensor
+from ..engine import Tensor
 from .graph import STYLE, GraphDigraph
 from .modules import dotted_paths, outermost_modules
 from .summary import plural, shape_text

@@ -44,7 +44,7 @@ except ModuleNotFoundError as error:
 from ..grad_mode import no_grad
 from ..nn.module import Module
 from ..ops.args import _shown, check_flag, check_size
-from ..tensor import Tensor
+from ..engine import Tensor
 from .modules import ModuleLayout, module_layout, parameter_paths
 from .pool_marks import pool_marks
 from .summary import (as_2d, attribute_name, ends, heat_colours, heat_plane, number, plain, plural,

@@ -51,7 +51,7 @@ from .pool_marks import chosen_cells, pool_marks
 from .summary import heat_colours as _heat_colours, heat_plane as _heat_plane, \
     number as _rounded, shape_text, stats as _stats
 from ..ops.args import check_flag, check_size
-from ..tensor import Function, Tensor, _node_of, _topological_order, run_backward
+from ..engine import Node, Tensor, _node_of, _topological_order, run_backward
 
 DIGITS = 4  # significant digits of every number shown (data-value keeps the full value)
 HEAT_CELLS = 64  # a heat-map plane is drawn cell by cell up to this many cells a side, else averaged
@@ -180,7 +180,7 @@ def _writable(name: str, path: Path, folder: bool) -> Path:
 # ---- recording: what backward did, node by node ---------------------------------------------
 def _record(loss: Tensor, gradient, retain_graph) -> list:
     root = _node_of(loss)
-    again = isinstance(root, Function) and root.ran  # ran before with retain_graph=True
+    again = isinstance(root, Node) and root.ran  # ran before with retain_graph=True
     frames, arrivals = [], {}  # arrivals: id(node) -> [(sending frame, input index, array)]
 
     def observe(node, grad_output, input_grads):
@@ -219,7 +219,7 @@ def _graph(loss: Tensor, frames: list) -> dict:
     outputs = {id(order[-1]): loss}  # a Function does not know its output: its users do
     constants = []
     for node in order:
-        if isinstance(node, Function):
+        if isinstance(node, Node):
             for edge, parent in zip(node.edges, node.parents):
                 if edge is None:
                     constants.append((node, parent))
@@ -298,7 +298,7 @@ def _parameter_names(order: list) -> dict:
     the nodes' origins, by the same rule as draw_graph(group="module") (viz/modules.py)."""
     modules = {}
     for node in order:
-        origin = node.origin if isinstance(node, Function) else None
+        origin = node.origin if isinstance(node, Node) else None
         for module, _ in (origin or {}).get("modules", ()):
             modules.setdefault(id(module), module)
     return dotted_paths(outermost_modules(list(modules.values())))[1]

@@ -19,12 +19,12 @@ import weakref
 
 import numpy as np
 
-from . import dtypes, unsupported
-from .devices import CPU, check_device, missing  # noqa: F401  (check_device: re-exported)
-from .devices import device as device_of
-from .fast import memory
-from .fast.quiet import quiet
-from .grad_mode import _mode, enable_grad, no_grad  # noqa: F401  (no_grad: re-exported)
+from .. import dtypes, unsupported
+from ..devices import CPU, check_device, missing  # noqa: F401  (check_device: re-exported)
+from ..devices import device as device_of
+from ..fast import memory
+from ..fast.quiet import quiet
+from ..grad_mode import _mode, enable_grad, no_grad  # noqa: F401  (no_grad: re-exported)
 
 
 # Every in-place write in the process takes the next number here. A node that saw the latest
@@ -59,7 +59,7 @@ def _edge(t: "Tensor"):
     return t.grad_fn if t.grad_fn is not None else t if t._requires_grad else None
 
 
-class Function:
+class Node:
     """One node of the graph: an op's forward and its derivative, side by side.
 
     Subclasses define ``forward(ctx, *arrays, **attrs) -> array`` and
@@ -72,7 +72,7 @@ class Function:
     Backward runs with NumPy's floating-point warnings off (switched once per pass, not per
     op): a slope of inf at 0, inf · 0 = nan arrive silently, as in torch.
 
-    A backward written with operators, methods and ``Function.call`` works on arrays (the
+    A backward written with operators, methods and ``Node.call`` works on arrays (the
     fast path) and on Tensors alike: with ``create_graph=True`` the engine hands it Tensors —
     the saved arrays too, attached to the graph — so that its own operations are recorded
     and can be differentiated again. A backward that only works on arrays sets
@@ -527,7 +527,7 @@ class Tensor:
         self._view = None
 
     @staticmethod
-    def _make(data: np.ndarray, grad_fn: Function | None) -> "Tensor":
+    def _make(data: np.ndarray, grad_fn: Node | None) -> "Tensor":
         """Wrap an op's output without re-checking it (the hot path of every op: one store per
         field, no tuple, no class binding; measured: see benchmarks/README.md)."""
         t = _new_object(Tensor)
@@ -1314,7 +1314,7 @@ class Tensor:
         if a > b:
             raise RuntimeError(f"uniform_: expects a [a, b) range, but found a={a} > b={b}")
         A.check_floating("uniform_", "input", self)
-        from .random import default_generator
+        from ..random import default_generator
         rng = default_generator() if generator is None else generator
         return self.copy_(Tensor._make(rng.uniform(a, b, self._data.shape).astype(self.dtype), None))
 
@@ -1324,7 +1324,7 @@ class Tensor:
         if not A.check_number("normal_", "std", std) >= 0:  # (NaN is refused too)
             raise RuntimeError(f"normal_: expects std >= 0.0, but found std={std}")
         A.check_floating("normal_", "input", self)
-        from .random import default_generator
+        from ..random import default_generator
         rng = default_generator() if generator is None else generator
         return self.copy_(Tensor._make(rng.normal(mean, std, self._data.shape).astype(self.dtype),
                                        None))
@@ -1526,7 +1526,7 @@ class ReleasedValue(Tensor):
     """In a node's ``parents``, a large input that an op made (an intermediate), standing in
     for the tensor itself so that the graph does not keep its value alive longer than backward
     needs it, as PyTorch does: from the start where the op did not save it
-    (``Function._hold_unsaved_weakly``), else once backward has released the node.
+    (``Node._hold_unsaved_weakly``), else once backward has released the node.
 
     It keeps what the pictures draw — shape, dtype, name, the node that made it — and a weak
     reference to the tensor: while anyone else (the user, a node not yet released) holds that
@@ -1611,7 +1611,7 @@ def _topological_order(roots: list) -> list:
     return order
 
 
-def _check_node(fn: Function) -> None:
+def _check_node(fn: Node) -> None:
     """Refuse to run a node whose buffers were freed, or whose saved tensors were modified."""
     if fn.released:
         raise RuntimeError(
@@ -1753,7 +1753,7 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
         _mode.grad_enabled = mode_before
 
 
-def _as_gradient_tuple(fn: Function, grads) -> tuple:
+def _as_gradient_tuple(fn: Node, grads) -> tuple:
     """A backward's result as one entry per input (a bare array for a single input is fine)."""
     if type(grads) is not tuple:
         grads = tuple(grads) if isinstance(grads, list) else (grads,)
@@ -1763,7 +1763,7 @@ def _as_gradient_tuple(fn: Function, grads) -> tuple:
     return grads
 
 
-def _checked_gradient(fn: Function, index: int, data: np.ndarray, grad, create_graph: bool):
+def _checked_gradient(fn: Node, index: int, data: np.ndarray, grad, create_graph: bool):
     """A gradient that is not simply an array of the input's shape and dtype: converted when
     it can be (a NumPy scalar, a broadcastable shape summed down, another dtype, a Tensor
     under create_graph), else an error naming the op and the input."""
@@ -1797,7 +1797,7 @@ def _checked_gradient(fn: Function, index: int, data: np.ndarray, grad, create_g
     return grad
 
 
-def _backward_on_graph(fn: Function, grad: Tensor):
+def _backward_on_graph(fn: Node, grad: Tensor):
     """Run ``fn.backward`` on Tensors: what forward saved is handed over attached to the graph
     (an input as the node it came from, the output as ``fn``'s own), so every operation in the
     backward is recorded and can itself be differentiated."""
@@ -1823,12 +1823,12 @@ def _backward_on_graph(fn: Function, grad: Tensor):
         fn.__dict__.update(arrays)
 
 
-class OnceDifferentiable(Function):
+class OnceDifferentiable(Node):
     """Stands in for the backward of a Function marked ``once_differentiable``: differentiating
     it again is an error, as in PyTorch."""
 
     @classmethod
-    def node(cls, fn: Function) -> "OnceDifferentiable":
+    def node(cls, fn: Node) -> "OnceDifferentiable":
         node = cls.__new__(cls)
         node.parents, node.edges, node.attrs = (), (), {"function": fn.name}
         node.needs_input_grad = ()
@@ -1854,13 +1854,13 @@ def zero_grad(tensors, set_to_none: bool = True) -> None:
 
 
 # The op modules import Function and Tensor from this file, so they come in after both exist.
-from .ops import conv as C  # noqa: E402
-from .ops import elementwise as E  # noqa: E402
-from .ops import loss as L  # noqa: E402
-from .ops import matmul as M  # noqa: E402
-from .ops import movement as V  # noqa: E402
-from .ops import pool as P  # noqa: E402
-from .ops import reduce as R  # noqa: E402
-from .ops import join as J  # noqa: E402
-from .ops import select as S  # noqa: E402
-from .ops import args as A  # noqa: E402
+from ..ops import conv as C  # noqa: E402
+from ..ops import elementwise as E  # noqa: E402
+from ..ops import loss as L  # noqa: E402
+from ..ops import matmul as M  # noqa: E402
+from ..ops import movement as V  # noqa: E402
+from ..ops import pool as P  # noqa: E402
+from ..ops import reduce as R  # noqa: E402
+from ..ops import join as J  # noqa: E402
+from ..ops import select as S  # noqa: E402
+from ..ops import args as A  # noqa: E402
