@@ -34,6 +34,8 @@ from .random import (DEFAULT_GENERATOR as default_generator, Generator,  # noqa:
 from .serialization import load, save  # noqa: E402
 from .devices import device  # noqa: E402
 from . import accelerator, backends, cuda  # noqa: E402
+from .kernels import get_kernels, set_kernels  # noqa: E402
+from . import fast  # noqa: E402,F401  (registers the faster kernels under their names)
 from .threads import (get_num_interop_threads, get_num_threads,  # noqa: E402
                       set_num_interop_threads, set_num_threads)
 
@@ -46,6 +48,7 @@ __all__ = ["Tensor", "Size", "Node", "no_grad", "enable_grad", "inference_mode",
            "set_num_threads", "get_num_threads", "set_num_interop_threads",
            "get_num_interop_threads", "device", "cuda", "accelerator", "backends", "Generator",
            "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+           "set_kernels", "get_kernels",
            # dtypes
            "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
            "short", "int32", "int", "int64", "long", "bool", "get_default_dtype",

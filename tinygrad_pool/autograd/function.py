@@ -65,9 +65,6 @@ class BackwardNode(Node):
     under which ``save_for_backward`` stored its arrays.
     """
 
-    _STRUCTURE = Node._STRUCTURE | frozenset((
-        "input_positions", "output_specs", "output_index", "saved_names", "materialize_grads",
-        "dirty_tensors", "non_differentiable"))
     function = None  # the user's Function class (set on each <Name>Backward class)
 
     # ---- what forward may call -----------------------------------------------------------
@@ -79,15 +76,9 @@ class BackwardNode(Node):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {k} "
                                 f"is of type {type(t).__name__}")
-        for name in self.saved_names:  # a second call replaces the first, as in torch
-            if name is not None:
-                del self.__dict__[name]
-        names = []
-        for k, t in enumerate(tensors):
-            names.append(None if t is None else f"saved_tensors[{k}]")
-            if t is not None:
-                setattr(self, names[-1], t._data)
-        self.saved_names = tuple(names)
+        # (the engine's collection, by position; a second call replaces the first, as in torch)
+        Node.save_for_backward(self, **{f"saved_tensors[{k}]": None if t is None else t._data
+                                        for k, t in enumerate(tensors)})
 
     def mark_non_differentiable(self, *outputs) -> None:
         """These outputs get no gradient (requires_grad False); backward receives zeros (or
@@ -125,11 +116,10 @@ class BackwardNode(Node):
                 f"values of the graph are freed when you call .backward() or autograd.grad(). "
                 f"Specify retain_graph=True if you need to backward through the graph a second "
                 f"time or if you need to access saved tensors after calling backward.")
-        sources = dict(self._saved_tensors())  # the engine's finding: input index, or -1
+        sources = dict(self._saved_sources())  # the engine's finding: input index, or -1
         saved_outputs = self.__dict__.get("saved_outputs", {})
         saved = []
-        for name in self.saved_names:
-            value = None if name is None else self.__dict__[name]
+        for name, value in self.saved.items():
             if value is None or isinstance(value, Tensor):
                 saved.append(value)  # (a Tensor: create_graph, the engine attached it already)
             elif name in saved_outputs:  # one of several outputs: made by its own node
@@ -139,7 +129,7 @@ class BackwardNode(Node):
                 saved.append(t)
             elif sources.get(name) == -1:
                 saved.append(Tensor._make(value, self))
-            elif name in sources:
+            elif name in sources and value is self.parents[sources[name]]._data:
                 saved.append(self.parents[sources[name]])
             else:
                 saved.append(Tensor._make(value, None))
@@ -290,7 +280,7 @@ class Function:
         node.parents = tuple(args[k] for k in node.input_positions)
         node.attrs = {}
         node.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        node.saved_names, node.materialize_grads = (), True
+        node.materialize_grads = True
         node.dirty_tensors = node.non_differentiable = ()
         node.output_index = None
         with no_grad():
@@ -382,11 +372,11 @@ def _wrap_outputs(node: BackwardNode, outputs, record: bool):
         # The Function's node refers to that node too, to attach the saved output to the graph
         # in backward; it is a reference cycle, which backward breaks (saved_outputs is freed
         # with the saved arrays).
-        for name in node.saved_names:
+        for name, array in node.saved.items():
             for k, output_node in output_nodes.items():
-                if name is not None and node.__dict__[name] is values[k]._data:
+                if array is not None and array is values[k]._data:
                     node.__dict__.setdefault("saved_outputs", {})[name] = output_node
-                    setattr(output_node, name, values[k]._data)
+                    output_node.save_for_backward(**output_node.saved, **{name: array})
     for k in dirty - {id(values[k]) for k in differentiable}:  # not taken over: see above
         values[[id(v) for v in values].index(k)]._bump_version()
     return values[0] if single else tuple(values)

@@ -59,31 +59,44 @@ def _edge(t: "Tensor"):
     return t.grad_fn if t.grad_fn is not None else t if t._requires_grad else None
 
 
+# (Transitional, while ops move to save_for_backward: what is not saved state on a node.)
+_LEGACY_STRUCTURE = frozenset((
+    "parents", "edges", "attrs", "needs_input_grad", "released", "retained", "output_id",
+    "output_counter", "output_version", "input_versions", "writes_seen", "origin", "ran",
+    "stand_in", "saved", "input_positions", "output_specs", "output_index", "materialize_grads",
+    "dirty_tensors", "non_differentiable", "saved_outputs"))
+
+
+def _memory_of(array: np.ndarray):
+    """What owns an array's memory: the array itself, or the one object NumPy points every view
+    of it at (``base``). Two arrays with the same owner may see each other's writes."""
+    base = array.base
+    return array if base is None else base
+
+
 class Node:
     """One node of the graph: an op's forward and its derivative, side by side.
 
     Subclasses define ``forward(ctx, *arrays, **attrs) -> array`` and
-    ``backward(ctx, grad_output) -> one gradient (or None) per input``. ``ctx`` is the Function
-    instance itself: forward stores on it, under a meaningful name (``ctx.argmax``, ``ctx.x``),
-    exactly what backward will need. An input's or the output's array stored there is a saved
-    tensor, as in PyTorch: the engine notes its version, and backward refuses to run if it was
-    modified in place since. Everything forward stores is released after backward unless
-    ``retain_graph=True``, so the graph keeps its shape (for pictures) but not its buffers.
+    ``backward(ctx, grad_output) -> one gradient (or None) per input``. ``ctx`` is the node
+    itself. Forward saves the arrays backward needs with ``ctx.save_for_backward(x=x, ...)``,
+    each under a name that says what it is; backward reads them back with
+    ``x, ... = ctx.saved_tensors``. That one collection is everything the engine treats as
+    saved: an array there that is an input's or the output's (or a view of one) is checked
+    for in-place writes before backward uses it, as in PyTorch, and all of it is released
+    after backward unless ``retain_graph=True`` (the graph keeps its shape, for pictures, not
+    its buffers). Numbers and shapes backward needs are plain attributes on ``ctx``.
     Backward runs with NumPy's floating-point warnings off (switched once per pass, not per
     op): a slope of inf at 0, inf · 0 = nan arrive silently, as in torch.
 
-    A backward written with operators, methods and ``Node.call`` works on arrays (the
-    fast path) and on Tensors alike: with ``create_graph=True`` the engine hands it Tensors —
-    the saved arrays too, attached to the graph — so that its own operations are recorded
-    and can be differentiated again. A backward that only works on arrays sets
+    A backward written with operators, methods and ``Node.call`` works on arrays (the fast
+    path) and on Tensors alike: with ``create_graph=True`` the engine hands it Tensors — the
+    saved arrays too, attached to the graph — so that its own operations are recorded and can
+    be differentiated again. A backward that only works on arrays sets
     ``once_differentiable = True``.
     """
 
-    # Attributes every recorded node has; anything else on a node was saved by forward.
-    _STRUCTURE = frozenset(("parents", "edges", "attrs", "needs_input_grad", "released",
-                            "retained", "output_id", "output_counter", "output_version",
-                            "input_versions", "writes_seen", "origin", "ran", "stand_in"))
-
+    saved = {}  # what forward saved, by name (never changed in place: save_for_backward replaces it)
     released = False  # set on the node by release(); a class default saves a store per op
     is_view = False  # the output shares the first input's memory (reshape, permute, index...)
     once_differentiable = False
@@ -177,48 +190,90 @@ class Node:
         ctx.needs_input_grad = (False,) * len(values)
         return ctx.forward(*values, **attrs)
 
+    # ---- saving: what backward needs, in one collection ---------------------------------
+    def save_for_backward(self, **arrays) -> None:
+        """Keep these arrays for backward, each under a name that says what it is
+        (``ctx.save_for_backward(x=x, argmax=argmax)``; None for one not needed this time).
+        A second call replaces the first."""
+        self.saved = arrays
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """What forward saved, in the order it was saved (arrays; Tensors under create_graph)."""
+        if self.released:
+            raise RuntimeError(
+                f"{self.name}: Trying to backward through the graph a second time (or directly "
+                f"access saved tensors after they have already been freed). Saved intermediate "
+                f"values of the graph are freed when you call .backward() or autograd.grad(). "
+                f"Specify retain_graph=True if you need to backward through the graph a second "
+                f"time or if you need to access saved tensors after calling backward.")
+        return tuple(self.saved.values())
+
+    def _saved_items(self):
+        """(name, array) of each saved array. (Transitional: also the arrays an op not yet
+        converted stores as attributes.)"""
+        for name, value in self.saved.items():
+            if type(value) is np.ndarray:
+                yield name, value
+        for name, value in list(self.__dict__.items()):
+            if type(value) is np.ndarray:
+                yield name, value
+
+    def _resave(self, name: str, value) -> None:
+        """Put ``value`` in the place of the saved array ``name`` (an in-place commit, or
+        create_graph handing backward Tensors)."""
+        if name in self.saved:
+            self.saved = {**self.saved, name: value}
+        else:  # (transitional: an op that stores its saved arrays as attributes)
+            setattr(self, name, value)
+
     def _hold_unsaved_weakly(self) -> None:
         """The graph keeps a large intermediate only while backward needs it, as PyTorch does:
         an input this op did not save is held by a stand-in (``ReleasedValue``), so it is freed
         as soon as nothing else holds it (a conv's output, once the ReLU after it has run);
-        one it saved, until backward releases the node (``release``). This lowers a training
-        step's live peak to about PyTorch's (measured: see benchmarks/README.md)."""
-        saved = [value for value in self.__dict__.values() if type(value) is np.ndarray]
+        one it saved, until backward releases the node (``release``)."""
+        saved = [value for _, value in self._saved_items()]
         self.parents = tuple([p if any([value is p._data for value in saved]) else ReleasedValue.of(p)
                               for p in self.parents])
 
     def _as_array_output(self, out) -> np.ndarray:
         array = np.asarray(out)
-        saved = self.__dict__
-        for name in [name for name, value in saved.items() if value is out]:
-            saved[name] = array  # a saved output keeps being the output itself
+        for name, value in list(self.saved.items()) + list(self.__dict__.items()):
+            if value is out:
+                self._resave(name, array)  # a saved output stays the output
         return array
 
-    def _saved_tensors(self):
-        """(name, source) of each saved tensor: an input's array (source = its index) or the
-        output's (source = -1), found by identity among what forward stored.
+    def _saved_sources(self):
+        """(name, source) of each saved array: which input's value it is, or a view of
+        (source = that input's index), or the output's (source = -1); an intermediate (made in
+        forward, no input's memory) is not listed: nothing can write it in place.
 
-        Nothing is written down per saved tensor when an op runs (that would be an allocation
+        Nothing is written down per saved array when an op runs (that would be an allocation
         per op on the hot path): an input's version then is in ``input_versions`` (or 0), the
         output's is 0, and its counter reaches ``output_counter`` when it is first made."""
-        for name, value in self.__dict__.items():
-            if type(value) is not np.ndarray:  # the structure entries are tuples, ints, dicts
-                continue
+        inputs = [t._data for t in self.parents]
+        for name, value in self._saved_items():
             if id(value) == self.output_id:
                 yield name, -1
                 continue
-            for index, tensor in enumerate(self.parents):
-                if value is tensor._data:
+            for index, array in enumerate(inputs):
+                if value is array:
                     yield name, index
                     break
+            else:  # a view of an input's memory: that input's writes reach it
+                root = _memory_of(value)
+                for index, array in enumerate(inputs):
+                    if root is _memory_of(array):
+                        yield name, index
+                        break
 
     def _check_saved_versions(self) -> None:
-        """Backward refuses to use a saved tensor that was written in place after it was saved."""
+        """Backward refuses to use a saved array that was written in place after it was saved."""
         if self.output_id is None:  # not recorded (a stand-in node): nothing was saved
             return
         # (Backward calls this only for nodes made before the last in-place write, so the scan
         # needs no shortcut of its own.)
-        for name, source in self._saved_tensors():
+        for name, source in self._saved_sources():
             if source < 0:
                 counter = self.output_counter
                 now, then = (0 if counter is None else counter[0]), self.output_version
@@ -226,7 +281,7 @@ class Node:
                 now = self.parents[source]._version
                 then = 0 if self.input_versions is None else self.input_versions[source]
             if now != then:
-                array = self.__dict__[name]
+                array = dict(self._saved_items())[name]
                 what = "its output" if source < 0 else f"its input {source}"
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been modified by "
@@ -247,8 +302,9 @@ class Node:
                       for edge in self.edges])
 
     def saved_for_backward(self) -> dict:
-        """What forward stored for backward, by name (empty once released)."""
-        return {k: v for k, v in vars(self).items() if k not in self._STRUCTURE}
+        """What forward saved for backward, by name (empty once released)."""
+        legacy = {k: v for k, v in vars(self).items() if k not in _LEGACY_STRUCTURE}
+        return {**{k: v for k, v in self.saved.items() if v is not None}, **legacy}
 
     def release(self) -> None:
         """Drop what forward saved (a pool block among it is free again once nobody else holds
@@ -877,15 +933,13 @@ class Tensor:
         """Write ``result`` into this tensor and make its node ours (the in-place commit)."""
         ctx = result.grad_fn
         old_value, output_names = self._data, []
-        for name, value in list(ctx.__dict__.items()):
-            if type(value) is not np.ndarray:
-                continue
+        for name, value in list(ctx._saved_items()):
             if value is self._data:
                 # The op saved our value from before the write: it keeps that value, as a
                 # private copy (PyTorch's original_self), no longer tied to this tensor.
                 if old_value is self._data:
                     old_value = np.array(value)
-                setattr(ctx, name, old_value)
+                ctx._resave(name, old_value)
             elif value is result._data:  # the saved output is our memory from now on
                 output_names.append(name)
         # The node's inputs, as pictures and saved_for_backward show them: where the input was
@@ -902,7 +956,7 @@ class Tensor:
         counter = self._counter()  # (made before the write: the old node may need it too)
         self._write(result._data)
         for name in output_names:
-            setattr(ctx, name, self._data)
+            ctx._resave(name, self._data)
         ctx.output_id, ctx.output_counter, ctx.output_version = id(self._data), counter, counter[0]
         if self._view is None:
             if self.grad_fn is not None and self.grad_fn.retained is self:
@@ -1799,28 +1853,34 @@ def _checked_gradient(fn: Node, index: int, data: np.ndarray, grad, create_graph
 
 def _backward_on_graph(fn: Node, grad: Tensor):
     """Run ``fn.backward`` on Tensors: what forward saved is handed over attached to the graph
-    (an input as the node it came from, the output as ``fn``'s own), so every operation in the
-    backward is recorded and can itself be differentiated."""
+    (an input as the node it came from, the output as ``fn``'s own, an intermediate as a
+    constant), so every operation in the backward is recorded and can itself be differentiated."""
     if fn.once_differentiable:  # its backward works on arrays; its result cannot go further
         return fn.backward(np.asarray(grad))
-    arrays = {}
-    for name, source in list(fn._saved_tensors()):
-        array = arrays[name] = fn.__dict__[name]
+    arrays = dict(fn._saved_items())
+    sources = dict(fn._saved_sources())
+    for name, array in arrays.items():
+        source = sources.get(name)
+        if source is None:  # an intermediate: a constant, kept an array
+            continue
         if source < 0:
             value = Tensor._make(array, fn)
             value._version_counter = fn.output_counter or [fn.output_version]
         else:
             edge = fn.edges[source]
+            if array is not fn.parents[source]._data:  # a view of an input: a constant too
+                continue
             if isinstance(edge, Tensor):
                 value = edge
             else:
                 value = Tensor._make(array, edge)
                 value._version_counter = fn.parents[source]._counter()
-        setattr(fn, name, value)
+        fn._resave(name, value)
     try:
         return fn.backward(grad)
     finally:
-        fn.__dict__.update(arrays)
+        for name, array in arrays.items():
+            fn._resave(name, array)
 
 
 class OnceDifferentiable(Node):

@@ -13,3 +13,4 @@ views    broadcast_to as a read-only view by the ndarray constructor, not NumPy'
 quiet    np.errstate(all="ignore") by NumPy's context variable: backward and the ops that
          may overflow or divide by zero, silent as torch without errstate's set-up per entry
 """
+from . import conv, pool  # noqa: E402,F401  (each registers its kernels: ..kernels)
