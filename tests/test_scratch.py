@@ -28,9 +28,8 @@ def blocks() -> list:
 
 
 def kept() -> list:
-    """The free blocks: what the pool would hand out now (the pool's list, the loop's name and
-    getrefcount's argument refer to them)."""
-    return [b for b in memory._blocks() if sys.getrefcount(b) <= 3]
+    """The free blocks' memory: what the pool would hand out now."""
+    return [b.memory for b in memory._blocks() if b.free]
 
 
 def _address(array) -> int:
@@ -90,19 +89,30 @@ def test_kept_bytes_are_capped_and_the_block_handed_out_longest_ago_goes_first(m
     monkeypatch.setattr(memory, "MAX_KEPT_BYTES", 2 * nbytes + 4096)  # room for two blocks
     outs = [memory.take(BIG, np.float64) for _ in range(4)]
     assert [a.base is not None for a in outs] == [True, True, False, False]  # 3rd, 4th: malloc's
-    oldest, newest = weakref.ref(outs[0].base), weakref.ref(outs[1].base)  # (a name would hold them)
+    (oldest,) = [b for b in blocks() if np.shares_memory(b.memory, outs[0])]
+    (newest,) = [b for b in blocks() if np.shares_memory(b.memory, outs[1])]
     del outs
     other = memory.take((130, 128), np.float64)  # fits no block: the oldest free one goes
     assert other.base is not None and len(blocks()) == 2
-    assert oldest() is None and newest() is not None
+    assert not any(b is oldest for b in blocks()) and any(b is newest for b in blocks())
     assert sum(b.size for b in blocks()) <= memory.MAX_KEPT_BYTES
 
 
-def test_nothing_is_kept_where_reference_counts_are_not_exact(monkeypatch):
-    monkeypatch.setattr(memory, "_CAN_COUNT_REFERENCES", False)
+def test_a_block_is_free_exactly_when_its_lease_is_deallocated():
+    """What frees a block is the deallocation of the last array made from it (its lease), not
+    a reference count read by the pool: a view kept only inside a reference cycle holds the
+    block until the cycle is collected."""
     out = memory.take(BIG, np.float64)
-    assert out.base is None and blocks() == []
-    assert not memory.unreferenced(np.empty(BIG))
+    (block,) = blocks()
+    assert not block.free
+    cycle = [out[::2]]
+    cycle.append(cycle)
+    del out
+    assert not block.free  # the cycle still holds a view
+    del cycle
+    import gc
+    gc.collect()
+    assert block.free
 
 
 def test_each_thread_has_its_own_blocks():
@@ -123,24 +133,6 @@ def test_zeros_from_a_recycled_block_are_zeros():
     del dirty
     again = memory.zeros(BIG, np.float64)
     assert _address(again) == address and not again.any()
-
-
-def test_unreferenced_is_true_only_for_the_last_holder():
-    own = np.empty(BIG)
-    assert memory.unreferenced(own)
-    other_name = own
-    assert not memory.unreferenced(own)
-    del other_name
-    assert not memory.unreferenced(own[1:])  # a view of memory someone else owns
-    pooled = memory.take(BIG, np.float64)
-    assert memory.unreferenced(pooled)  # the only view of a block: no one else can read it
-    view = pooled.T
-    assert not memory.unreferenced(pooled)
-    del view
-    assert not memory.unreferenced(np.empty(BIG)[...])  # a view of a base that is not a block
-    read_only = np.empty(BIG)
-    read_only.setflags(write=False)
-    assert not memory.unreferenced(read_only)
 
 
 def test_the_engine_frees_used_gradients_but_never_one_still_held():
@@ -463,7 +455,7 @@ def test_held_references_of_every_kind_survive_training_unchanged(monkeypatch):
     assert held.pool_traffic > 100  # the spy saw the pool at work
     owners = [_array_of(e.obj) for e in held.entries]
     owners = [a if a.base is None else a.base for a in owners]
-    big = [a for a in owners if a.nbytes >= memory.SCRATCH_MIN_BYTES]
+    big = [a for a in owners if memoryview(a).nbytes >= memory.SCRATCH_MIN_BYTES]
     assert len(big) > len(owners) // 2  # most held memory is large enough to be reused
     _check_held(held, model, expected)
     # state_dict() values are the parameters' memory (detached Tensors, as torch's): they
@@ -483,15 +475,20 @@ def _state_dict_of_copies(self, keep_vars=False, **_):
                        for name, t in self.named_parameters())
 
 
+def _lease_never_in_use(self, shape, dtype, stamp):
+    """A broken pool: the block stays free while arrays made from it are held."""
+    self.stamp = stamp
+    return np.ndarray(shape, dtype, buffer=self.memory)
+
+
 @pytest.mark.parametrize("target, name, broken, victims", [
     # the pool takes a block for free while arrays made from it are still held: what a node
     # saved, the outputs, the gradients
-    (memory, "_FREE", 1 << 30,
+    (memory._Block, "lease", _lease_never_in_use,
      ["conv node saved 'cols' from saved_for_backward()", "conv node saved 'cols' as",
       "conv node saved 'cols' (a view only)", "max-pool node saved 'argmax' from",
       "max-pool node saved 'argmax' as", "max-pool node saved 'argmax' (a view only)",
-      "step 0: conv output", "step 0: relu output", "step 0: pooled output",
-      "step 0: input .grad"]),
+      "step 0: conv output", "step 0: relu output", "step 0: pooled output"]),
     (nn.Module, "state_dict", _state_dict_of_copies, ["state_dict()['fc.weight']"]),
 ], ids=["blocks-recycled-while-held", "state-dict-copied"])
 def test_the_check_fails_on_an_engine_that_reuses_held_arrays(monkeypatch, target, name,

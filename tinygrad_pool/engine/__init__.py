@@ -22,7 +22,6 @@ import numpy as np
 from .. import dtypes, unsupported
 from ..devices import CPU, check_device, missing  # noqa: F401  (check_device: re-exported)
 from ..devices import device as device_of
-from ..fast import memory
 from ..fast.quiet import quiet
 from ..grad_mode import _mode, enable_grad, no_grad  # noqa: F401  (no_grad: re-exported)
 
@@ -39,6 +38,10 @@ def _note_write(counter: list) -> None:
     counter[0] += 1
     _last_write[0] = next(_write_numbers)
 
+
+# An intermediate this large is what the graph must not keep alive longer than backward needs
+# it (see ReleasedValue); smaller ones cost no memory worth a stand-in.
+LARGE_BYTES = 1 << 16
 
 # Anomaly mode (autograd/anomaly.py switches it on): None, or the checker that sees every op's
 # output and every gradient backward sends. A layer above sets it, so the engine imports nothing
@@ -100,6 +103,9 @@ class Node:
     released = False  # set on the node by release(); a class default saves a store per op
     is_view = False  # the output shares the first input's memory (reshape, permute, index...)
     once_differentiable = False
+    # True in an op whose backward returns, for each input, an array it made for that input
+    # alone (not grad_output, a view of it, or anything saved): a leaf may keep it as .grad.
+    fresh_gradients = False
     retained = None  # the tensor whose retain_grad() asked for this node's output gradient
     # For the saved-tensor check (see _saved_tensors): the output array's id, the output's
     # version counter once it has one, and the versions the output and inputs had when saved
@@ -150,16 +156,16 @@ class Node:
                              b.grad_fn if b._view is None and b.grad_fn is not None else _edge(b))
                 written = (a._version_counter is not None and a._version_counter[0]) \
                     or (b._version_counter is not None and b._version_counter[0])
-                large = (a.grad_fn is not None and a._data.nbytes >= memory.SCRATCH_MIN_BYTES) \
-                    or (b.grad_fn is not None and b._data.nbytes >= memory.SCRATCH_MIN_BYTES)
+                large = (a.grad_fn is not None and a._data.nbytes >= LARGE_BYTES) \
+                    or (b.grad_fn is not None and b._data.nbytes >= LARGE_BYTES)
             elif len(inputs) == 1:
                 ctx.edges = (a.grad_fn if a._view is None and a.grad_fn is not None else _edge(a),)
                 written = a._version_counter is not None and a._version_counter[0]
-                large = a.grad_fn is not None and a._data.nbytes >= memory.SCRATCH_MIN_BYTES
+                large = a.grad_fn is not None and a._data.nbytes >= LARGE_BYTES
             else:
                 ctx.edges = tuple([_edge(t) for t in inputs])
                 written = any([t._version for t in inputs])
-                large = any([t.grad_fn is not None and t._data.nbytes >= memory.SCRATCH_MIN_BYTES
+                large = any([t.grad_fn is not None and t._data.nbytes >= LARGE_BYTES
                              for t in inputs])
             if written:
                 ctx.input_versions = tuple([t._version for t in inputs])
@@ -307,8 +313,7 @@ class Node:
         return {**{k: v for k, v in self.saved.items() if v is not None}, **legacy}
 
     def release(self) -> None:
-        """Drop what forward saved (a pool block among it is free again once nobody else holds
-        it: fast/memory.py)."""
+        """Drop what forward saved."""
         saved = self.__dict__
         # Everything goes but the graph's shape, in one step: a new dict of just that (sorting
         # the saved names out one by one, or clearing the dict then refilling it, are several
@@ -329,7 +334,7 @@ class Node:
         # still shows the value while anyone else holds the tensor. Small inputs stay: they
         # cost no memory worth a stand-in.
         for p in kept["parents"]:
-            if p.grad_fn is not None and p._data.nbytes >= memory.SCRATCH_MIN_BYTES:
+            if p.grad_fn is not None and p._data.nbytes >= LARGE_BYTES:
                 kept["parents"] = tuple([ReleasedValue.of(p) for p in kept["parents"]])
                 break
         self.__dict__ = kept
@@ -842,16 +847,18 @@ class Tensor:
         run_backward((self,), (gradient,), retain_graph, create_graph, inputs=inputs)
 
     def _accumulate(self, grad, adopt: bool) -> None:
-        """Add ``grad`` into ``.grad``, as PyTorch's AccumulateGrad does."""
+        """Add ``grad`` into ``.grad``, as PyTorch's AccumulateGrad does. ``adopt``: nothing
+        else holds ``grad`` (its op made it for this input alone), so it may become ``.grad``."""
         with _ACCUMULATE_LOCK:
             if isinstance(grad, Tensor):  # create_graph: .grad itself is part of a graph
                 self._grad = grad if self._grad is None else self._grad + grad
             elif self._grad is None:
-                # Adopted when only backward holds it (PyTorch "steals" it too): copying a
-                # large gradient into fresh memory costs as much as the op that made it. Else
-                # a copy: it may be shared with other nodes (Add hands one gradient to both
-                # inputs) or be a read-only broadcast view, and the user may edit .grad.
-                if not (adopt and grad.dtype == self._data.dtype and memory.unreferenced(grad, 4)):
+                # Taken over without a copy when the op that made it declared it fresh (PyTorch
+                # "steals" such a gradient too): copying a large gradient costs as much as the
+                # op that made it. Else a copy: it may be shared with other nodes (Add hands one
+                # gradient to both inputs), the caller's own array, or a read-only broadcast
+                # view, and the user may edit .grad.
+                if not (adopt and grad.dtype == self._data.dtype and grad.flags.writeable):
                     grad = np.array(grad, dtype=self._data.dtype, order="C")
                 self._grad = Tensor._make(grad, None)
             elif self.grad_fn is None and self._grad.grad_fn is None \
@@ -1596,7 +1603,7 @@ class ReleasedValue(Tensor):
     def of(t: Tensor) -> Tensor:
         """``t``'s stand-in if it is a large intermediate, else ``t`` itself."""
         node = t.grad_fn
-        if node is None or type(t) is not Tensor or t._data.nbytes < memory.SCRATCH_MIN_BYTES:
+        if node is None or type(t) is not Tensor or t._data.nbytes < LARGE_BYTES:
             return t
         made = node.__dict__.get("stand_in")
         if made is not None and made._source() is t:
@@ -1736,6 +1743,7 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
             _check_node(node)
 
     grads = {}  # keyed by identity: equal values are still different nodes
+    fresh = set()  # the keys whose gradient nothing else holds: a sum, or an op's fresh one
     for node, seed in zip(nodes, seeds):
         key = id(node)
         grads[key] = grads[key] + seed if key in grads else seed
@@ -1756,7 +1764,7 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                     if observe is not None:
                         observe(node, grad, None)
                     if plain or (capture is None and key in accumulate_into):
-                        node._accumulate(grad, adopt=True)
+                        node._accumulate(grad, adopt=key in fresh)
                     elif capture is not None and key in capture:
                         capture[key] = grad
                     continue
@@ -1794,14 +1802,17 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                     key = id(edge)
                     if key in grads:
                         grads[key] = grads[key] + parent_grad
+                        fresh.add(key)
                     else:
                         grads[key] = parent_grad
+                        if fn.fresh_gradients:
+                            fresh.add(key)
                 if not retain_graph:
                     fn.release()
                 elif not fn.ran:
                     fn.ran = True
-                # Used up: no stale references, so that a gradient's pool block is free for the
-                # next node's backward (fast/memory.py)
+                # Used up: no stale references, so that a gradient's memory is free for the
+                # next node's backward
                 input_grads = parent_grad = grad = None
     finally:
         _mode.grad_enabled = mode_before

@@ -1,26 +1,24 @@
-"""Memory the engine reuses from step to step: one pool of blocks, and the reference counts
-that decide when a block is free.
+"""Memory reused from step to step: one pool of blocks, and leases that say when a block is free.
 
-Writing into fresh memory costs a page fault per 4 KiB; on the machines we measured that made
-allocating a large array as slow as the arithmetic done in it. A training loop asks for the
-same sizes every step, so the ops take their large arrays here — temporaries (the im2col
-columns, the padded input, the pooling phase copy), what they save for backward (the columns,
-max-pool's argmax), the gradients they make (ReLU, max-pool, conv) and their outputs (conv,
-ReLU, max-pool) — and in a steady training loop these come back step after step instead of
-from fresh memory.
+Writing into fresh memory costs a page fault per 4 KiB, which made allocating a large array as
+slow as the arithmetic done in it (measured: see benchmarks/README.md). A training loop asks
+for the same sizes every step, so the kernels take their large arrays here — temporaries (the
+im2col columns, the padded input), what ops save for backward, the gradients and outputs they
+make — and in a steady loop these come back step after step instead of from fresh memory.
+This is a private matter of ``fast/``: the engine never asks whether an array came from here.
 
-THE INVARIANT: an array that anything outside the engine can reach is never reused.
-  - The pool keeps *blocks* (1-D byte arrays). Every array ``take`` hands out is a view of one
-    block, and every view — a view of that view, a reshape, a user's ``.data``, ``.grad``,
-    ``.numpy()``, a saved tensor, an array from ``saved_for_backward()`` — holds a reference
-    to its block (NumPy's ``base``). A block is handed out again only when CPython's exact
-    reference count shows that nothing but the pool refers to it: no array made from it is
-    left anywhere. Nothing is given back by hand, so nothing can be given back too early;
-    where the count is not exact (other interpreters, 3.14+) the pool keeps nothing.
-  - So a block is in one holder's hands at a time, and it is free again the moment its last
-    view goes: a temporary when its op returns, a saved buffer when backward releases the
-    node, a gradient once the op it fed has used it, an output once its tensor and every view
-    of it are gone.
+THE INVARIANT: an array that anything can still reach is never handed out again.
+  - The pool keeps *blocks* (1-D byte arrays). ``take`` hands out a view of a block through a
+    *lease*: a small ctypes array over the block's bytes, which NumPy keeps as the ``base`` of
+    the view and of every view made from it (a reshape, a user's ``.numpy()``, ``.grad``, a
+    saved tensor). The block is free again only when its lease is deallocated — that is, when
+    no array made from it is left anywhere — which a weak reference to the lease reports.
+    Nothing is counted and nothing is given back by hand, so nothing can be given back too
+    early, on any Python (CPython 3.14's uncounted borrowed references included: an object
+    is deallocated only once nothing refers to it, however references are counted).
+  - So a block is in one holder's hands at a time: a temporary until its op returns, a saved
+    buffer until backward releases the node, a gradient until the op it fed has used it, an
+    output until its tensor and every view of it are gone.
 tests/test_scratch.py holds references of every kind across many training steps and checks
 that none of them changes.
 
@@ -28,17 +26,16 @@ What keeps the pool small:
   - any block serves any shape and dtype that fills at least half of it (the smallest free
     one that fits): the forward's activations, freed during backward, make the backward's
     gradients, and a step needs about as many blocks as it has large arrays alive at once;
-    "at least half" is where the kept bytes came out lowest (a looser rule reuses blocks
-    poorly filled, a stricter one makes more blocks; measured: see benchmarks/README.md);
   - past MAX_KEPT_BYTES in all, the free blocks handed out longest ago are dropped;
   - per thread, so two threads never share one;
   - nothing here changes malloc, or anything else for the whole process.
 """
 import bisect
+import ctypes
 import itertools
 import math
-import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -49,19 +46,33 @@ SCRATCH_MIN_BYTES = 1 << 16  # smaller arrays come from malloc's own free lists,
 # (a program that runs many input sizes must not pile up blocks for each).
 MAX_KEPT_BYTES = 256 << 20
 
-# The references to a block when only the pool has it: the pool's list and getrefcount's own
-# argument. CPython 3.14 may leave borrowed references uncounted, so there and on other
-# interpreters the pool keeps nothing.
-_CAN_COUNT_REFERENCES = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
-_FREE = 2
+
+class _Block:
+    """One block of memory; ``free`` turns True when the lease on it is deallocated."""
+
+    __slots__ = ("memory", "size", "stamp", "free", "watch")
+
+    def __init__(self, size: int, stamp: int):
+        self.memory = np.empty(size, dtype=np.uint8)
+        self.size, self.stamp, self.free, self.watch = size, stamp, True, None
+
+    def lease(self, shape, dtype, stamp: int) -> np.ndarray:
+        """An array over this block, which is in use until the array and every view of it
+        are gone."""
+        lease = (ctypes.c_uint8 * self.size).from_buffer(self.memory)
+        self.free, self.stamp = False, stamp
+        self.watch = weakref.ref(lease, self._returned)
+        return np.ndarray(shape, dtype, buffer=lease)
+
+    def _returned(self, _watch) -> None:
+        self.free = True
 
 
 class _Pool:
-    """One thread's blocks, smallest first; ``sizes`` beside them (for bisect), and when each
-    was last handed out (``stamps``, to drop the free ones used longest ago first)."""
+    """One thread's blocks, smallest first, with their sizes beside them (for bisect)."""
 
     def __init__(self):
-        self.blocks, self.sizes, self.stamps = [], [], []
+        self.blocks, self.sizes = [], []
         self.clock = itertools.count()
 
 
@@ -78,30 +89,27 @@ def _blocks() -> list:
 
 
 def take(shape, dtype) -> np.ndarray:
-    """An uninitialised C-contiguous array: a view of the smallest free block that it fills at
-    least half of, else of a new block, kept from now on. Small arrays (under
-    SCRATCH_MIN_BYTES) are plain np.empty. (A bisect over the blocks' sizes, then the view by
-    the ndarray constructor: cheap beside the page faults it saves.)"""
+    """An uninitialised C-contiguous array: over the smallest free block that it fills at least
+    half of, else over a new block, kept from now on. Small arrays (under SCRATCH_MIN_BYTES)
+    are plain np.empty."""
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < SCRATCH_MIN_BYTES or not _CAN_COUNT_REFERENCES:
+    if nbytes < SCRATCH_MIN_BYTES:
         return np.empty(shape, dtype=dtype)
     pool = _pool()
     blocks, sizes = pool.blocks, pool.sizes
     k, end, most = bisect.bisect_left(sizes, nbytes), len(sizes), 2 * nbytes
     while k < end and sizes[k] <= most:
-        if sys.getrefcount(blocks[k]) <= _FREE:
-            pool.stamps[k] = next(pool.clock)
-            return np.ndarray(shape, dtype, buffer=blocks[k])
+        if blocks[k].free:
+            return blocks[k].lease(shape, dtype, next(pool.clock))
         k += 1
     if _drop_free_blocks(pool, sum(sizes) + nbytes - MAX_KEPT_BYTES):
         return np.empty(shape, dtype=dtype)  # over the budget even so: not kept, malloc's
-    block = np.empty(nbytes, dtype=np.uint8)
+    block = _Block(nbytes, next(pool.clock))
     k = bisect.bisect_right(sizes, nbytes)
     blocks.insert(k, block)
     sizes.insert(k, nbytes)
-    pool.stamps.insert(k, next(pool.clock))
-    return np.ndarray(shape, dtype, buffer=block)
+    return block.lease(shape, dtype, block.stamp)
 
 
 def _drop_free_blocks(pool: _Pool, excess: int) -> bool:
@@ -109,13 +117,12 @@ def _drop_free_blocks(pool: _Pool, excess: int) -> bool:
     True if that many could not go."""
     if excess <= 0:
         return False
-    for stamp in sorted(pool.stamps):
-        k = pool.stamps.index(stamp)
-        if sys.getrefcount(pool.blocks[k]) <= _FREE:
-            del pool.blocks[k], pool.stamps[k]
-            excess -= pool.sizes.pop(k)
-            if excess <= 0:
-                return False
+    for block in sorted([b for b in pool.blocks if b.free], key=lambda b: b.stamp):
+        k = pool.blocks.index(block)
+        del pool.blocks[k]
+        excess -= pool.sizes.pop(k)
+        if excess <= 0:
+            return False
     return True
 
 
@@ -133,26 +140,10 @@ def zeros(shape, dtype) -> np.ndarray:
     return array
 
 
-def unreferenced(array, references: int = 3) -> bool:
-    """True if nobody but the caller refers to ``array`` — a writeable ndarray owning its memory,
-    or the only view of a pool block — so that it may be kept without a copy (a leaf adopts
-    its first gradient so, as PyTorch's AccumulateGrad does). ``references`` counts the
-    caller's own names for it and getrefcount's argument."""
-    if not (_CAN_COUNT_REFERENCES and type(array) is np.ndarray and array.flags.writeable
-            and sys.getrefcount(array) <= references):
-        return False
-    base = array.base
-    if base is None:
-        return True
-    # A block: the pool's list, the view's base, this name and getrefcount's argument.
-    return type(base) is np.ndarray and sys.getrefcount(base) <= _FREE + 2 \
-        and any([block is base for block in _blocks()])
-
-
 def idle_bytes() -> int:
     """What this thread's pool holds that nothing uses now: memory kept for the next step,
     which benchmarks/ counts beside a step's peak."""
-    return sum([block.size for block in _blocks() if sys.getrefcount(block) <= _FREE + 1])
+    return sum([block.size for block in _blocks() if block.free])
 
 
 # The unsigned integer type of each float width, to read a float array's bits through.
