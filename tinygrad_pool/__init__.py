@@ -15,6 +15,7 @@ first use: training needs neither it nor the ``graphviz`` package.
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
 from .engine import Node, Size, Tensor
+from . import methods  # noqa: F401  (gives Tensor its op methods and operators)
 from . import unsupported
 from .dtypes import (bool, double, float, float16, float32, float64, get_default_dtype, half,
                      int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)

@@ -64,3 +64,13 @@ def as_dtype(op: str, dtype) -> np.dtype:
 
 
 _PYTHON_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool}
+
+
+_CASTS = {"float32": ".float()", "float64": ".double()", "float16": ".half()", "int64": ".long()",
+          "int32": ".int()", "bool": ".bool()"}
+
+
+def cast_spelling(dtype) -> str:
+    """torch's spelling of a conversion to ``dtype``: ".float()", ".double()", ".to(torch.uint8)"."""
+    dtype = np.dtype(dtype)
+    return _CASTS.get(dtype.name, f".to(torch.{dtype.name})")

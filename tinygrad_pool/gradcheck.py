@@ -20,7 +20,8 @@ import numpy as np
 
 from . import kinks as K
 from .ops.args import check_number, plural
-from .engine import Tensor, _node_of, enable_grad, no_grad, run_backward
+from .engine import Tensor, _node_of, run_backward
+from .grad_mode import enable_grad, no_grad
 
 SHOWN = 5  # kinks listed in the warning
 

@@ -29,21 +29,18 @@ What is checked, and how it differs from torch (which checks only backward, and 
 from __future__ import annotations
 
 import collections
-import importlib
 import linecache
 import os
 import sys
 
 import numpy as np
 
+from ..engine import Tensor, hooks, run_backward
 from ..grad_mode import _ModeSwitch
 from ..ops import activation, elementwise
 from ..ops.args import PACKAGE_DIR, check_flag, warn
 
-# The engine module (where the switch, tensor._anomaly, lives). Not ``from .. import tensor``:
-# on the package, ``tensor`` is torch's tensor() function.
-_engine = importlib.import_module("..engine", __package__)
-_RUN_BACKWARD = _engine.run_backward.__code__
+_RUN_BACKWARD = run_backward.__code__
 # Ops that compute each output element from the input elements at the same (broadcast) place:
 # for them a message can show the arithmetic that broke, e.g. log(0.0) = -inf.
 _ELEMENTWISE_MODULES = (elementwise.__name__, activation.__name__)
@@ -52,7 +49,7 @@ _CHECK_NAN = [True]  # is_anomaly_check_nan_enabled(); torch keeps it while the 
 
 def is_anomaly_enabled() -> bool:
     """True while anomaly mode is on (in any thread: the mode is process-wide, as torch's)."""
-    return _engine._anomaly is not None
+    return hooks.anomaly is not None
 
 
 def is_anomaly_check_nan_enabled() -> bool:
@@ -62,7 +59,7 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 def _set(enabled: bool, check_nan: bool) -> None:
     _CHECK_NAN[0] = check_nan
-    _engine._anomaly = (_CHECKING if check_nan else _RECORDING) if enabled else None
+    hooks.anomaly = (_CHECKING if check_nan else _RECORDING) if enabled else None
 
 
 class detect_anomaly(_ModeSwitch):
@@ -175,7 +172,7 @@ class _Checker:
         if input_grads is None or not self.check_nan:  # a leaf: it only receives
             return
         for k, grad in enumerate(input_grads):
-            if isinstance(grad, _engine.Tensor):  # (under create_graph)
+            if isinstance(grad, Tensor):  # (under create_graph)
                 grad = grad._data
             if grad is None or grad.dtype.kind not in "fc" or np.isfinite(grad).all():
                 continue
@@ -261,7 +258,7 @@ def _backward_message(node, k: int, grad: np.ndarray, grad_output) -> str:
     # (a large input the graph let go of, tensor.ReleasedValue, has no value left to show)
     where = f", where input {k} holds {parent._data[index]}" \
         if parent.shape == grad.shape and not getattr(parent, "value_freed", False) else ""
-    arriving = grad_output._data if isinstance(grad_output, _engine.Tensor) else grad_output
+    arriving = grad_output._data if isinstance(grad_output, Tensor) else grad_output
     if arriving.dtype.kind not in "fc":  # (the per-output slots of a custom Function)
         arriving = "it computed that from the gradients of its outputs"
     elif np.isfinite(arriving).all():

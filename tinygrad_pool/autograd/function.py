@@ -29,18 +29,12 @@ A Function with several differentiable outputs therefore gives each of them a sm
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 
 import numpy as np
 
+from ..engine import Node, Tensor, _last_write, _node_of, hooks
 from ..grad_mode import _mode, no_grad
-from ..engine import Node
-from ..engine import Tensor, _last_write, _node_of
-
-# The engine module itself, for its anomaly switch, which changes at run time (the package's
-# own ``tensor`` attribute is the creation function, so ``from .. import tensor`` would not do).
-_engine = importlib.import_module("..engine", __package__)
 
 
 def once_differentiable(backward):
@@ -357,8 +351,8 @@ def _wrap_outputs(node: BackwardNode, outputs, record: bool):
     node.writes_seen = _last_write[0]
     if any(t._version for t in node.parents):
         node.input_versions = tuple([t._version for t in node.parents])
-    if _engine._anomaly is not None:  # as the engine's apply does for its own ops
-        _engine._anomaly.forward(node, node.parents, values[differentiable[0]])
+    if hooks.anomaly is not None:  # as the engine's apply does for its own ops
+        hooks.anomaly.forward(node, node.parents, values[differentiable[0]])
     if len(differentiable) == 1:
         node.output_index = differentiable[0]
         _attach(node, values[node.output_index], node, dirty)

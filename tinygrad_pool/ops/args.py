@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from ..dtypes import cast_spelling  # noqa: F401  (re-exported: the ops' messages use it)
 from ..engine import Tensor
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -128,16 +129,6 @@ def plural(count: int, noun: str, nouns: str = "") -> str:
     """A count and its noun as a message reads them: "1 channel", "2 channels", "0 elements"
     (``nouns``: an irregular plural, such as "indices")."""
     return f"{count} {noun if count == 1 else nouns or noun + 's'}"
-
-
-_CASTS = {"float32": ".float()", "float64": ".double()", "float16": ".half()", "int64": ".long()",
-          "int32": ".int()", "bool": ".bool()"}
-
-
-def cast_spelling(dtype) -> str:
-    """torch's spelling of a conversion to ``dtype``: ".float()", ".double()", ".to(torch.uint8)"."""
-    dtype = np.dtype(dtype)
-    return _CASTS.get(dtype.name, f".to(torch.{dtype.name})")
 
 
 def dtype_advice(name: str, dtype, input_dtype) -> str:

@@ -1,0 +1,670 @@
+"""The Tensor's op methods and operators: ``x + y``, ``x.exp()``, ``x.sum(1)``, ``x.conv2d(w)``.
+
+Each one checks its arguments as torch does and calls the op's function or Node in ops/. They
+are written here, above ops/, and attached to Tensor (engine/tensor.py ``attach``), so that the
+engine imports no op. The dtype conversions (``to``, ``float``...) are here too: a float-to-float
+cast is a node of the graph.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import dtypes
+from .devices import check_device
+from .grad_mode import _mode
+from .devices import device as device_of
+from .engine import OMITTED, Cast, NotAnOperand, Size, Tensor, attach, numpy_spellings
+from .engine.tensor import _BOOLS, _NOT_COMPARABLE, _as_array, _check_can_require_grad
+from .random import default_generator
+from .ops import args, conv, elementwise, join, loss, matmul, movement, pool, reduce, select
+
+
+class TensorMethods:
+    """The methods attached to Tensor below."""
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if type(requires_grad) is not bool:
+            requires_grad = args.check_flag("requires_grad_", "requires_grad", requires_grad)
+        if requires_grad:
+            _check_can_require_grad(self._data.dtype, "requires_grad_")
+        self.requires_grad = requires_grad
+        return self
+
+    def size(self, dim: int | None = None):
+        """PyTorch's ``size()``: the shape, or the length of one dimension."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[reduce.normalize_axis("size", self._data.ndim, dim)]
+
+    # ---- dtype conversions (torch's names; a float-to-float cast stays in the graph) ---------
+    def to(self, *args, dtype=None, device=None, copy: bool = False, non_blocking: bool = False):
+        """``to(dtype)``, ``to("cpu")``, ``to(other_tensor)``, ``to(device, dtype)``."""
+        note = ""
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif isinstance(arg, device_of) or isinstance(arg, (str, builtins.int, np.integer)) \
+                    and arg not in dtypes.DTYPES and not isinstance(arg, builtins.bool):
+                # (a string that is no dtype's name, or an int, names a device, as in torch)
+                device, note = arg, " (an argument that names no dtype is read as a device)"
+            else:
+                dtype = arg
+        check_device("to", device, note)
+        if dtype is None:
+            return self.clone() if copy else self
+        dtype = dtypes.as_dtype("to", dtype)
+        if dtype == self._data.dtype:
+            return self.clone() if copy else self
+        if dtype.kind == "f" and self._data.dtype.kind == "f":
+            return Cast.apply(self, dtype=dtype)
+        return Tensor._make(self._data.astype(dtype), None)  # not differentiable: no graph
+
+    def type(self, dtype=None):
+        """The dtype's name, or a copy converted to ``dtype`` (a dtype, or its name)."""
+        if dtype is None:
+            return str(self._data.dtype)
+        if isinstance(dtype, str) and dtype not in dtypes.DTYPES:
+            raise ValueError(f"type: invalid type {dtype!r}: dtype must be one of "
+                             f"tinygrad_pool's dtypes or its name")
+        if not isinstance(dtype, (str, np.dtype)):
+            raise TypeError(f"type: dtype must be a dtype or its name, got "
+                            f"{type(dtype).__name__} ({dtype!r})")
+        return self.to(dtypes.as_dtype("type", dtype))
+
+    def float(self): return self.to(dtypes.float32)
+    def double(self): return self.to(dtypes.float64)
+    def half(self): return self.to(dtypes.float16)
+    def long(self): return self.to(dtypes.int64)
+    def int(self): return self.to(dtypes.int32)
+    def bool(self): return self.to(dtypes.bool)
+    def type_as(self, other): return self.to(elementwise.check_tensor("type_as", "other", other).dtype)
+    def cpu(self): return self
+
+    def clone(self) -> "Tensor":
+        """A copy in new memory, still in the graph (its gradient passes straight through)."""
+        return movement.Clone.apply(self)
+
+    # ---- ops, as methods and operators ------------------------------------------------------
+    def _const(self, other) -> "Tensor":
+        """A Python number or array as a tensor that adopts our floating dtype (float32 stays so)."""
+        if isinstance(other, Tensor):
+            return other
+        if isinstance(other, (int, float, np.number)) and self._data.dtype.kind == "f":
+            return Tensor._make(np.asarray(other, dtype=self._data.dtype), None)
+        return Tensor._make(_as_array(other, None), None)
+
+    def _pair(self, other) -> tuple:
+        """(self, other) as tensors of one dtype, by torch's promotion rules: a Python number
+        does not change a float tensor's dtype; ``int_tensor * 1.5`` is float32 (ops/elementwise).
+        An operand that is no tensor, array or real number raises ``NotAnOperand``: the operator
+        then returns NotImplemented, and Python raises its TypeError (as with torch)."""
+        if isinstance(other, Tensor):
+            if other._data.dtype is self._data.dtype:  # the common case, decided at once
+                return self, other
+        elif isinstance(other, (int, float)) and self._data.dtype.kind == "f":
+            return self, Tensor._make(np.asarray(other, dtype=self._data.dtype), None)
+        elif isinstance(other, np.ndarray):  # (torch takes an array operand too)
+            other = Tensor._make(_as_array(other, None), None)
+        elif not elementwise.is_number(other):
+            raise NotAnOperand
+        return tuple(elementwise.promote(self, other))
+
+    # (The try costs nothing until something is raised: the chain of +, * stays as fast. The
+    # commonest case, another Tensor of our dtype, is decided before any call, since the
+    # promotion call is a noticeable share of a small op; see benchmarks/README.md.)
+    def __add__(self, other):
+        if type(other) is Tensor and other._data.dtype is self._data.dtype:
+            return elementwise.Add.apply(self, other)
+        try:
+            return elementwise.Add.apply(*self._pair(other))
+        except NotAnOperand:
+            return NotImplemented
+
+    def __sub__(self, other):
+        try:
+            a, b = self._pair(other)
+        except NotAnOperand:
+            return NotImplemented
+        # torch refuses a bool operand (inline tests: this is a hot path)
+        if self._data.dtype is dtypes.bool or (b is not other and (
+                type(other) in _BOOLS or (isinstance(other, Tensor) and other._data.dtype is dtypes.bool))):
+            elementwise.check_sub("-", self, other)
+        return elementwise.Sub.apply(a, b)
+
+    def __mul__(self, other):
+        if type(other) is Tensor and other._data.dtype is self._data.dtype:
+            return elementwise.Mul.apply(self, other)
+        try:
+            return elementwise.Mul.apply(*self._pair(other))
+        except NotAnOperand:
+            return NotImplemented
+
+    def __truediv__(self, other):
+        try:
+            return elementwise.Div.apply(*elementwise.floating_pair(*self._pair(other)))
+        except NotAnOperand:
+            return NotImplemented
+
+    def __radd__(self, other):
+        try:
+            return elementwise.Add.apply(*self._pair(other)[::-1])
+        except NotAnOperand:
+            return NotImplemented
+
+    def __rsub__(self, other):
+        try:
+            b, a = self._pair(other)
+        except NotAnOperand:
+            return NotImplemented
+        elementwise.check_sub("-", other, self)
+        return elementwise.Sub.apply(a, b)
+
+    def __rmul__(self, other):
+        try:
+            return elementwise.Mul.apply(*self._pair(other)[::-1])
+        except NotAnOperand:
+            return NotImplemented
+
+    def __rtruediv__(self, other):
+        try:
+            return elementwise.Div.apply(*elementwise.floating_pair(*self._pair(other)[::-1]))
+        except NotAnOperand:
+            return NotImplemented
+
+    def __matmul__(self, other):
+        if isinstance(other, np.ndarray):  # (torch takes an array operand too)
+            other = Tensor._make(_as_array(other, None), None)
+        elif not isinstance(other, Tensor):
+            return NotImplemented
+        return matmul.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        if not isinstance(other, np.ndarray):
+            return NotImplemented
+        return matmul.matmul(Tensor._make(_as_array(other, None), None), self)
+
+    def __neg__(self):
+        if self._data.dtype is dtypes.bool:
+            elementwise.refuse_bool("-", self)
+        return elementwise.Neg.apply(self)
+
+    def __getitem__(self, index): return movement.Index.apply(self, index=movement.normalize_index(index))
+
+    # torch's method spellings of the operators: a Tensor or a number, nothing else
+    def add(self, other, *, alpha=1):
+        return self + elementwise.scaled_operand("add", other, alpha)
+
+    def sub(self, other, *, alpha=1):
+        elementwise.check_sub("sub", self, other)
+        return self - elementwise.scaled_operand("sub", other, alpha)
+
+    def mul(self, other): return self * elementwise.check_operand("mul", "other", other)
+    def div(self, other): return self / elementwise.check_operand("div", "other", other)
+    def neg(self):
+        if self._data.dtype is dtypes.bool:
+            elementwise.refuse_bool("neg", self)
+        return -self
+
+    def square(self): return self * self
+    multiply, divide, true_divide, subtract, negative = mul, div, div, sub, neg
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, np.ndarray):  # (torch takes an array operand too)
+            exponent = Tensor._make(_as_array(exponent, None), None)
+        try:
+            return elementwise.pow(self, exponent)
+        except NotAnOperand:
+            return NotImplemented
+
+    def __rpow__(self, base):
+        try:
+            return elementwise.pow(base, self)
+        except NotAnOperand:
+            return NotImplemented
+
+    def pow(self, exponent): return elementwise.pow(self, elementwise.check_operand("pow", "exponent", exponent))
+
+    # Comparisons and logic give bool tensors, element by element: they have no gradient.
+    # (A tensor stays hashable by identity, as in torch, so it can key a dict or sit in a set.)
+    def _compare(self, other, op, name: str) -> "Tensor":
+        other = self._pair(other)[1]._data
+        if self._data.shape != other.shape and self._data.ndim and other.ndim:
+            elementwise.check_broadcast(name, self._data, other)
+        return Tensor._make(np.asarray(op(self._data, other)), None)
+
+    # The methods take a Tensor or a number; the operators an array too (NotImplemented else)
+    def eq(self, other): return self._compare(elementwise.check_operand("eq", "other", other), np.equal, "eq")
+    def ne(self, other): return self._compare(elementwise.check_operand("ne", "other", other), np.not_equal, "ne")
+    def gt(self, other): return self._compare(elementwise.check_operand("gt", "other", other), np.greater, "gt")
+    def lt(self, other): return self._compare(elementwise.check_operand("lt", "other", other), np.less, "lt")
+    def ge(self, other):
+        return self._compare(elementwise.check_operand("ge", "other", other), np.greater_equal, "ge")
+
+    def le(self, other):
+        return self._compare(elementwise.check_operand("le", "other", other), np.less_equal, "le")
+
+    def _compare_operator(self, other, op, name: str):
+        try:
+            return self._compare(other, op, name)
+        except NotAnOperand:
+            return NotImplemented
+
+    def _order_operator(self, other, op, name: str):
+        # (torch orders a tensor against tensors and numbers, not arrays: Python's TypeError)
+        if isinstance(other, np.ndarray):
+            return NotImplemented
+        return self._compare_operator(other, op, name)
+
+    def __gt__(self, other): return self._order_operator(other, np.greater, "gt")
+    def __lt__(self, other): return self._order_operator(other, np.less, "lt")
+    def __ge__(self, other): return self._order_operator(other, np.greater_equal, "ge")
+    def __le__(self, other): return self._order_operator(other, np.less_equal, "le")
+    __hash__ = object.__hash__
+
+    # ``t == None`` is False and ``t != None`` True, as in torch: Python compares what a tensor
+    # cannot hold (None, strings, containers) by identity.
+    def __eq__(self, other):
+        return NotImplemented if isinstance(other, _NOT_COMPARABLE) else \
+            self._compare_operator(other, np.equal, "eq")
+
+    def __ne__(self, other):
+        return NotImplemented if isinstance(other, _NOT_COMPARABLE) else \
+            self._compare_operator(other, np.not_equal, "ne")
+
+    greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
+
+    def _logical(self, other, op, name: str) -> "Tensor":
+        if not isinstance(other, (Tensor, np.ndarray)) and not elementwise.is_number(other):
+            return NotImplemented  # (Python's TypeError: unsupported operand type(s) for &)
+        other = self._const(other)._data
+        if self._data.dtype.kind == "f" or other.dtype.kind == "f":
+            raise NotImplementedError(f"{name}: not implemented for floating-point tensors (input "
+                                      f"of dtype {self._data.dtype} and other of dtype "
+                                      f"{other.dtype}); use bool or integer tensors, e.g. masks "
+                                      f"from comparisons such as x > 0, or x.bool()")
+        if self._data.shape != other.shape and self._data.ndim and other.ndim:
+            elementwise.check_broadcast(name, self._data, other)
+        return Tensor._make(np.asarray(op(self._data, other)), None)
+
+    def __and__(self, other): return self._logical(other, np.bitwise_and, "and (&)")
+    def __or__(self, other): return self._logical(other, np.bitwise_or, "or (|)")
+    def __xor__(self, other): return self._logical(other, np.bitwise_xor, "xor (^)")
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+
+    def __invert__(self):
+        if self._data.dtype.kind == "f":
+            raise TypeError(f"~: input must be an integer or bool tensor (bitwise not), got "
+                            f"dtype {self._data.dtype}")
+        return Tensor._make(np.asarray(~self._data), None)
+
+    def logical_not(self): return Tensor._make(np.asarray(self._data == 0), None)
+    def logical_and(self, other):
+        return self._compare(elementwise.check_tensor("logical_and", "other", other), np.logical_and,
+                             "logical_and")
+
+    def logical_or(self, other):
+        return self._compare(elementwise.check_tensor("logical_or", "other", other), np.logical_or,
+                             "logical_or")
+
+    @numpy_spellings
+    def all(self, dim=None, keepdim: bool = False): return self._test(np.all, "all", dim, keepdim)
+    @numpy_spellings
+    def any(self, dim=None, keepdim: bool = False): return self._test(np.any, "any", dim, keepdim)
+
+    def _test(self, test, name: str, dim, keepdim: bool) -> "Tensor":
+        """all/any along dims: a bool tensor, no gradient."""
+        axes = reduce.reduce_args(name, self._data.shape, None, keepdim, dim, OMITTED)
+        return Tensor._make(np.asarray(test(self._data, axes["axis"], keepdims=axes["keepdims"])),
+                            None)
+
+    def _float(self) -> "Tensor":
+        """Input of a float function: integer and bool tensors become float32, as torch makes
+        their exp, log, ... (NumPy's results would be float64)."""
+        return self if self._data.dtype.kind == "f" else elementwise.floating(self)
+
+    def exp(self): return elementwise.Exp.apply(self._float())
+    def log(self): return elementwise.Log.apply(self._float())
+    def sqrt(self): return elementwise.Sqrt.apply(self._float())
+    def relu(self):
+        if self._data.dtype is dtypes.bool:
+            elementwise.refuse_bool("relu", self)
+        return elementwise.ReLU.apply(self)
+
+    def sigmoid(self): return elementwise.Sigmoid.apply(self._float())
+    def tanh(self): return elementwise.Tanh.apply(self._float())
+    def arctan(self): return elementwise.Arctan.apply(self._float())
+    def abs(self):
+        if self._data.dtype is dtypes.bool:
+            elementwise.refuse_bool("abs", self)
+        return elementwise.Abs.apply(self)
+
+    def log1p(self): return elementwise.log1p(self)
+    def rsqrt(self): return elementwise.rsqrt(self)
+    def sin(self): return elementwise.sin(self)
+    def cos(self): return elementwise.cos(self)
+    def sign(self): return elementwise.sign(self)
+    def floor(self): return elementwise.floor(self)
+    def ceil(self): return elementwise.ceil(self)
+    def round(self, *, decimals: int = 0): return elementwise.round(self, decimals=decimals)
+    def maximum(self, other): return elementwise.maximum(self, other)
+    def minimum(self, other): return elementwise.minimum(self, other)
+    def where(self, condition, other): return elementwise.where(condition, self, other)
+
+    def clamp(self, min=None, max=None): return elementwise.clamp(self, min, max)
+    clip = clamp
+    def clamp_min(self, min): return elementwise.clamp(self, min=elementwise.check_bound("clamp_min", "min", min))
+    def clamp_max(self, max): return elementwise.clamp(self, max=elementwise.check_bound("clamp_max", "max", max))
+
+    # In place (PyTorch's trailing underscore; augmented operators too). ``a @= b`` is not
+    # here on purpose: PyTorch has no in-place matmul, so Python rebinds ``a`` to ``a @ b``.
+    # Each checks all of its arguments first: a refused call changes nothing (data, version,
+    # grad_fn), as in torch.
+    def _check_fits(self, op: str, name: str, other, dtype=None) -> None:
+        """Refuse a result that cannot be written into this tensor: ``other`` (a Tensor, or
+        None) must broadcast to our shape, and the result's ``dtype`` cast to ours (torch: a
+        float result does not go into an integer tensor; float64 into float32 does)."""
+        if dtype is not None and dtype is not self._data.dtype \
+                and not np.can_cast(dtype, self._data.dtype, "same_kind"):
+            raise RuntimeError(f"{op}: result type {dtype} can't be cast to the desired output "
+                               f"type {self._data.dtype} of input")
+        shape = self._data.shape if other is None else other._data.shape
+        if shape != self._data.shape:
+            try:
+                fits = np.broadcast_shapes(shape, self._data.shape) == self._data.shape
+            except ValueError:
+                fits = False
+            if not fits:
+                raise elementwise.BroadcastError(f"{op}: {name} of shape {shape} does not broadcast to "
+                                       f"the shape {self._data.shape} of input, which the result "
+                                       f"is written into")
+
+    def _inplace_binary(self, op: str, fn: type, other, alpha=1) -> "Tensor":
+        """``x.add_(y)``, ``x += y``... (``op`` is the name errors give): y a Tensor or a number
+        (anything else raises ``NotAnOperand``, which ``+=`` turns into NotImplemented)."""
+        elementwise.check_operand(op, "other", other)
+        if fn is elementwise.Sub:
+            elementwise.check_sub(op, self, other)
+        if type(alpha) is not builtins.int or alpha != 1:
+            other = elementwise.scaled_operand(op, other, alpha)
+        dtype = elementwise.result_dtype(self, other)
+        if fn is elementwise.Div and dtype.kind != "f":  # true division: integers divide as floats
+            dtype = dtypes.get_default_dtype()
+        other = self._const(other)
+        self._check_fits(op, "other", other, dtype)
+        return self._inplace(fn, other)
+
+    def _inplace_unary(self, op: str, fn: type, floating: bool = False) -> "Tensor":
+        if floating and self._data.dtype.kind != "f":
+            raise RuntimeError(f"{op}: result type {dtypes.get_default_dtype()} can't be cast "
+                               f"to the desired output type {self._data.dtype} of input")
+        if self._data.dtype is dtypes.bool and fn in (elementwise.Neg, elementwise.ReLU, elementwise.Abs):
+            elementwise.refuse_bool(op, self)
+        return self._inplace(fn)
+
+    def add_(self, other, *, alpha=1): return self._inplace_binary("add_", elementwise.Add, other, alpha)
+    def sub_(self, other, *, alpha=1): return self._inplace_binary("sub_", elementwise.Sub, other, alpha)
+    def mul_(self, other): return self._inplace_binary("mul_", elementwise.Mul, other)
+    def div_(self, other): return self._inplace_binary("div_", elementwise.Div, other)
+
+    def pow_(self, exponent):
+        if isinstance(exponent, complex):
+            raise RuntimeError(f"pow_: exponent {exponent!r} is complex: result type complex "
+                               f"can't be cast to the desired output type {self._data.dtype} of "
+                               f"input")
+        elementwise.check_operand("pow_", "exponent", exponent)
+        dtype = elementwise.result_dtype(self, exponent)
+        if isinstance(exponent, Tensor):
+            self._check_fits("pow_", "exponent", exponent, dtype)
+            return self._inplace(elementwise.PowTensor, exponent)
+        self._check_fits("pow_", "exponent", None, dtype)
+        if self._data.dtype.kind != "f" and exponent < 0:
+            raise RuntimeError(f"pow_: integers to negative integer powers are not allowed "
+                               f"(input of dtype {self._data.dtype}, exponent {exponent})")
+        return self._inplace(elementwise.Pow, exponent=exponent)
+
+    def neg_(self): return self._inplace_unary("neg_", elementwise.Neg)
+    def exp_(self): return self._inplace_unary("exp_", elementwise.Exp, floating=True)
+    def log_(self): return self._inplace_unary("log_", elementwise.Log, floating=True)
+    def sqrt_(self): return self._inplace_unary("sqrt_", elementwise.Sqrt, floating=True)
+    def relu_(self): return self._inplace_unary("relu_", elementwise.ReLU)
+    def sigmoid_(self): return self._inplace_unary("sigmoid_", elementwise.Sigmoid, floating=True)
+    def tanh_(self): return self._inplace_unary("tanh_", elementwise.Tanh, floating=True)
+    def abs_(self): return self._inplace_unary("abs_", elementwise.Abs)
+
+    def clamp_(self, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("clamp_: at least one of min and max must not be None")
+        bounds = {side: value for side, value in (("min", min), ("max", max)) if value is not None}
+        tensors = [isinstance(value, Tensor) for value in bounds.values()]
+        for side, value in bounds.items():
+            if not isinstance(value, Tensor):
+                args.check_scalar("clamp_", side, value)
+        dtype = elementwise.result_dtype(self, *bounds.values())
+        if any(tensors):
+            if not all(tensors):
+                raise TypeError(f"clamp_: min and max must both be Tensors or both be numbers "
+                                f"(or None), got min={type(min).__name__}, "
+                                f"max={type(max).__name__}")
+            for side, value in bounds.items():
+                self._check_fits("clamp_", side, value, dtype)
+            return self._inplace(elementwise.ClampTensor, *bounds.values(), sides=tuple(bounds))
+        self._check_fits("clamp_", "min" if min is not None else "max", None, dtype)
+        return self._inplace(elementwise.Clamp, low=min, high=max)
+
+    def clamp_min_(self, min): return self.clamp_(min=min)
+    def clamp_max_(self, max): return self.clamp_(max=max)
+
+    def copy_(self, src):
+        self._check_fits("copy_", "src", elementwise.check_tensor("copy_", "src", src))
+        return self._inplace(movement.Copy, src)
+
+    def fill_(self, value):
+        if isinstance(value, Tensor):  # a 0-d tensor: its gradient is the sum over self
+            if value._data.ndim:
+                raise RuntimeError(f"fill_: value must be a number or a 0-d Tensor, got a "
+                                   f"tensor of shape {value._data.shape}")
+            return self.copy_(value)
+        return self._inplace(movement.Fill, value=args.check_scalar("fill_", "value", value))
+
+    def zero_(self): return self.fill_(0)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
+        """Fill with numbers drawn uniformly from [a, b) (torch's ``from`` and ``to``)."""
+        for name, value in (("a", a), ("b", b)):
+            if not np.isfinite(args.check_number("uniform_", name, value)):
+                raise RuntimeError(f"uniform_: {name}={value} is out of bounds for float")
+        if a > b:
+            raise RuntimeError(f"uniform_: expects a [a, b) range, but found a={a} > b={b}")
+        args.check_floating("uniform_", "input", self)
+        rng = default_generator() if generator is None else generator
+        return self.copy_(Tensor._make(rng.uniform(a, b, self._data.shape).astype(self.dtype), None))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
+        """Fill with numbers drawn from the normal distribution N(mean, std²)."""
+        args.check_number("normal_", "mean", mean)
+        if not args.check_number("normal_", "std", std) >= 0:  # (NaN is refused too)
+            raise RuntimeError(f"normal_: expects std >= 0.0, but found std={std}")
+        args.check_floating("normal_", "input", self)
+        rng = default_generator() if generator is None else generator
+        return self.copy_(Tensor._make(rng.normal(mean, std, self._data.shape).astype(self.dtype),
+                                       None))
+
+    # ``x += y`` with a y that no in-place op takes (an array, a list): NotImplemented, and
+    # Python falls back to ``x = x + y``, as with torch
+    def __iadd__(self, other): return self._augmented("+=", elementwise.Add, other)
+    def __isub__(self, other): return self._augmented("-=", elementwise.Sub, other)
+    def __imul__(self, other): return self._augmented("*=", elementwise.Mul, other)
+    def __itruediv__(self, other): return self._augmented("/=", elementwise.Div, other)
+
+    def _augmented(self, op: str, fn: type, other):
+        try:
+            return self._inplace_binary(op, fn, other)
+        except NotAnOperand:
+            return NotImplemented
+
+    def __setitem__(self, index, value):
+        """``t[index] = value``: a view of t overwritten, or (advanced index) torch's index_put_
+        into the view that the index's ints and slices pick. value is a Tensor or a Python
+        number (torch refuses arrays and lists here); with an advanced index, a Tensor of
+        t's dtype, as in torch (or one element, where the index is one bool mask)."""
+        given = isinstance(value, Tensor)
+        if not given:
+            if not isinstance(value, (builtins.int, builtins.float)):  # (bool is an int)
+                args.check_scalar("index", "value", value)  # (a complex value: RuntimeError)
+                raise TypeError(f"index: can't assign a {type(value).__name__} to input[index]: "
+                                f"value must be a Tensor or a number")
+            value = self._const(value)
+        if index is True or index is False:  # torch's shortcuts: t[True] = v is t[None] = v,
+            if index is False:               # and t[False] = v writes nothing
+                return
+            index = None
+        index = movement.normalize_index(index)
+        if movement.is_advanced(index):
+            if given and value._data.dtype != self._data.dtype \
+                    and not (value._data.size == 1 and movement.is_mask_fill(index)):
+                raise RuntimeError(f"index: Index put requires the source and destination "
+                                   f"dtypes match, got {self._data.dtype} for the destination "
+                                   f"and {value._data.dtype} for the source (input[index] = "
+                                   f"value; value.to(input.dtype) converts it)")
+            shape = value._data.shape
+            if shape and shape[0] == 1:  # torch drops the value's leading 1s
+                value = value.reshape(shape[next((k for k, n in enumerate(shape) if n != 1),
+                                                 len(shape)):])
+            recording = _mode.grad_enabled and (self._requires_grad or value._requires_grad)
+            self._check_inplace()
+            if not recording:
+                result = movement.IndexPut.call(self._data, value._data, index=index)
+                self._write(result)
+                return
+            self._take_over(movement.IndexPut.apply(self, value, index=index))
+            return
+        target = movement.Index.apply(self, index=index)  # (index is normalized already)
+        extra = value._data.ndim - target._data.ndim
+        if extra > 0 and value._data.shape[:extra] == (1,) * extra:  # torch drops leading 1s
+            value = value.reshape(value._data.shape[extra:])
+        target._check_fits("index", "value", value)
+        target._inplace(movement.Copy, value)
+
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=OMITTED):
+        return reduce.Sum.apply(self, **reduce.reduce_args("sum", self._data.shape, axis, keepdims, dim, keepdim))
+
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=OMITTED):
+        return reduce.Mean.apply(self, **reduce.reduce_args("mean", self._data.shape, axis, keepdims, dim, keepdim))
+
+    @numpy_spellings
+    def max(self, dim=OMITTED, keepdim: bool = False):
+        """The largest value (0-d); with ``dim``, ``(values, indices)`` along it; given a
+        tensor, the elementwise maximum — as torch's ``max``."""
+        return reduce.max(self, dim, keepdim)
+
+    @numpy_spellings
+    def min(self, dim=OMITTED, keepdim: bool = False): return reduce.min(self, dim, keepdim)
+    @numpy_spellings
+    def amax(self, dim=(), keepdim: bool = False): return reduce.amax(self, dim, keepdim)
+    @numpy_spellings
+    def amin(self, dim=(), keepdim: bool = False): return reduce.amin(self, dim, keepdim)
+    @numpy_spellings
+    def argmax(self, dim=None, keepdim: bool = False): return reduce.argmax(self, dim, keepdim)
+    @numpy_spellings
+    def argmin(self, dim=None, keepdim: bool = False): return reduce.argmin(self, dim, keepdim)
+    @numpy_spellings
+    def prod(self, dim=OMITTED, keepdim: bool = False): return reduce.prod(self, dim, keepdim)
+
+    @numpy_spellings
+    def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+        return reduce.var(self, dim, unbiased, keepdim, correction=correction)
+
+    @numpy_spellings
+    def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+        return reduce.std(self, dim, unbiased, keepdim, correction=correction)
+
+    def norm(self, p="fro", dim=None, keepdim: bool = False): return reduce.norm(self, p, dim, keepdim)
+    @numpy_spellings
+    def logsumexp(self, dim, keepdim: bool = False): return reduce.logsumexp(self, dim, keepdim)
+    @numpy_spellings
+    def cumsum(self, dim): return reduce.cumsum(self, dim)
+
+    def reshape(self, *shape):
+        return movement.Reshape.apply(self, shape=movement.resolve_shape("reshape", self._data.shape, shape))
+
+    def view(self, *shape): return movement.view(self, *shape)
+
+    def expand(self, *shape):
+        return movement.Expand.apply(self, shape=movement.expanded_shape(self._data.shape, shape))
+
+    def transpose(self, dim0: int | None = None, dim1: int | None = None):
+        """Swap two dimensions (PyTorch); with no arguments reverse them all (NumPy's ``.T``)."""
+        return movement.Permute.apply(self, dims=movement.swap_dims(self.ndim, dim0, dim1))
+
+    def swapaxes(self, axis0: int, axis1: int): return self.transpose(axis0, axis1)
+
+    T = property(lambda self: self.transpose())
+
+    def permute(self, *dims):
+        return movement.Permute.apply(self, dims=movement.check_permutation(self.ndim, dims))
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1):
+        return movement.Reshape.apply(self, shape=movement.flattened_shape(self._data.shape, start_dim, end_dim))
+
+    def flip(self, dims): return movement.flip(self, dims)
+    def squeeze(self, dim=OMITTED): return movement.squeeze(self, dim)
+    def unsqueeze(self, dim): return movement.unsqueeze(self, dim)
+    def unflatten(self, dim, sizes): return movement.unflatten(self, dim, sizes)
+    def view_as(self, other): return movement.view_as(self, other)
+    def reshape_as(self, other): return movement.reshape_as(self, other)
+    def expand_as(self, other): return movement.expand_as(self, other)
+    def t(self): return movement.t(self)
+    mT = property(lambda self: movement.matrix_transpose(self))
+    def repeat(self, *sizes): return movement.repeat(self, *sizes)
+    def narrow(self, dim, start, length): return movement.narrow(self, dim, start, length)
+    def roll(self, shifts, dims=None): return movement.roll(self, shifts, dims)
+    def contiguous(self): return movement.contiguous(self)
+    def chunk(self, chunks, dim=0): return join.chunk(self, chunks, dim)
+    def split(self, split_size, dim=0): return join.split(self, split_size, dim)
+
+    def gather(self, dim, index, *, sparse_grad: bool = False):
+        return select.gather(self, dim, index, sparse_grad=sparse_grad)
+
+    def scatter(self, dim, index, src=None, *, value=None):
+        return select.scatter(self, dim, index, src, value=value)
+
+    def scatter_(self, dim, index, src=None, *, value=None):
+        return select.scatter_(self, dim, index, src, value=value)
+
+    def scatter_add(self, dim, index, src): return select.scatter_add(self, dim, index, src)
+    def scatter_add_(self, dim, index, src): return select.scatter_add_(self, dim, index, src)
+    def index_select(self, dim, index): return select.index_select(self, dim, index)
+    def masked_fill(self, mask, value): return select.masked_fill(self, mask, value)
+    def masked_fill_(self, mask, value): return select.masked_fill_(self, mask, value)
+    def take_along_dim(self, indices, dim=None): return select.take_along_dim(self, indices, dim)
+
+    def matmul(self, other): return matmul.matmul(self, elementwise.check_tensor("matmul", "other", other))
+    def mm(self, mat2): return matmul.mm(self, mat2)
+    def bmm(self, mat2): return matmul.bmm(self, mat2)
+
+    def conv2d(self, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        return conv.conv2d(self, weight, bias, stride, padding, dilation, groups)
+
+    def max_pool2d(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                   return_indices=False, ties="first"):
+        return pool.max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode,
+                            return_indices, ties=ties)
+
+    def avg_pool2d(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                   count_include_pad=True, divisor_override=None):
+        return pool.avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                            divisor_override)
+
+    # (the methods take no dim=None, as torch's: torch.nn.functional's guesses one, deprecated)
+    @numpy_spellings
+    def log_softmax(self, dim: int = -1):
+        return loss.log_softmax(self, args.check_int("log_softmax", "dim", dim))
+
+    @numpy_spellings
+    def softmax(self, dim: int = -1):
+        return loss.softmax(self, args.check_int("softmax", "dim", dim))
+
+
+attach(TensorMethods)
