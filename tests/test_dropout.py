@@ -52,7 +52,7 @@ def test_dropout_scales_kept_elements_exactly_as_torch(torch, rng, p, dtype):
 def test_dropout_backward_uses_the_forward_mask(rng):
     x = tensor(_nonzero(rng, (30, 20)), requires_grad=True)
     out = dropout(x, 0.4, generator=_generator(3))
-    saved = out.grad_fn.mask
+    saved = out.grad_fn.saved_for_backward()["mask"]
     kept = out.numpy() != 0
     np.testing.assert_array_equal(saved, kept)  # saved on the node as ``mask``
     weights = rng.standard_normal(x.shape).astype(np.float32)
@@ -148,7 +148,7 @@ def test_dropout2d_zeroes_whole_channels(rng):
     assert abs(channel_kept.mean() - (1 - p)) < 0.05  # 2000 channels: sd ~ 0.01
     scale = np.float32(1) / np.float32(1 - p)
     np.testing.assert_array_equal(out.numpy(), x.numpy() * (kept * scale))
-    assert out.grad_fn.mask.shape == (40, 50, 1, 1)
+    assert out.grad_fn.saved_for_backward()["mask"].shape == (40, 50, 1, 1)
     out.backward(np.ones(x.shape, np.float32))
     np.testing.assert_array_equal(x.grad.numpy(), kept * scale)
 

@@ -1,11 +1,11 @@
 """Activations beyond relu, sigmoid and tanh (those are in elementwise.py): leaky ReLU, ELU, GELU
 (exact and tanh-approximated), SiLU, softplus, log-sigmoid, and the error function GELU rests on.
 
-Each Function saves what PyTorch saves — the input — and writes its backward with operators and
-``Node.call`` (``Exp``, ``Tanh``, ``Erf``...), so that under ``create_graph=True`` the
-backward is recorded and differentiates again, as all of these do in torch. Which side of zero
-an element lies on is read from the saved input's values (``np.asarray``): a constant mask, with
-no derivative of its own.
+Each Function saves what PyTorch saves — the input, ``ctx.save_for_backward(x=x)`` — and
+writes its backward with operators and ``Node.call`` (``Exp``, ``Tanh``, ``Erf``...), so that
+under ``create_graph=True`` the backward is recorded and differentiates again, as all of these
+do in torch. Which side of zero an element lies on is read from the saved input's values
+(``np.asarray``): a constant mask, with no derivative of its own.
 """
 import math
 
@@ -62,11 +62,11 @@ class Erf(Node):
     """d erf(x) = (2/√π) e^(-x²) dx"""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         return erf_values(x).astype(x.dtype, copy=False)
 
     def backward(ctx, grad):
-        x = ctx.x
+        (x,) = ctx.saved_tensors
         return grad * (_TWO_OVER_SQRT_PI * Exp.call(-(x * x)))
 
 
@@ -74,11 +74,12 @@ class LeakyReLU(Node):
     """d leaky_relu(x) = (1 if x > 0 else negative_slope) dx"""
 
     def forward(ctx, x, negative_slope):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         return np.where(x > 0, x, x * x.dtype.type(negative_slope))
 
     def backward(ctx, grad):
-        x = np.asarray(ctx.x)
+        (x,) = ctx.saved_tensors
+        x = np.asarray(x)
         slope = np.where(x > 0, 1, ctx.attrs["negative_slope"]).astype(x.dtype)
         return grad * slope
 
@@ -87,12 +88,12 @@ class ELU(Node):
     """d elu(x) = (1 if x > 0 else α eˣ) dx"""
 
     def forward(ctx, x, alpha):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         # (minimum in this order: elu(-0) is -0, as torch's)
         return np.where(x > 0, x, x.dtype.type(alpha) * np.expm1(np.minimum(0, x)))
 
     def backward(ctx, grad):
-        x, alpha = ctx.x, ctx.attrs["alpha"]
+        (x,), alpha = ctx.saved_tensors, ctx.attrs["alpha"]
         values = np.asarray(x)
         # At 0 the slope is α, a constant: torch's second derivative is 0 there. eˣ is taken
         # of the negative side only (0 elsewhere): a large positive x would overflow exp, and
@@ -108,13 +109,13 @@ class GELU(Node):
     """gelu(x) = x Φ(x);  d gelu(x) = (Φ(x) + x φ(x)) dx, Φ the standard normal CDF, φ its density"""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         wide = np.asarray(x, dtype=np.float64)
         # As torch computes it: x · ½ (1 + erf(x/√2)).
         return (wide * 0.5 * (1 + erf_values(wide * _SQRT_HALF))).astype(x.dtype, copy=False)
 
     def backward(ctx, grad):
-        x = ctx.x
+        (x,) = ctx.saved_tensors
         cdf = 0.5 * (1 + Erf.call(x * _SQRT_HALF))
         density = _INV_SQRT_2PI * Exp.call(-0.5 * (x * x))
         return grad * (cdf + x * density)
@@ -126,14 +127,14 @@ class GELUTanh(Node):
            = (σ(2u) + 2 x σ(2u) σ(-2u) u′) dx"""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         inner = x.dtype.type(_SQRT_2_OVER_PI) * (x + x.dtype.type(_GELU_CUBIC) * x * x * x)
         return 0.5 * x * (1 + np.tanh(inner))
 
     def backward(ctx, grad):
         # ½(1 + tanh u) = σ(2u) and ½(1 - tanh u) = σ(-2u), so 1 - tanh² u = 4 σ(2u) σ(-2u):
         # written so, nothing cancels where tanh saturates (1 + t and 1 - t·t did, in float32).
-        x = ctx.x
+        (x,) = ctx.saved_tensors
         u = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * (x * x * x))
         lower, upper = Sigmoid.call(2 * u), Sigmoid.call(-2 * u)
         du = _SQRT_2_OVER_PI * (1 + (3 * _GELU_CUBIC) * (x * x))
@@ -151,12 +152,12 @@ class SiLU(Node):
     """silu(x) = x σ(x);  d silu(x) = σ(x) (1 + x (1 - σ(x))) dx"""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         with quiet():  # silu(-inf) = -inf · 0 = nan, as torch
             return x * _sigmoid_values(x)
 
     def backward(ctx, grad):
-        x = ctx.x
+        (x,) = ctx.saved_tensors
         s = Sigmoid.call(x)
         # ±inf · 0 at x = ±inf: nan, as torch
         return grad * (s * (1 + x * (1 - s)))
@@ -168,7 +169,7 @@ class Softplus(Node):
     the threshold"""
 
     def forward(ctx, x, beta, threshold):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         scaled = x * x.dtype.type(beta)
         # exp overflows only where βx > threshold > 88 (a threshold of the caller's): there
         # the result is x anyway. β = 0 gives log 2 / 0 = inf, as torch.
@@ -179,7 +180,7 @@ class Softplus(Node):
     def backward(ctx, grad):
         # σ(βx) is torch's e^(βx) / (e^(βx) + 1), written so that it never divides inf by inf
         # (torch's nan for 88 < βx ≤ a large threshold) and differentiates again stably.
-        x, beta, threshold = ctx.x, ctx.attrs["beta"], ctx.attrs["threshold"]
+        (x,), beta, threshold = ctx.saved_tensors, ctx.attrs["beta"], ctx.attrs["threshold"]
         linear = np.asarray(x) * beta > threshold  # a constant mask
         return Where.call(grad, grad * Sigmoid.call(beta * x), condition=linear)
 
@@ -192,13 +193,14 @@ class LogSigmoid(Node):
     """
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
 
     def backward(ctx, grad):
         # σ(-x), with Sigmoid's stable form: accurate in both tails, where 1 - σ(x) would
         # round to 0.
-        return grad * Sigmoid.call(-ctx.x)
+        (x,) = ctx.saved_tensors
+        return grad * Sigmoid.call(-x)
 
 
 # ---- the functional forms (torch.nn.functional's names and signatures) ----------------------

@@ -16,21 +16,23 @@ class Dropout(Node):
     """y = x · mask / (1 - p), mask ~ Bernoulli(1 - p);  ∂L/∂x = g · mask / (1 - p)
 
     The mask is drawn once, in forward, with ``mask_shape`` (the input's shape, or (N, C, 1, …)
-    for whole channels, which then broadcasts), and saved as ``ctx.mask``: backward lets the
-    gradient through exactly where forward let the input through.
+    for whole channels, which then broadcasts), and saved as ``mask`` (as torch saves it):
+    backward lets the gradient through exactly where forward let the input through.
     """
 
     def forward(ctx, x, p, mask_shape, generator):
         # Bernoulli(1 - p): a uniform draw in [0, 1) falls below 1 - p with probability 1 - p
         # (always for p = 0, never for p = 1).
-        ctx.mask = generator.random(mask_shape) < 1 - p
-        # The kept elements' factor, computed in the input's dtype as torch does (1 / (1 - p));
-        # p = 1 keeps nothing, and multiplies by 0 rather than by 0 · ∞.
+        mask = generator.random(mask_shape) < 1 - p
+        ctx.save_for_backward(mask=mask)
+        # The kept elements' factor, a number computed in the input's dtype as torch does
+        # (1 / (1 - p)); p = 1 keeps nothing, and multiplies by 0 rather than by 0 · ∞.
         ctx.scale = x.dtype.type(0) if p == 1 else x.dtype.type(1) / x.dtype.type(1 - p)
-        return x * (ctx.mask * ctx.scale)
+        return x * (mask * ctx.scale)
 
     def backward(ctx, grad):
-        return grad * (ctx.mask * ctx.scale)
+        (mask,) = ctx.saved_tensors
+        return grad * (mask * ctx.scale)
 
 
 def _check_p(op: str, p) -> float:

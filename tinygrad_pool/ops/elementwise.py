@@ -1,10 +1,11 @@
 """Elementwise ops. Binary ones broadcast like NumPy; ``unbroadcast`` sums each input's gradient
 back to that input's shape, so no op here has to think about broadcasting in its backward.
 
-What each op saves for backward is what PyTorch saves (exp, sqrt, relu, sigmoid and tanh their
-output; log, abs, arctan and pow their input; a product each factor only when the other needs a
-gradient), so the same in-place edits are refused. Masks and signs are computed from the saved
-arrays' values (``np.asarray``): they are constants, with no derivative of their own.
+Each op saves what its backward needs with ``ctx.save_for_backward``, and that is what PyTorch
+saves (exp, sqrt, relu, sigmoid and tanh their output; log, abs, arctan and pow their input; a
+product each factor only when the other needs a gradient; where its condition), so the same
+in-place edits are refused. Masks and signs are computed from the saved arrays' values
+(``np.asarray``): they are constants, with no derivative of their own.
 
 Infinities and NaNs are values like any other, as in torch: exp(100) is inf in float32, the slope
 of log or sqrt at 0 is inf, 0⁻½ is inf — silently. Where NumPy would warn about them the op runs
@@ -100,15 +101,16 @@ class Mul(Broadcasting):
     def forward(ctx, a, b):
         if a.shape != b.shape:
             ctx.a_shape, ctx.b_shape = input_shapes("mul", a, b)
-        if ctx.needs_input_grad[1]:
-            ctx.a = a
-        if ctx.needs_input_grad[0]:
-            ctx.b = b
+        needs_a, needs_b = ctx.needs_input_grad
+        # each factor only where the other's gradient needs it (None in the other slot)
+        ctx.save_for_backward(a=a if needs_b else None, b=b if needs_a else None)
         return a * b
 
     def backward(ctx, grad):
-        grad_a = unbroadcast(grad * ctx.b, ctx.a_shape) if ctx.needs_input_grad[0] else None
-        grad_b = unbroadcast(grad * ctx.a, ctx.b_shape) if ctx.needs_input_grad[1] else None
+        a, b = ctx.saved_tensors
+        needs_a, needs_b = ctx.needs_input_grad
+        grad_a = unbroadcast(grad * b, ctx.a_shape) if needs_a else None
+        grad_b = unbroadcast(grad * a, ctx.b_shape) if needs_b else None
         return grad_a, grad_b
 
 
@@ -118,18 +120,17 @@ class Div(Broadcasting):
     def forward(ctx, a, b):
         if a.shape != b.shape:
             ctx.a_shape, ctx.b_shape = input_shapes("div", a, b)
-        ctx.b = b
-        if ctx.needs_input_grad[1]:
-            ctx.a = a
+        # b for both gradients, a only for b's (None in its slot otherwise), as torch
+        ctx.save_for_backward(a=a if ctx.needs_input_grad[1] else None, b=b)
         with quiet():  # 1/0 = inf, 0/0 = nan
             return a / b
 
     def backward(ctx, grad):
-        b = ctx.b
+        a, b = ctx.saved_tensors
         grad_a = unbroadcast(grad / b, ctx.a_shape) if ctx.needs_input_grad[0] else None
         # torch's order, (a / b) / b: no b² to overflow, and at b = 0 an infinity, not the
         # nan of inf · 0 (its derivative too)
-        grad_b = unbroadcast(-grad * ((ctx.a / b) / b), ctx.b_shape) \
+        grad_b = unbroadcast(-grad * ((a / b) / b), ctx.b_shape) \
             if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
@@ -138,7 +139,7 @@ class Pow(Node):
     """d(xᵖ) = p xᵖ⁻¹ dx, for a constant exponent p (0 for p = 0, even at x = 0, as torch)"""
 
     def forward(ctx, x, exponent):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         if x.dtype.kind == "f":
             # 0⁻¹ = inf, (-1)^½ = nan, (1e30)² = inf in float32: values, as in torch
             with quiet():
@@ -157,9 +158,10 @@ class Pow(Node):
         p = ctx.attrs["exponent"]
         if p == 0:  # p x⁻¹ would make 0 · inf = nan at x = 0
             return Fill.call(grad, value=0)
+        (x,) = ctx.saved_tensors
         if p == 2.0:  # the common case, without a second call to pow (inf · 0 = nan, as torch)
-            return grad * (2 * ctx.x)
-        return grad * (p * Pow.call(ctx.x, exponent=p - 1))
+            return grad * (2 * x)
+        return grad * (p * Pow.call(x, exponent=p - 1))
 
 
 def integer_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
@@ -181,16 +183,16 @@ class PowTensor(Node):
     def forward(ctx, base, exponent):
         if base.shape != exponent.shape and base.ndim and exponent.ndim:
             check_broadcast("pow", base, exponent)
-        ctx.base, ctx.exponent = base, exponent
         if base.dtype.kind != "f":
-            ctx.out = integer_power(base, exponent)
+            out = integer_power(base, exponent)
         else:
             with quiet():
-                ctx.out = base ** exponent
-        return ctx.out
+                out = base ** exponent
+        ctx.save_for_backward(base=base, exponent=exponent, out=out)
+        return out
 
     def backward(ctx, grad):
-        base, exponent, out = ctx.base, ctx.exponent, ctx.out
+        base, exponent, out = ctx.saved_tensors
         zero = np.zeros((), grad.dtype)
         grad_base = grad_exponent = None
         # Infinities are part of the answer here (0⁻¹, log 0, log of a negative base is nan),
@@ -224,23 +226,26 @@ class Exp(Node):
 
     def forward(ctx, x):
         with quiet():  # exp(89) is inf in float32, as in torch
-            ctx.out = np.exp(x)
-        return ctx.out
+            out = np.exp(x)
+        ctx.save_for_backward(out=out)
+        return out
 
     def backward(ctx, grad):
-        return grad * ctx.out
+        (out,) = ctx.saved_tensors
+        return grad * out
 
 
 class Log(Node):
     """d(log x) = dx / x"""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         with quiet():  # log 0 = -inf, log -1 = nan
             return np.log(x)
 
     def backward(ctx, grad):
-        return grad / ctx.x  # the slope at 0 is inf
+        (x,) = ctx.saved_tensors
+        return grad / x  # the slope at 0 is inf
 
 
 class Sqrt(Node):
@@ -248,11 +253,13 @@ class Sqrt(Node):
 
     def forward(ctx, x):
         with quiet():  # √-1 = nan
-            ctx.out = np.sqrt(x)
-        return ctx.out
+            out = np.sqrt(x)
+        ctx.save_for_backward(out=out)
+        return out
 
     def backward(ctx, grad):
-        return grad / (2 * ctx.out)  # slope inf at 0
+        (out,) = ctx.saved_tensors
+        return grad / (2 * out)  # slope inf at 0
 
 
 class ReLU(Node):
@@ -262,12 +269,14 @@ class ReLU(Node):
 
     def forward(ctx, x):
         # (in this order relu(-0) is -0, as torch's; a conv-sized output from kept memory)
-        ctx.out = np.maximum(0, x, out=memory.output_like(x))
-        return ctx.out
+        out = np.maximum(0, x, out=memory.output_like(x))
+        ctx.save_for_backward(out=out)
+        return out
 
     def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
         # torch's threshold_backward: 0 where out <= 0, whatever arrives there (an inf, a nan)
-        return Where.call(grad, np.zeros((), grad.dtype), condition=~(np.asarray(ctx.out) <= 0))
+        return Where.call(grad, np.zeros((), grad.dtype), condition=~(np.asarray(out) <= 0))
 
 
 class Sigmoid(Node):
@@ -277,44 +286,50 @@ class Sigmoid(Node):
         # exp(-|x|) ≤ 1 never overflows, and each side divides without cancelling: σ(-30) is
         # 9.4e-14, not the 0 (or 6e-8) that ½(tanh(x/2) + 1) rounds to in float32.
         e = np.exp(-np.abs(x))
-        ctx.out = np.where(x >= 0, 1, e) / (1 + e)
-        return ctx.out
+        out = np.where(x >= 0, 1, e) / (1 + e)
+        ctx.save_for_backward(out=out)
+        return out
 
     def backward(ctx, grad):
-        return grad * ctx.out * (1 - ctx.out)
+        (out,) = ctx.saved_tensors
+        return grad * out * (1 - out)
 
 
 class Tanh(Node):
     """d tanh(x) = (1 - tanh²(x)) dx"""
 
     def forward(ctx, x):
-        ctx.out = np.tanh(x)
-        return ctx.out
+        out = np.tanh(x)
+        ctx.save_for_backward(out=out)
+        return out
 
     def backward(ctx, grad):
-        return grad * (1 - ctx.out * ctx.out)
+        (out,) = ctx.saved_tensors
+        return grad * (1 - out * out)
 
 
 class Arctan(Node):
     """d arctan(x) = dx / (1 + x²)"""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         return np.arctan(x)
 
     def backward(ctx, grad):
-        return grad / (1 + ctx.x * ctx.x)  # x² = inf far out: slope 0
+        (x,) = ctx.saved_tensors
+        return grad / (1 + x * x)  # x² = inf far out: slope 0
 
 
 class Abs(Node):
     """d|x| = sign(x) dx — 0 at x = 0, as in PyTorch"""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         return np.abs(x)
 
     def backward(ctx, grad):
-        return grad * sign_values(np.asarray(ctx.x))
+        (x,) = ctx.saved_tensors
+        return grad * sign_values(np.asarray(x))
 
 
 class Clamp(Node):
@@ -322,11 +337,12 @@ class Clamp(Node):
     PyTorch"""
 
     def forward(ctx, x, low, high):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         return np.clip(x, low, high).astype(x.dtype, copy=False)
 
     def backward(ctx, grad):
-        x, low, high = np.asarray(ctx.x), ctx.attrs["low"], ctx.attrs["high"]
+        (x,) = ctx.saved_tensors
+        x, low, high = np.asarray(x), ctx.attrs["low"], ctx.attrs["high"]
         inside = np.ones(x.shape, dtype=bool)
         if low is not None:
             inside &= x >= low
@@ -339,12 +355,13 @@ class Log1p(Node):
     """d log(1 + x) = dx / (1 + x)"""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         with quiet():  # log1p(-1) = -inf, as torch
             return np.log1p(x)
 
     def backward(ctx, grad):
-        return grad / (ctx.x + 1)  # the slope at -1 is inf
+        (x,) = ctx.saved_tensors
+        return grad / (x + 1)  # the slope at -1 is inf
 
 
 class Rsqrt(Node):
@@ -352,11 +369,12 @@ class Rsqrt(Node):
 
     def forward(ctx, x):
         with quiet():  # rsqrt(0) = inf, rsqrt(-1) = nan
-            ctx.out = 1 / np.sqrt(x)
-        return ctx.out
+            out = 1 / np.sqrt(x)
+        ctx.save_for_backward(out=out)
+        return out
 
     def backward(ctx, grad):
-        out = ctx.out
+        (out,) = ctx.saved_tensors
         return grad * (-0.5 * out * out * out)  # out³ overflows near 0: inf
 
 
@@ -364,24 +382,26 @@ class Sin(Node):
     """d sin x = cos x dx"""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         with quiet():  # sin(inf) = nan
             return np.sin(x)
 
     def backward(ctx, grad):
-        return grad * Cos.call(ctx.x)
+        (x,) = ctx.saved_tensors
+        return grad * Cos.call(x)
 
 
 class Cos(Node):
     """d cos x = -sin x dx"""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         with quiet():  # cos(inf) = nan
             return np.cos(x)
 
     def backward(ctx, grad):
-        return grad * -Sin.call(ctx.x)
+        (x,) = ctx.saved_tensors
+        return grad * -Sin.call(x)
 
 
 class StepFunction(Node):
@@ -441,12 +461,12 @@ class Maximum(Node):
     def forward(ctx, a, b):
         if a.shape != b.shape and a.ndim and b.ndim:
             check_broadcast("maximum", a, b)
-        ctx.a, ctx.b = a, b
+        ctx.save_for_backward(a=a, b=b)
         return np.maximum(a, b)
 
     def backward(ctx, grad):
-        a, b = np.asarray(ctx.a), np.asarray(ctx.b)
-        return split_at_ties(ctx, grad, a < b, a > b)
+        a, b = (np.asarray(v) for v in ctx.saved_tensors)
+        return split_at_ties(ctx, grad, a, b, a < b, a > b)
 
 
 class Minimum(Node):
@@ -455,17 +475,17 @@ class Minimum(Node):
     def forward(ctx, a, b):
         if a.shape != b.shape and a.ndim and b.ndim:
             check_broadcast("minimum", a, b)
-        ctx.a, ctx.b = a, b
+        ctx.save_for_backward(a=a, b=b)
         return np.minimum(a, b)
 
     def backward(ctx, grad):
-        a, b = np.asarray(ctx.a), np.asarray(ctx.b)
-        return split_at_ties(ctx, grad, a > b, a < b)
+        a, b = (np.asarray(v) for v in ctx.saved_tensors)
+        return split_at_ties(ctx, grad, a, b, a > b, a < b)
 
 
-def split_at_ties(ctx, grad, a_loses, b_loses) -> tuple:
-    """torch's gradient of maximum/minimum: the loser gets 0, each side half at a tie."""
-    a, b = np.asarray(ctx.a), np.asarray(ctx.b)
+def split_at_ties(ctx, grad, a, b, a_loses, b_loses) -> tuple:
+    """torch's gradient of maximum/minimum: the loser gets 0, each side half at a tie (``a``,
+    ``b``: the saved inputs' values)."""
     share = np.where(a == b, 0.5, 1.0).astype(grad.dtype)  # a constant
     grad_a = grad_b = None
     if ctx.needs_input_grad[0]:
@@ -477,13 +497,14 @@ def split_at_ties(ctx, grad, a_loses, b_loses) -> tuple:
 
 class Where(Node):
     """where(c, a, b) takes a where c holds, else b: da gets the gradient where c, db where not
-    (the condition is a constant, an attribute: it has no gradient)"""
+    (the condition is a constant, an attribute: it has no gradient; saved, as torch saves it)"""
 
     def forward(ctx, a, b, condition):
+        ctx.save_for_backward(condition=condition)
         return memory.where(condition, a, b)  # np.where (a masked gradient: fast, fast/memory.py)
 
     def backward(ctx, grad):
-        condition = ctx.attrs["condition"]
+        (condition,) = ctx.saved_tensors
         a, b = ctx.parents
         zero = np.zeros((), grad.dtype)
         grad_a = unbroadcast(Where.call(grad, zero, condition=condition), a.shape) \
@@ -499,19 +520,18 @@ class ClampTensor(Node):
     output is hi there). ``sides`` names the bounds that follow x: ("min",), ("max",) or both."""
 
     def forward(ctx, x, *bounds, sides):
-        ctx.x = x
+        given = dict(zip(sides, bounds))
+        # x and the bounds given (None for one not given), as torch saves them
+        ctx.save_for_backward(x=x, min=given.get("min"), max=given.get("max"))
         out = x
         for side, bound in zip(sides, bounds):
-            setattr(ctx, side, bound)  # saved as ctx.min / ctx.max, as torch saves them
             out = np.maximum(out, bound) if side == "min" else np.minimum(out, bound)
         shape = np.broadcast_shapes(x.shape, *[b.shape for b in bounds])
         return np.broadcast_to(out, shape).copy() if out.shape != shape else out
 
     def backward(ctx, grad):
         sides = ctx.attrs["sides"]
-        x = np.asarray(ctx.x)
-        low = np.asarray(ctx.min) if "min" in sides else None
-        high = np.asarray(ctx.max) if "max" in sides else None
+        x, low, high = [None if v is None else np.asarray(v) for v in ctx.saved_tensors]
         if low is not None and high is not None:
             masks = {"x": (x >= low) & (x <= high), "min": (x < low) & (low < high),
                      "max": (x > high) | (high < low)}

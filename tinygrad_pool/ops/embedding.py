@@ -20,10 +20,11 @@ class Embedding(Node):
 
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
         ctx.weight_shape = weight.shape
+        ctx.save_for_backward(indices=indices)  # as torch saves them
         return np.take(weight, indices, axis=0)  # always a copy (a 0-d index too), never a view
 
     def backward(ctx, grad):
-        indices, padding_idx = ctx.attrs["indices"], ctx.attrs["padding_idx"]
+        (indices,), padding_idx = ctx.saved_tensors, ctx.attrs["padding_idx"]
         rows = ctx.weight_shape[0]
         # Constants that shape the gradient (no derivative of their own): which places may
         # send their gradient back, and how much of it.

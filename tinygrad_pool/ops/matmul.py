@@ -46,13 +46,13 @@ class MatMul(Node):
     def forward(ctx, a, b):
         check_matmul(a, b)
         ctx.a_shape, ctx.b_shape = a.shape, b.shape
-        if ctx.needs_input_grad[1]:
-            ctx.a = a
-        if ctx.needs_input_grad[0]:
-            ctx.b = b
+        needs_a, needs_b = ctx.needs_input_grad
+        # each factor only where the other's gradient needs it (None in the other slot), as torch
+        ctx.save_for_backward(a=a if needs_b else None, b=b if needs_a else None)
         return a @ b
 
     def backward(ctx, grad):
+        a, b = ctx.saved_tensors
         a_shape, b_shape = ctx.a_shape, ctx.b_shape
         if len(b_shape) == 1:  # put back the column axis that b's promotion removed from the output
             grad = grad[..., None]
@@ -60,11 +60,11 @@ class MatMul(Node):
             grad = grad[..., None, :]
         grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
-            b = ctx.b[:, None] if len(b_shape) == 1 else ctx.b
+            b = b[:, None] if len(b_shape) == 1 else b
             a2_shape = (1,) + a_shape if len(a_shape) == 1 else a_shape
             grad_a = unbroadcast(grad @ b.swapaxes(-1, -2), a2_shape).reshape(a_shape)
         if ctx.needs_input_grad[1]:
-            a = ctx.a[None, :] if len(a_shape) == 1 else ctx.a
+            a = a[None, :] if len(a_shape) == 1 else a
             b2_shape = b_shape + (1,) if len(b_shape) == 1 else b_shape
             grad_b = unbroadcast(a.swapaxes(-1, -2) @ grad, b2_shape).reshape(b_shape)
         return grad_a, grad_b
@@ -81,10 +81,9 @@ class Linear(Node):
 
     def forward(ctx, x, weight, bias=None):
         ctx.x_shape = x.shape
-        if ctx.needs_input_grad[1]:
-            ctx.x = x
-        if ctx.needs_input_grad[0]:
-            ctx.weight = weight
+        # x for the weight's gradient, the weight for x's (None where not needed), as torch
+        ctx.save_for_backward(x=x if ctx.needs_input_grad[1] else None,
+                              weight=weight if ctx.needs_input_grad[0] else None)
         out = x @ weight.T
         if bias is not None:
             ctx.bias_shape = bias.shape
@@ -93,13 +92,14 @@ class Linear(Node):
 
     def backward(ctx, grad):
         needs = ctx.needs_input_grad
-        grad_x = grad @ ctx.weight if needs[0] else None
+        x, weight = ctx.saved_tensors
+        grad_x = grad @ weight if needs[0] else None
         grad_w = None
         if needs[1]:
             # the batch axes flattened (sizes spelled out: -1 is ambiguous for empty arrays)
             batch = math.prod(ctx.x_shape[:-1])
             rows = grad.reshape(batch, grad.shape[-1])
-            grad_w = rows.swapaxes(0, 1) @ ctx.x.reshape(batch, ctx.x_shape[-1])
+            grad_w = rows.swapaxes(0, 1) @ x.reshape(batch, ctx.x_shape[-1])
         if len(needs) == 2:
             return grad_x, grad_w
         return grad_x, grad_w, unbroadcast(grad, ctx.bias_shape) if needs[2] else None
@@ -185,15 +185,17 @@ class Einsum(Node):
 
     def forward(ctx, *operands, inputs, output):
         # Each operand another one's gradient needs is saved under its own name (operand0,
-        # operand1...): as saved tensors, double backward differentiates through them too.
-        for k, operand in enumerate(operands):
-            if any(ctx.needs_input_grad[:k] + ctx.needs_input_grad[k + 1:]):
-                setattr(ctx, f"operand{k}", operand)
+        # operand1...; None for one no other gradient needs): as saved tensors, double backward
+        # differentiates through them too.
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(**{f"operand{k}": operand if any(needs[:k] + needs[k + 1:]) else None
+                                 for k, operand in enumerate(operands)})
         ctx.shapes = tuple(o.shape for o in operands)
         return np.einsum(",".join(inputs) + "->" + output, *operands)
 
     def backward(ctx, grad):
         inputs, output = ctx.attrs["inputs"], ctx.attrs["output"]
+        operands = ctx.saved_tensors
         grads = []
         for k, subscripts in enumerate(inputs):
             if not ctx.needs_input_grad[k]:
@@ -202,8 +204,7 @@ class Einsum(Node):
             others = [s for i, s in enumerate(inputs) if i != k]
             available = set(output).union(*others)
             kept = "".join(c for c in subscripts if c in available)
-            partial = Einsum.call(grad, *[getattr(ctx, f"operand{i}") for i in
-                                          range(len(inputs)) if i != k],
+            partial = Einsum.call(grad, *[operand for i, operand in enumerate(operands) if i != k],
                                   inputs=(output, *others), output=kept)
             if kept != subscripts:  # letters only this operand has: the gradient is constant
                 shape = ctx.shapes[k]  # along them, so broadcast it back

@@ -27,24 +27,26 @@ class Standardize(Node):
     would differentiate for free): the arithmetic is about the same, but the composition's
     nodes keep more full-size arrays alive for their backward (the centered input among
     them), and every fresh full-size array costs a page fault per page written. This one
-    keeps only the input, so it is faster and holds less between forward and backward
-    (measured: see benchmarks/README.md).
+    keeps only the input (and two values per slice), so it is faster and holds less between
+    forward and backward (measured: see benchmarks/README.md).
 
-    Only the input is needed (``batch_mean`` and ``batch_var``, one value per reduced slice,
-    are kept for batch_norm's running statistics): backward recomputes μ and σ from it with
-    operations that work on arrays and on Tensors alike, so under ``create_graph=True`` σ's
-    own dependence on x is recorded and higher-order gradients come out right. (Keeping σ
-    instead would save recomputing it in backward, but would make it a constant there.)
+    It saves the input, and each slice's ``mean`` and biased ``var`` (as torch saves its mean
+    and inverse std; batch_norm folds them into its running statistics). Backward needs only
+    the input: it recomputes μ and σ from it with operations that work on arrays and on
+    Tensors alike, so under ``create_graph=True`` σ's own dependence on x is recorded and
+    higher-order gradients come out right. (Using the saved statistics would spare that, but
+    would make σ a constant there.)
     """
 
     def forward(ctx, x, axes, eps):
-        ctx.x = x
-        x_hat, ctx.batch_mean, ctx.batch_var = standardized(x, axes, eps)
+        x_hat, mean, var = standardized(x, axes, eps)
+        ctx.save_for_backward(x=x, mean=mean, var=var)
         return x_hat
 
     def backward(ctx, grad):
         axes, eps = ctx.attrs["axes"], ctx.attrs["eps"]
-        x_hat, _, var = standardized(ctx.x, axes, eps)
+        x, _, _ = ctx.saved_tensors  # (the statistics are recomputed: see above)
+        x_hat, _, var = standardized(x, axes, eps)
         inv_std = (var + eps) ** -0.5
         mean_grad = grad.mean(axis=axes, keepdims=True)
         mean_grad_x_hat = (grad * x_hat).mean(axis=axes, keepdims=True)
@@ -144,9 +146,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
     x_hat, node = Standardize.apply(input, axes=axes, eps=eps, return_ctx=True)
     if running_mean is not None:
+        _, batch_mean, batch_var = node.saved_tensors
         with no_grad():
-            _update_running(running_mean, node.batch_mean, momentum)
-            _update_running(running_var, node.batch_var * (count / (count - 1)), momentum)
+            _update_running(running_mean, batch_mean, momentum)
+            _update_running(running_var, batch_var * (count / (count - 1)), momentum)
     return _affine(x_hat, weight, bias, shape)
 
 

@@ -143,14 +143,14 @@ class Max(Node):
         # ("max" or "min". The entry points check the dims a caller named, as amax(0) of an
         # empty tensor; all dims here is max() of the whole tensor, with no dim named.)
         check_nonempty(ctx.reducer.__name__, x.shape, axis if len(axis) < x.ndim else None)
-        ctx.x = x
-        ctx.out = ctx.reducer(x, axis=axis, keepdims=keepdims)
-        return ctx.out
+        out = ctx.reducer(x, axis=axis, keepdims=keepdims)
+        ctx.save_for_backward(x=x, out=out)
+        return out
 
     def backward(ctx, grad):
         axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
-        x = np.asarray(ctx.x)
-        out = expand_reduced(np.asarray(ctx.out), x.shape, axis, keepdims)
+        x, out = (np.asarray(v) for v in ctx.saved_tensors)
+        out = expand_reduced(out, x.shape, axis, keepdims)
         is_max = x == out
         if ctx.nan_shares:
             is_max |= np.isnan(x) & np.isnan(out)
@@ -213,11 +213,11 @@ class MaxAlongDim(Node):
 
     def forward(ctx, x, dim, keepdim):
         if x.ndim == 0:  # a 0-d tensor is its own max, at index 0
-            ctx.indices = np.zeros((), np.int64)
+            ctx.save_for_backward(indices=np.zeros((), np.int64))
             return x.copy()
         indices = ctx.pick(x, axis=dim, keepdims=True)
         values = np.take_along_axis(x, indices, axis=dim)
-        ctx.indices = indices if keepdim else indices.squeeze(dim)
+        ctx.save_for_backward(indices=indices if keepdim else indices.squeeze(dim))
         return values if keepdim else values.squeeze(dim)
 
     def backward(ctx, grad):
@@ -226,7 +226,8 @@ class MaxAlongDim(Node):
         if len(shape) == 0:
             return grad
         grad = expand_reduced(grad, shape, (dim,), keepdim)
-        indices = np.asarray(ctx.indices)
+        (indices,) = ctx.saved_tensors
+        indices = np.asarray(indices)
         if not keepdim:
             indices = np.expand_dims(indices, dim)
         # The advanced index of each selected element: its own position on every other axis
@@ -268,18 +269,18 @@ class Prod(Node):
     zeros the product of the others is computed as such (``ProdOfOthers``), as torch does"""
 
     def forward(ctx, x, axis, keepdims):
-        ctx.x = x
-        ctx.out = x.prod(axis=axis, keepdims=keepdims)
-        return ctx.out
+        out = x.prod(axis=axis, keepdims=keepdims)
+        ctx.save_for_backward(x=x, out=out)
+        return out
 
     def backward(ctx, grad):
         axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
-        x = ctx.x
+        x, out = ctx.saved_tensors
         grad = expand_reduced(grad, x.shape, axis, keepdims)
         if x.ndim == 0:
             return grad
         if not (np.asarray(x) == 0).any():
-            return grad * (expand_reduced(ctx.out, x.shape, axis, keepdims) / x)
+            return grad * (expand_reduced(out, x.shape, axis, keepdims) / x)
         return grad * ProdOfOthers.call(x, axis=axis)
 
 
@@ -297,7 +298,7 @@ class ProdOfOthers(Node):
     once_differentiable = True
 
     def forward(ctx, x, axis):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         flat = moved_to_end(x, axis)
         before = exclusive_cumprod(flat, -1)
         after = np.flip(exclusive_cumprod(np.flip(flat, -1), -1), -1)
@@ -305,7 +306,9 @@ class ProdOfOthers(Node):
 
     def backward(ctx, grad):
         axis = ctx.attrs["axis"]
-        x = moved_to_end(np.asarray(ctx.x), axis)  # (..., n)
+        (x,) = ctx.saved_tensors
+        shape = x.shape
+        x = moved_to_end(np.asarray(x), axis)  # (..., n)
         g = moved_to_end(np.asarray(grad), axis)
         n = x.shape[-1]
         eye = np.eye(n, dtype=bool)
@@ -315,7 +318,7 @@ class ProdOfOthers(Node):
         before = exclusive_cumprod(without_k, -1)
         after = np.flip(exclusive_cumprod(np.flip(without_k, -1), -1), -1)
         grad_x = np.where(eye, 0, before * after * g[..., None, :]).sum(-1)
-        return moved_back(grad_x, ctx.x.shape, axis)
+        return moved_back(grad_x, shape, axis)
 
 
 def moved_to_end(x: np.ndarray, axis: tuple) -> np.ndarray:
@@ -336,14 +339,14 @@ class Var(Node):
     since Σ (x - x̄) = 0). N - c below 0 counts as 0, so the result is inf or nan, as torch."""
 
     def forward(ctx, x, axis, correction, keepdims):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         with quiet():  # (inf - inf = nan)
             return (sum_of_squares_about_mean(x, axis, keepdims) / degrees_of_freedom(
                 x.shape, axis, correction)).astype(x.dtype)
 
     def backward(ctx, grad):
         axis, correction, keepdims = (ctx.attrs[k] for k in ("axis", "correction", "keepdims"))
-        x = ctx.x
+        (x,) = ctx.saved_tensors
         scale = np.divide(2.0, degrees_of_freedom(x.shape, axis, correction))
         return (expand_reduced(grad, x.shape, axis, keepdims) * scale) * \
             (x - Mean.call(x, axis=axis, keepdims=True))  # (empty x: nan, no NumPy warning)
@@ -354,16 +357,16 @@ class Std(Node):
     slice), as torch, where the formula would divide by 0. Saves x and the output, as torch."""
 
     def forward(ctx, x, axis, correction, keepdims):
-        ctx.x = x
         with quiet():  # (inf - inf = nan)
-            ctx.out = np.sqrt(sum_of_squares_about_mean(x, axis, keepdims)
-                              / degrees_of_freedom(x.shape, axis, correction)).astype(x.dtype)
-        return ctx.out
+            out = np.sqrt(sum_of_squares_about_mean(x, axis, keepdims)
+                          / degrees_of_freedom(x.shape, axis, correction)).astype(x.dtype)
+        ctx.save_for_backward(x=x, out=out)
+        return out
 
     def backward(ctx, grad):
         axis, correction, keepdims = (ctx.attrs[k] for k in ("axis", "correction", "keepdims"))
-        x = ctx.x
-        out = expand_reduced(ctx.out, x.shape, axis, keepdims)
+        x, out = ctx.saved_tensors
+        out = expand_reduced(out, x.shape, axis, keepdims)
         grad = expand_reduced(grad, x.shape, axis, keepdims)
         is_zero = np.asarray(out) == 0  # a constant: where the gradient is defined as 0
         scale = np.divide(1.0, degrees_of_freedom(x.shape, axis, correction))
@@ -410,7 +413,6 @@ class VectorNorm(Node):
     """
 
     def forward(ctx, x, ord, axis, keepdims):
-        ctx.x = x
         magnitude = np.abs(x)
         if ord == np.inf or ord == -np.inf:
             out = (np.max if ord > 0 else np.min)(magnitude, axis=axis, keepdims=keepdims)
@@ -424,14 +426,14 @@ class VectorNorm(Node):
             with quiet():
                 out = (magnitude ** x.dtype.type(ord)).sum(axis=axis, keepdims=keepdims) \
                     ** x.dtype.type(1 / ord)
-        ctx.out = out
+        ctx.save_for_backward(x=x, out=out)
         return out
 
     def backward(ctx, grad):
         p, axis, keepdims = (ctx.attrs[k] for k in ("ord", "axis", "keepdims"))
-        x = ctx.x
+        x, out = ctx.saved_tensors
         grad = expand_reduced(grad, x.shape, axis, keepdims)
-        norm = expand_reduced(ctx.out, x.shape, axis, keepdims)
+        norm = expand_reduced(out, x.shape, axis, keepdims)
         zero = np.zeros((), x.dtype)
         if p == 0:
             return Fill.call(x, value=0) * grad
@@ -462,19 +464,20 @@ class LogSumExp(Node):
     exponent is positive; an infinite max is not (inf - inf would be nan), as torch."""
 
     def forward(ctx, x, axis, keepdims):
-        ctx.x = x
         shift = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
         shift = np.where(np.isinf(shift), 0, shift)
         # log 0 = -inf: an empty or all -inf slice; inf - inf = nan: an inf in x, as torch
         with quiet():
             out = np.log(sum_accurately(np.exp(x - shift), axis, keepdims=True)) + shift
-        ctx.out = out if keepdims else out.squeeze(axis)
-        return ctx.out
+        if not keepdims:
+            out = out.squeeze(axis)
+        ctx.save_for_backward(x=x, out=out)
+        return out
 
     def backward(ctx, grad):
         axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
-        x = ctx.x
-        out = expand_reduced(ctx.out, x.shape, axis, keepdims)
+        x, out = ctx.saved_tensors
+        out = expand_reduced(out, x.shape, axis, keepdims)
         # x - out at x = out = ±inf: nan, as torch
         return expand_reduced(grad, x.shape, axis, keepdims) * Exp.call(x - out)
 
@@ -546,8 +549,9 @@ def _extreme(op: str, input, dim, keepdim, full: type, along: type, result: type
     dim = _single_dim(op, input, dim)
     check_nonempty(op, input.shape, (dim,) if input.ndim else ())  # (torch shows it wrapped)
     values, ctx = along.apply(input, dim=dim, keepdim=keepdim, return_ctx=True)
+    (indices,) = ctx.saved_tensors
     # The indices are the caller's to keep (a copy: backward reads the saved ones)
-    return result(values, Tensor._make(np.array(ctx.indices, dtype=np.int64), None))
+    return result(values, Tensor._make(np.array(indices, dtype=np.int64), None))
 
 
 def max(input, dim=OMITTED, keepdim: bool = False):
