@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tinygrad_pool import nn, optim, Tensor, tensor
-from tinygrad_pool.optim import lr_scheduler
+from tinygrad_pool.optim import lr_scheduler, optimizers
 from test_optim import (assert_same, assert_same_state, check_state_dict_layout, feed_same_grads,
                         param, run_both, set_grad, train, twin_params)
 
@@ -467,12 +467,12 @@ def test_lbfgs_on_rosenbrock_follows_torchs_trajectory(torch, monkeypatch, line_
     """float64, step by step: the same points, losses, closure calls, func_evals and n_iter;
     then the whole state, key by key and value by value."""
     calls_of = {"extrapolate": 0, "zoom": 0}
-    cubic = optim._cubic_interpolate
+    cubic = optimizers._cubic_interpolate
 
     def counting_cubic(*args, bounds=None):
         calls_of["extrapolate" if bounds is not None else "zoom"] += 1
         return cubic(*args, bounds=bounds)
-    monkeypatch.setattr(optim, "_cubic_interpolate", counting_cubic)
+    monkeypatch.setattr(optimizers, "_cubic_interpolate", counting_cubic)
 
     p, opt, closure, calls, tp, topt, tclosure, tcalls = lbfgs_pair(
         torch, ROSENBROCK_START, np.float64, lr=lr, max_iter=max_iter, history_size=history_size,

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..grad_mode import enable_grad
 from ..engine import Tensor
+from .differentiate import grad
 
 
 def _prepare(op: str, func, inputs, create_graph=False) -> tuple:
@@ -31,7 +32,6 @@ def _prepare(op: str, func, inputs, create_graph=False) -> tuple:
 
 
 def _grad(outputs, inputs, grad_outputs, create_graph):
-    from . import grad
     grads = grad(outputs, inputs, grad_outputs, retain_graph=True, create_graph=create_graph,
                  allow_unused=True)
     return tuple(Tensor._make(np.zeros(t.shape, t.dtype), None) if g is None else g

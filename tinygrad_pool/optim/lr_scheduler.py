@@ -20,7 +20,7 @@ from collections import Counter
 
 from .. import unsupported
 from ..ops.args import check_choice, check_int, check_number, plural
-from . import Optimizer
+from .optimizers import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
            "LambdaLR", "ReduceLROnPlateau", "OneCycleLR"]
