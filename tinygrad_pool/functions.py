@@ -7,8 +7,8 @@ raises is what the method does.
 import numpy as np
 
 from .ops import join
-from .ops import elementwise as E
-from .ops import matmul as M
+from .ops import elementwise
+from .ops import matmul as matmul_ops
 from .ops.args import check_flag, check_number, tensor_arg
 from .engine import OMITTED, Tensor, numpy_spellings
 
@@ -72,18 +72,18 @@ def _extreme(name: str, elementwise, input, dim, keepdim, other):
 
 
 def maximum(input, other) -> Tensor:
-    return E.maximum(_input("maximum", input), other)
+    return elementwise.maximum(_input("maximum", input), other)
 
 
 def minimum(input, other) -> Tensor:
-    return E.minimum(_input("minimum", input), other)
+    return elementwise.minimum(_input("minimum", input), other)
 
 
 def where(condition, input=None, other=None) -> Tensor:
     if input is None and other is None:  # torch.where(condition): the indices, as nonzero
         return tuple(Tensor._make(i, None) for i in np.nonzero(
             tensor_arg("where", "condition", condition)._data))
-    return E.where(condition, input, other)
+    return elementwise.where(condition, input, other)
 
 
 def cat(tensors, dim: int = 0) -> Tensor:
@@ -98,17 +98,17 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 
 def matmul(input, other) -> Tensor:
-    return M.matmul(_input("matmul", input), tensor_arg("matmul", "other", other))
+    return matmul_ops.matmul(_input("matmul", input), tensor_arg("matmul", "other", other))
 
 
 def mm(input, mat2) -> Tensor:
     """A product of two matrices (2-D only, as torch.mm)."""
-    return M.mm(_input("mm", input), mat2)
+    return matmul_ops.mm(_input("mm", input), mat2)
 
 
 def bmm(input, mat2) -> Tensor:
     """Batched matrix products of two 3-D tensors with the same batch size (torch.bmm)."""
-    return M.bmm(_input("bmm", input), mat2)
+    return matmul_ops.bmm(_input("bmm", input), mat2)
 
 
 def einsum(equation: str, *operands) -> Tensor:
@@ -128,11 +128,11 @@ def einsum(equation: str, *operands) -> Tensor:
         if operand.dtype != operands[0].dtype:
             raise RuntimeError(f"einsum(): operand {i} has dtype {operand.dtype} but operand 0 "
                                f"has {operands[0].dtype}: the operands must have one dtype")
-    inputs, output, sizes = M.parse_einsum(equation, [o._data for o in operands])
+    inputs, output, sizes = matmul_ops.parse_einsum(equation, [o._data for o in operands])
     # Size-1 dimensions broadcast: expanded here, so that Expand's backward sums them again.
     operands = [o if o.shape == full else o.expand(*full) for o, full in
                 zip(operands, (tuple(sizes[c] for c in s) for s in inputs))]
-    return M.Einsum.apply(*operands, inputs=tuple(inputs), output=output)
+    return matmul_ops.Einsum.apply(*operands, inputs=tuple(inputs), output=output)
 
 
 def _other(op: str, other) -> Tensor:
@@ -163,7 +163,7 @@ def _isclose(op: str, input, other, rtol, atol, equal_nan) -> np.ndarray:
         raise RuntimeError(f"{op}(): expected input and other to have the same dtype, got "
                            f"{input.dtype} and {other.dtype}")
     if input.shape != other.shape:
-        E.check_broadcast(op, input._data, other._data)
+        elementwise.check_broadcast(op, input._data, other._data)
     return np.asarray(np.isclose(input._data, other._data, rtol, atol, equal_nan))
 
 

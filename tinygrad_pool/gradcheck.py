@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from . import kinks as K
+from . import kinks
 from .ops.args import check_number, plural
 from .engine import Tensor, _node_of, run_backward
 from .grad_mode import enable_grad, no_grad
@@ -212,7 +212,7 @@ def _check(op, fn, inputs, eps, atol, rtol, seed) -> GradcheckReport:
             value, reason = analytical[index], ""
             if jumps[index]:  # which op is at its kink, and what did it choose?
                 if graph_at_x is None:
-                    graph_at_x = K.recorded_inputs(output)
+                    graph_at_x = kinks.recorded_inputs(output)
                 reason, known = _why(fn, inputs, data, index, eps, graph_at_x)
                 slack = atol + rtol * max(abs(lo), abs(hi))
                 if lo - slack <= value <= hi + slack and (failed[index] or known):
@@ -233,12 +233,12 @@ def _why(fn, inputs, data, index, eps, at_x) -> tuple:
     try:
         with enable_grad():
             data[index] = original - eps
-            below = K.recorded_inputs(fn(*inputs))
+            below = kinks.recorded_inputs(fn(*inputs))
             data[index] = original + eps
-            above = K.recorded_inputs(fn(*inputs))
+            above = kinks.recorded_inputs(fn(*inputs))
     finally:
         data[index] = original
-    reasons, unknown = K.explain(at_x, below, above)
+    reasons, unknown = kinks.explain(at_x, below, above)
     if reasons:
         return "; ".join(reasons), True
     text = "left and right derivatives differ, so fn is not differentiable here"

@@ -2,7 +2,7 @@
 (the Functions and their derivatives live in ``ops/activation.py``, ``ops/elementwise.py`` and
 ``ops/loss.py``). Their reprs are torch's, so a printed model reads the same in both.
 """
-from ..ops import activation as A
+from ..ops import activation
 from ..ops.loss import implicit_softmax_dim, log_softmax, softmax  # noqa: F401
 from .module import Module
 
@@ -29,7 +29,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
-        return A.leaky_relu(input, self.negative_slope, self.inplace)
+        return activation.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
@@ -43,7 +43,7 @@ class ELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input):
-        return A.elu(input, self.alpha, self.inplace)
+        return activation.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -57,7 +57,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input):
-        return A.gelu(input, approximate=self.approximate)
+        return activation.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -71,7 +71,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return A.silu(input, self.inplace)
+        return activation.silu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -85,7 +85,7 @@ class Softplus(Module):
         self.beta, self.threshold = beta, threshold
 
     def forward(self, input):
-        return A.softplus(input, self.beta, self.threshold)
+        return activation.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -95,7 +95,7 @@ class LogSigmoid(Module):
     """log σ(x), stable for any x."""
 
     def forward(self, input):
-        return A.logsigmoid(input)
+        return activation.logsigmoid(input)
 
 
 class Sigmoid(Module):

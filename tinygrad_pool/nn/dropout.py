@@ -1,6 +1,6 @@
 """Dropout layers: Dropout (elements) and Dropout2d (whole channels), active only in training
 mode (``model.train()``); in eval mode (``model.eval()``) they return their input unchanged."""
-from . import functional as F
+from . import functional
 from ..ops.args import check_flag
 from ..ops.dropout import _check_p
 from .module import Module
@@ -25,9 +25,9 @@ class Dropout(_DropoutNd):
     """Zero each element with probability p and scale the rest by 1 / (1 - p)."""
 
     def forward(self, input):
-        # Through nn.functional, as torch's Dropout calls F.dropout: replacing that one function
+        # Through nn.functional, as torch's Dropout calls functional.dropout: replacing that one function
         # (tests/test_porting.py does, to share masks with torch) changes the layer too.
-        return F.dropout(input, self.p, self.training, self.inplace, generator=self.generator)
+        return functional.dropout(input, self.p, self.training, self.inplace, generator=self.generator)
 
 
 class Dropout2d(_DropoutNd):
@@ -35,4 +35,4 @@ class Dropout2d(_DropoutNd):
     1 / (1 - p)."""
 
     def forward(self, input):
-        return F.dropout2d(input, self.p, self.training, self.inplace, generator=self.generator)
+        return functional.dropout2d(input, self.p, self.training, self.inplace, generator=self.generator)

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import functional as F
+from . import functional
 from . import init
 from .. import dtypes
 from ..engine import check_device
@@ -76,7 +76,7 @@ class Linear(Module):
         _reset_weight_and_bias(self.weight, self.bias, generator)
 
     def forward(self, input):
-        return F.linear(input, self.weight, self.bias)
+        return functional.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -129,7 +129,7 @@ class Conv2d(Module):
         _reset_weight_and_bias(self.weight, self.bias, generator)
 
     def forward(self, input):
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        return functional.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
     def extra_repr(self) -> str:
@@ -137,7 +137,7 @@ class Conv2d(Module):
 
 
 class ConvTranspose2d(Module):
-    """2-D transposed convolution (F.conv_transpose2d) over NCHW input; weight (in_channels,
+    """2-D transposed convolution (functional.conv_transpose2d) over NCHW input; weight (in_channels,
     out_channels/groups, kh, kw), Conv2d's layout transposed, so its fan-in is
     out_channels/groups·kh·kw (PyTorch's initialisation, as Conv2d's, reads the weight's dim 1).
 
@@ -179,7 +179,7 @@ class ConvTranspose2d(Module):
     def forward(self, input, output_size=None):
         output_padding = self.output_padding if output_size is None else \
             self._output_padding(input, output_size)
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+        return functional.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
                                   output_padding, self.groups, self.dilation)
 
     def _output_padding(self, input, output_size) -> tuple:
@@ -226,7 +226,7 @@ class MaxPool2d(Module):
         self.ceil_mode = check_flag("MaxPool2d", "ceil_mode", ceil_mode)
 
     def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+        return functional.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self) -> str:
@@ -248,7 +248,7 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+        return functional.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:

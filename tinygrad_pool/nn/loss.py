@@ -7,7 +7,7 @@ Each module keeps its settings and calls its function in ``ops/loss.py``, where 
 ``size_average``/``reduce`` arguments are accepted where PyTorch accepts them, and set
 ``reduction`` as PyTorch does.
 """
-from ..ops import loss as L
+from ..ops import loss
 from ..ops.args import check_int, check_number, tensor_arg
 from .module import Module
 
@@ -19,7 +19,7 @@ class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
-            reduction = L._reduction(type(self).__name__, reduction, size_average, reduce)
+            reduction = loss._reduction(type(self).__name__, reduction, size_average, reduce)
         self.reduction = reduction
 
     def _register_weight(self, name: str, weight) -> None:
@@ -38,14 +38,14 @@ class L1Loss(_Loss):
     """Mean (or sum) absolute error |input - target|."""
 
     def forward(self, input, target):
-        return L.l1_loss(input, target, reduction=self.reduction)
+        return loss.l1_loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
     """Mean (or sum) squared error (input - target)²."""
 
     def forward(self, input, target):
-        return L.mse_loss(input, target, reduction=self.reduction)
+        return loss.mse_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
@@ -57,7 +57,7 @@ class SmoothL1Loss(_Loss):
         self.beta = check_number("SmoothL1Loss", "beta", beta, low=0.0, error=RuntimeError)
 
     def forward(self, input, target):
-        return L.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+        return loss.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
 class HuberLoss(_Loss):
@@ -70,7 +70,7 @@ class HuberLoss(_Loss):
             raise RuntimeError(f"HuberLoss: delta must be positive, got {delta}")
 
     def forward(self, input, target):
-        return L.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+        return loss.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
 class NLLLoss(_WeightedLoss):
@@ -82,7 +82,7 @@ class NLLLoss(_WeightedLoss):
         self.ignore_index = check_int("NLLLoss", "ignore_index", ignore_index)
 
     def forward(self, input, target):
-        return L.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+        return loss.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
 
 
@@ -99,7 +99,7 @@ class CrossEntropyLoss(_WeightedLoss):
                                             label_smoothing, high=1.0, error=RuntimeError)
 
     def forward(self, input, target):
-        return L.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+        return loss.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
@@ -107,7 +107,7 @@ class BCELoss(_WeightedLoss):
     """Binary cross-entropy of probabilities (see ``F.binary_cross_entropy``)."""
 
     def forward(self, input, target):
-        return L.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+        return loss.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -121,6 +121,6 @@ class BCEWithLogitsLoss(_Loss):
         self._register_weight("pos_weight", pos_weight)
 
     def forward(self, input, target):
-        return L.binary_cross_entropy_with_logits(input, target, weight=self.weight,
+        return loss.binary_cross_entropy_with_logits(input, target, weight=self.weight,
                                                   reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
