@@ -1,9 +1,12 @@
 """Losses, with PyTorch's signatures and semantics, and the log-softmax they rest on.
 
 cross_entropy is log_softmax followed by the negative log-likelihood, as in PyTorch: two small
-Functions whose derivatives are each one line, and the same saved tensors as PyTorch's (the
-log-softmax's output; nothing of the logits). Label smoothing and class-probability targets are
+Functions whose derivatives are each one line. Label smoothing and class-probability targets are
 written on top of them as PyTorch defines them, with Tensor operations (autograd is free).
+
+Each Function saves with ``ctx.save_for_backward`` what PyTorch saves (the regression losses
+their input and target; log_softmax its output, nothing of the logits; nll_loss its input and,
+as 0-d array, the total weight), so the same in-place edits are refused.
 
 Every loss is twice differentiable: a Function's backward is written with operations that also
 run on Tensors (``Clamp.call``, ``Log.call``, operators), so ``create_graph=True`` records it.
@@ -36,11 +39,12 @@ class SumOfSquares(Node):
     """L = Σ xᵢ²;  ∂L/∂x = 2x — the seed article's cost (with its ½ folded into the caller)"""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         return np.vdot(x, x) if x.dtype.kind == "f" else (x * x).sum()
 
     def backward(ctx, grad):
-        return (2 * grad) * ctx.x
+        (x,) = ctx.saved_tensors
+        return (2 * grad) * x
 
 
 def _reduced(losses: np.ndarray, reduction: str):
@@ -66,15 +70,16 @@ class MSELoss(Node):
     """
 
     def forward(ctx, input, target, reduction):
-        ctx.input, ctx.target = input, target
+        ctx.save_for_backward(input=input, target=target)
         squared = (input - target) ** 2
         ctx.count = squared.size
         return _reduced(squared, reduction)
 
     def backward(ctx, grad):
-        grad_diff = (ctx.input - ctx.target) * (grad * (2 * _mean_scale(ctx)))
-        return (unbroadcast(grad_diff, ctx.input.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(-grad_diff, ctx.target.shape) if ctx.needs_input_grad[1] else None)
+        input, target = ctx.saved_tensors
+        grad_diff = (input - target) * (grad * (2 * _mean_scale(ctx)))
+        return (unbroadcast(grad_diff, input.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-grad_diff, target.shape) if ctx.needs_input_grad[1] else None)
 
 
 class SmoothL1Loss(Node):
@@ -88,7 +93,7 @@ class SmoothL1Loss(Node):
     (clamp's derivative at its bounds is 1, the quadratic branch's)."""
 
     def forward(ctx, input, target, beta, reduction, huber=False):
-        ctx.input, ctx.target = input, target
+        ctx.save_for_backward(input=input, target=target)
         diff = input - target
         size = np.abs(diff)
         with quiet():  # (β = inf: the branch not taken is inf · -inf)
@@ -99,7 +104,8 @@ class SmoothL1Loss(Node):
 
     def backward(ctx, grad):
         beta, huber = ctx.attrs["beta"], ctx.attrs.get("huber")
-        diff = ctx.input - ctx.target
+        input, target = ctx.saved_tensors
+        diff = input - target
         d = np.asarray(diff)
         inside = np.abs(d) < beta  # torch's mask: the only place with a second derivative
         # elsewhere a constant, torch's slope: ±1 (±β) from |d| = β on; NaN for a NaN d
@@ -108,8 +114,8 @@ class SmoothL1Loss(Node):
                            d if huber else d / beta)
         slope = Where.call(diff if huber else diff / beta, outside, condition=inside)
         grad_diff = slope * (grad * _mean_scale(ctx))
-        return (unbroadcast(grad_diff, ctx.input.shape) if ctx.needs_input_grad[0] else None,
-                unbroadcast(-grad_diff, ctx.target.shape) if ctx.needs_input_grad[1] else None)
+        return (unbroadcast(grad_diff, input.shape) if ctx.needs_input_grad[0] else None,
+                unbroadcast(-grad_diff, target.shape) if ctx.needs_input_grad[1] else None)
 
 
 class BinaryCrossEntropy(Node):
@@ -117,7 +123,7 @@ class BinaryCrossEntropy(Node):
     ∂ℓ/∂x = w (x - t) / max(x (1 - x), 1e-12),  ∂ℓ/∂t = -w logit(x)  (PyTorch's formulas)"""
 
     def forward(ctx, input, target, weight, reduction):
-        ctx.input, ctx.target = input, target
+        ctx.save_for_backward(input=input, target=target, weight=weight)  # (weight: or None)
         with quiet():  # log 0 = -inf, clamped to -100 just below
             log_x = np.maximum(np.log(input), LOG_FLOOR)
             log_1m_x = np.maximum(np.log1p(-input), LOG_FLOOR)
@@ -128,7 +134,7 @@ class BinaryCrossEntropy(Node):
         return _reduced(losses, reduction)
 
     def backward(ctx, grad):
-        x, t, weight = ctx.input, ctx.target, ctx.attrs["weight"]
+        x, t, weight = ctx.saved_tensors
         grad = grad * _mean_scale(ctx)
         if weight is not None:
             grad = grad * weight
@@ -152,11 +158,13 @@ class LogSoftmax(Node):
         # as torch)
         with quiet():
             shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)  # (initial: empty x)
-            ctx.out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        return ctx.out
+            out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        ctx.save_for_backward(out=out)
+        return out
 
     def backward(ctx, grad):
-        return grad - Exp.call(ctx.out) * grad.sum(axis=ctx.attrs["dim"], keepdims=True)
+        (out,) = ctx.saved_tensors
+        return grad - Exp.call(out) * grad.sum(axis=ctx.attrs["dim"], keepdims=True)
 
 
 def _pick(log_probs, classes):
@@ -183,22 +191,21 @@ class NLLLoss(Node):
     ∂L/∂log_probs[n, c] = -wₙ [c = tₙ] (÷ Σₙ wₙ)
 
     log_probs is (N, C, d1, ...) and target (N, d1, ...): one class index per position. A
-    target equal to ``ignore_index`` weighs 0 (and is never read as a class).
+    target equal to ``ignore_index`` weighs 0 (and is never read as a class). Saved: log_probs
+    (as torch: backward needs only its shape, but writing into it in place is refused); each
+    position's class, whether it counts and its weight (torch's target and weight, in the form
+    backward reads them); the total weight, a 0-d array as torch's.
     """
-
-    # What the usual call (below) leaves unsaved: no mask, every target of weight 1
-    kept, target_weights = None, 1
 
     def forward(ctx, log_probs, target, weight, ignore_index, reduction):
         kept = target != ignore_index
-        ctx.shape = log_probs.shape
         if weight is None and kept.all():
             # The usual call: every target counts, with weight 1 — so no mask and no weights
             # (their passes are most of a small loss's work: measured, see
             # benchmarks/README.md); the same numbers as below.
-            ctx.classes = target[:, None]
-            ctx.total_weight = log_probs.dtype.type(target.size)
-            losses = -_pick(log_probs, ctx.classes)[:, 0]
+            classes, kept, target_weights = target[:, None], None, None
+            total_weight = np.array(target.size, log_probs.dtype)
+            losses = -_pick(log_probs, classes)[:, 0]
         else:
             # Each target's class as an index along the class axis; an ignored one reads
             # class 0 (any valid class would do) and is left at 0, never multiplied by 0:
@@ -207,28 +214,32 @@ class NLLLoss(Node):
             classes = np.where(kept, target, 0)
             weights = kept if weight is None else np.where(kept, weight[classes], 0)
             # (N, 1, d1, ...): the class axis put back, to pick and to broadcast along it
-            ctx.classes, ctx.kept = classes[:, None], kept[:, None]
-            ctx.target_weights = weights.astype(log_probs.dtype, copy=False)[:, None]
-            ctx.total_weight = ctx.target_weights.sum()
-            losses = np.zeros(ctx.target_weights.shape, log_probs.dtype)
-            np.multiply(ctx.target_weights, _pick(log_probs, ctx.classes), out=losses,
-                        where=ctx.kept)
+            classes, kept = classes[:, None], kept[:, None]
+            target_weights = weights.astype(log_probs.dtype, copy=False)[:, None]
+            total_weight = np.asarray(target_weights.sum())
+            losses = np.zeros(target_weights.shape, log_probs.dtype)
+            np.multiply(target_weights, _pick(log_probs, classes), out=losses, where=kept)
             losses = -losses[:, 0]
+        # (kept and target_weights None: every target counts, with weight 1)
+        ctx.save_for_backward(log_probs=log_probs, classes=classes, kept=kept,
+                              target_weights=target_weights, total_weight=total_weight)
         if reduction == "none":
             return losses
         if reduction == "sum":
             return losses.sum()
         with quiet():  # all ignored: 0/0 = nan (PyTorch)
-            return losses.sum() / ctx.total_weight
+            return losses.sum() / total_weight
 
     def backward(ctx, grad):
-        reduction, coefficients = ctx.attrs["reduction"], ctx.target_weights
+        log_probs, classes, kept, target_weights, total_weight = ctx.saved_tensors
+        reduction = ctx.attrs["reduction"]
+        coefficients = 1 if target_weights is None else target_weights
         if reduction == "mean":
-            coefficients = coefficients / ctx.total_weight
-            if ctx.kept is not None:  # ignored targets get exactly 0, even when the total
-                coefficients = np.where(ctx.kept, coefficients, 0)  # is 0 (torch skips them)
-        picked = np.zeros(ctx.shape, dtype=grad.dtype)  # a constant: -wₙ where each target is
-        _place(picked, ctx.classes, -coefficients)
+            coefficients = coefficients / total_weight
+            if kept is not None:  # ignored targets get exactly 0, even when the total
+                coefficients = np.where(kept, coefficients, 0)  # is 0 (torch skips them)
+        picked = np.zeros(log_probs.shape, dtype=grad.dtype)  # a constant: -wₙ where each target is
+        _place(picked, classes, -coefficients)
         if reduction == "none":  # one gradient per position: put back the class axis
             grad = grad.reshape(grad.shape[:1] + (1,) + grad.shape[1:])
         return picked * grad

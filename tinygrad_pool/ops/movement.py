@@ -7,6 +7,9 @@ Functions with other arguments. Flip, repeat, roll and pad copy. Writes into a t
 are ops too (copy_, fill_, ``t[index] = value``): recorded like any other op when they need a
 gradient.
 
+No op here saves an array for backward: each needs only a shape, a dtype, dims or the index,
+which are plain attributes or the op's own arguments (``ctx.attrs``, kept for view replay).
+
 Argument errors follow torch's types: IndexError for a dim out of range, RuntimeError for sizes
 that do not fit, TypeError for an argument of the wrong kind.
 """

@@ -41,12 +41,15 @@ class Gather(Node):
     read from, summed over repeated reads — dx = zeros.scatter_add(dim, index, grad)"""
 
     def forward(ctx, x, index, dim):
-        ctx.input_shape, ctx.index = x.shape, index
+        # x too, though backward reads only its shape: torch saves it, so writing into x in
+        # place before backward is refused here as there
+        ctx.save_for_backward(x=x, index=index)
         return x[along_dim(index, dim)]
 
     def backward(ctx, grad):
-        where = along_dim(np.asarray(ctx.index), ctx.attrs["dim"])
-        return IndexScatter.call(grad, index=where, shape=ctx.input_shape), None
+        x, index = ctx.saved_tensors
+        where = along_dim(np.asarray(index), ctx.attrs["dim"])
+        return IndexScatter.call(grad, index=where, shape=x.shape), None
 
 
 class ScatterAdd(Node):
@@ -54,7 +57,8 @@ class ScatterAdd(Node):
     dsrc = grad.gather(dim, index)"""
 
     def forward(ctx, x, src, index, dim):
-        ctx.index, ctx.src_shape = index, src.shape
+        ctx.save_for_backward(index=index)
+        ctx.src_shape = src.shape
         out = x.copy()
         # add.at, not +=: an index repeated adds every one of its src values
         np.add.at(out, along_dim(index, dim), src[tuple(slice(n) for n in index.shape)])
@@ -62,7 +66,8 @@ class ScatterAdd(Node):
 
     def backward(ctx, grad):
         needs_x, needs_src, _ = ctx.needs_input_grad
-        grad_src = _read_back(grad, np.asarray(ctx.index), ctx.attrs["dim"], ctx.src_shape) \
+        (index,) = ctx.saved_tensors
+        grad_src = _read_back(grad, np.asarray(index), ctx.attrs["dim"], ctx.src_shape) \
             if needs_src else None
         return (grad if needs_x else None), grad_src, None
 
@@ -72,14 +77,16 @@ class Scatter(Node):
     x get no gradient, dsrc = grad.gather(dim, index)"""
 
     def forward(ctx, x, src, index, dim):
-        ctx.index, ctx.src_shape = index, src.shape
+        ctx.save_for_backward(index=index)
+        ctx.src_shape = src.shape
         out = x.copy()
         out[along_dim(index, dim)] = src[tuple(slice(n) for n in index.shape)]
         return out
 
     def backward(ctx, grad):
         needs_x, needs_src, _ = ctx.needs_input_grad
-        index, dim = np.asarray(ctx.index), ctx.attrs["dim"]
+        (index,) = ctx.saved_tensors
+        index, dim = np.asarray(index), ctx.attrs["dim"]
         grad_x = IndexPut.call(grad, np.zeros((), grad.dtype), index=along_dim(index, dim)) \
             if needs_x else None
         grad_src = _read_back(grad, index, dim, ctx.src_shape) if needs_src else None
@@ -91,11 +98,13 @@ class IndexSelect(Node):
     (a slice selected twice gets both gradients)"""
 
     def forward(ctx, x, index, dim):
-        ctx.input_shape, ctx.index = x.shape, index
+        ctx.save_for_backward(index=index)
+        ctx.input_shape = x.shape
         return np.take(x, index.reshape(-1), axis=dim)
 
     def backward(ctx, grad):
-        where = (slice(None),) * ctx.attrs["dim"] + (np.asarray(ctx.index).reshape(-1),)
+        (index,) = ctx.saved_tensors
+        where = (slice(None),) * ctx.attrs["dim"] + (np.asarray(index).reshape(-1),)
         return IndexScatter.call(grad, index=where, shape=ctx.input_shape), None
 
 
@@ -103,13 +112,15 @@ class MaskedFill(Node):
     """out = value where mask, else x: dx = grad where not mask; d value = Σ grad where mask"""
 
     def forward(ctx, x, mask, value):
-        ctx.x_shape, ctx.mask = x.shape, mask
+        ctx.save_for_backward(mask=mask)
+        ctx.x_shape = x.shape
         # (value takes x's dtype: an integer x keeps its dtype and truncates, as torch's)
         return np.where(mask, value.astype(x.dtype), x)
 
     def backward(ctx, grad):
         needs_x, _, needs_value = ctx.needs_input_grad
-        mask = np.asarray(ctx.mask)
+        (mask,) = ctx.saved_tensors
+        mask = np.asarray(mask)
         # (mask may have broadcast x to a larger shape: unbroadcast sums x's copies back)
         grad_x = unbroadcast(grad * ~mask, ctx.x_shape) if needs_x else None
         grad_value = (grad * mask).sum() if needs_value else None
