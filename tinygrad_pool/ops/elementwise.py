@@ -19,8 +19,8 @@ The functions at the end (``sin(x)``, ``maximum(a, b)``, ``where(c, a, b)``, ``p
 import numpy as np
 
 from .. import dtypes
-from ..fast import memory
 from ..fast.quiet import quiet
+from ..kernels import kernel
 from ..engine import Node, NotAnOperand, Tensor, unbroadcast
 from .args import check_scalar
 from .movement import Cast, Fill
@@ -262,14 +262,19 @@ class Sqrt(Node):
         return grad / (2 * out)  # slope inf at 0
 
 
+@kernel
+def relu(x):
+    """max(0, x), in this order so that relu(-0) is -0, as torch's."""
+    return np.maximum(0, x)
+
+
 class ReLU(Node):
     """d relu(x) = [x > 0] dx — 0 at exactly x = 0, as in PyTorch (where out > 0 iff x > 0),
     and 0 whatever arrives there (an inf, a nan); a NaN passes its gradient on: PyTorch's
     threshold_backward, out <= 0 ? 0 : grad"""
 
     def forward(ctx, x):
-        # (in this order relu(-0) is -0, as torch's; a conv-sized output from kept memory)
-        out = np.maximum(0, x, out=memory.output_like(x))
+        out = relu(x)
         ctx.save_for_backward(out=out)
         return out
 
@@ -495,13 +500,19 @@ def split_at_ties(ctx, grad, a, b, a_loses, b_loses) -> tuple:
     return grad_a, grad_b
 
 
+@kernel
+def choose(condition, a, b):
+    """a where the condition holds, else b (NumPy broadcasting)."""
+    return np.where(condition, a, b)
+
+
 class Where(Node):
     """where(c, a, b) takes a where c holds, else b: da gets the gradient where c, db where not
     (the condition is a constant, an attribute: it has no gradient; saved, as torch saves it)"""
 
     def forward(ctx, a, b, condition):
         ctx.save_for_backward(condition=condition)
-        return memory.where(condition, a, b)  # np.where (a masked gradient: fast, fast/memory.py)
+        return choose(condition, a, b)
 
     def backward(ctx, grad):
         (condition,) = ctx.saved_tensors
