@@ -98,6 +98,8 @@ class Sub(Broadcasting):
 class Mul(Broadcasting):
     """d(a * b) = b da + a db"""
 
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
     def forward(ctx, a, b):
         if a.shape != b.shape:
             ctx.a_shape, ctx.b_shape = input_shapes("mul", a, b)
@@ -116,6 +118,8 @@ class Mul(Broadcasting):
 
 class Div(Broadcasting):
     """d(a / b) = da / b - a db / b²"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
 
     def forward(ctx, a, b):
         if a.shape != b.shape:

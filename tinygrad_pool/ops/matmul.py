@@ -43,6 +43,8 @@ class MatMul(Node):
     from its gradient again; batch axes that were broadcast are summed by ``unbroadcast``.
     """
 
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
     def forward(ctx, a, b):
         check_matmul(a, b)
         ctx.a_shape, ctx.b_shape = a.shape, b.shape
@@ -79,6 +81,8 @@ class Linear(Node):
     one product each, laid out as the parameters are (measured: see benchmarks/README.md).
     """
 
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
     def forward(ctx, x, weight, bias=None):
         ctx.x_shape = x.shape
         # x for the weight's gradient, the weight for x's (None where not needed), as torch
@@ -102,7 +106,10 @@ class Linear(Node):
             grad_w = rows.swapaxes(0, 1) @ x.reshape(batch, ctx.x_shape[-1])
         if len(needs) == 2:
             return grad_x, grad_w
-        return grad_x, grad_w, unbroadcast(grad, ctx.bias_shape) if needs[2] else None
+        grad_b = unbroadcast(grad, ctx.bias_shape) if needs[2] else None
+        if grad_b is grad:  # an unbatched input: a new array all the same (fresh_gradients)
+            grad_b = grad + 0
+        return grad_x, grad_w, grad_b
 
 
 def linear(input, weight, bias=None) -> Tensor:
