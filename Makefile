@@ -15,7 +15,8 @@ TORCH  := torch==2.13.0
 
 help:
 	@echo "make demo           set up (Graphviz, .venv) and train the article's network; pictures in $(OUT)/"
-	@echo "make test           set up everything the tests need (Chromium, PyTorch $(TORCH) too) and run them all"
+	@echo "make test           set up everything the tests need (Chromium, PyTorch $(TORCH) too) and run them all,"
+	@echo "                    then the op tests again on the reference kernels"
 	@echo "make bench          time the workloads against PyTorch (benchmarks/README.md)"
 	@echo "make docs-pictures  regenerate docs/images and the executed docs/tutorial.ipynb"
 	@echo "make clean          remove .venv and what the demo wrote"
@@ -47,8 +48,16 @@ test-deps deps: $(VENV)/.test
 demo: demo-deps
 	$(PY) -m tinygrad_pool demo --out $(OUT)
 
+# The op parity tests once more on the reference kernels (tinygrad_pool.set_kernels): every
+# gradient checked on the plain definitions in ops/ too, not only through fast/.
+REFERENCE_TESTS := tests/test_conv.py tests/test_conv_transpose.py tests/test_pool.py \
+	tests/test_adaptive_pool.py tests/test_elementwise.py tests/test_activation.py \
+	tests/test_higher_order.py tests/test_fuzz.py tests/test_numerics.py tests/test_nn.py \
+	tests/test_bad_inputs_conv_pool.py tests/test_loss.py tests/test_reduce.py
+
 test: test-deps
 	$(PY) -m pytest -q
+	TINYGRAD_POOL_KERNELS=reference $(PY) -m pytest -q $(REFERENCE_TESTS)
 
 bench: test-deps
 	$(PY) benchmarks/run.py

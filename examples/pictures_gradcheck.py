@@ -18,7 +18,7 @@ import numpy as np
 
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import Tensor, no_grad, tensor
-from tinygrad_pool.gradcheck import gradcheck_report
+from tinygrad_pool.gradient_check import gradcheck_report
 
 WINDOW = [[[[0.0, 1.0], [1.0, 0.0]]]]
 CELL = (0, 0, 0, 1)

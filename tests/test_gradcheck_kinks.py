@@ -11,7 +11,7 @@ import pytest
 
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import Node, gradcheck, GradcheckError, Tensor, tensor
-from tinygrad_pool.gradcheck import (Failure, GradcheckReport, Kink, NondifferentiablePointWarning,
+from tinygrad_pool.gradient_check import (Failure, GradcheckReport, Kink, NondifferentiablePointWarning,
                                      gradcheck_report)
 
 from helpers import leaf

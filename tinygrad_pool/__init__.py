@@ -24,7 +24,7 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
                        randperm, tensor, zeros, zeros_like)
 from .functions import *  # noqa: F401,F403  (torch's module-level functions: exp, cat, where...)
 from .functions import __all__ as _FUNCTIONS
-from .gradcheck import GradcheckError, NondifferentiablePointWarning, gradcheck, gradcheck_report
+from .gradient_check import GradcheckError, NondifferentiablePointWarning, gradcheck, gradcheck_report
 from . import autograd  # noqa: E402
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from . import nn  # noqa: E402  (after Tensor: nn builds on it)

@@ -178,5 +178,5 @@ def is_tensor(obj) -> bool:
 
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in (
-    "np", "join", "E", "M", "check_flag", "check_number", "tensor_arg", "Tensor", "OMITTED",
+    "np", "join", "elementwise", "matmul_ops", "check_flag", "check_number", "tensor_arg", "Tensor", "OMITTED",
     "numpy_spellings")]

@@ -18,7 +18,7 @@ import warnings
 from .. import unsupported
 from ..ops.args import check_flag
 from ..engine import Tensor
-from ..gradcheck import gradcheck  # noqa: F401  (torch.autograd.gradcheck)
+from ..gradient_check import gradcheck  # noqa: F401  (torch.autograd.gradcheck)
 from .differentiate import backward, grad  # noqa: F401
 from . import functional  # noqa: F401
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
