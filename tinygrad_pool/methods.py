@@ -11,18 +11,96 @@ import builtins
 
 import numpy as np
 
-from . import dtypes
-from .devices import check_device
+from . import dtypes, unsupported
+from .devices import check_device, missing
 from .grad_mode import _mode
 from .devices import device as device_of
 from .engine import OMITTED, Cast, NotAnOperand, Size, Tensor, attach, numpy_spellings
-from .engine.tensor import _BOOLS, _NOT_COMPARABLE, _as_array, _check_can_require_grad
+from .engine.data import _BOOLS, _NOT_COMPARABLE, _check_can_require_grad
+from .engine.tensor import _as_array
 from .random import default_generator
 from .ops import args, conv, elementwise, join, loss, matmul, movement, pool, reduce, select
 
 
 class TensorMethods:
     """The methods attached to Tensor below."""
+
+    # ---- what it is, as Python values ------------------------------------------------------
+    def get_device(self) -> int:
+        return -1  # (torch's answer for a CPU tensor)
+
+    def cuda(self, device=None, non_blocking: bool = False):
+        raise missing("cuda", device_of("cuda"))
+
+    def is_pinned(self) -> bool:
+        return False
+
+    def pin_memory(self):
+        raise RuntimeError("pin_memory: Cannot access accelerator device when none is available "
+                           "(pinned memory needs an accelerator; tinygrad_pool runs on the CPU)")
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"item: a Tensor with {self._data.size} elements cannot be "
+                               f"converted to Scalar (input has shape {list(self._data.shape)})")
+        return self._data.item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def _scalar(self):
+        if self._data.size != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars "
+                             f"(this one has shape {list(self._data.shape)})")
+        return self._data.item()
+
+    def __float__(self): return float(self._scalar())
+
+    def __int__(self): return int(self._scalar())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
+                               f"(shape {list(self._data.shape)}; use .any() or .all())")
+        return bool(self._data.item())
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"`` and ``f"{loss}"`` give the number for a 0-d tensor, as in torch."""
+        if self._data.ndim == 0:
+            return format(self._data.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string passed to Tensor.__format__ (a format "
+                            f"spec needs a 0-d tensor; this one has shape {list(self._data.shape)})")
+        return str(self)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._data, separator=", ", prefix="Tensor(", precision=4)
+        extras = [f"dtype={self.dtype}"]
+        if self.name:
+            extras.insert(0, f"name={self.name!r}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name}>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return f"Tensor({body}, {', '.join(extras)})"
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         if type(requires_grad) is not bool:
@@ -668,3 +746,20 @@ class TensorMethods:
 
 
 attach(TensorMethods)
+
+
+class _Unsupported:
+    """A torch Tensor attribute we do not have: reading it raises AttributeError pointing to
+    docs/porting.md (``hasattr`` is False). A descriptor per name, not ``Tensor.__getattr__``:
+    defining that slows every attribute read of every tensor (CPython stops specialising them)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        raise AttributeError(unsupported.message("'Tensor' object", self.name))
+
+
+for _name in unsupported.TENSOR:
+    setattr(Tensor, _name, _Unsupported(_name))
+del _name

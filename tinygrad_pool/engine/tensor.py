@@ -19,10 +19,10 @@ import weakref
 
 import numpy as np
 
-from .. import dtypes, unsupported
-from ..devices import CPU, check_device, missing  # noqa: F401  (check_device: re-exported)
-from ..devices import device as device_of  # noqa: F401  (methods.py reads it here)
+from .. import dtypes
+from ..devices import CPU, check_device
 from ..grad_mode import enable_grad
+from .data import Size, _check_can_require_grad, _is_size, ragged_detail
 
 # An intermediate this large is what the graph must not keep alive longer than backward needs
 # it (see ReleasedValue); smaller ones cost no memory worth a stand-in.
@@ -37,11 +37,6 @@ def _as_array(data, dtype) -> np.ndarray:
         raise TypeError(f"Tensor: cannot make a tensor from {type(data).__name__} data of "
                         f"dtype {array.dtype} (expected numbers or bools)")
     return array
-
-
-def _is_size(value) -> bool:
-    return isinstance(value, (builtins.int, np.integer)) and not isinstance(value, (builtins.bool,
-                                                                                      np.bool_))
 
 
 def _constructor_array(args: tuple, dtype: np.dtype) -> np.ndarray:
@@ -71,94 +66,9 @@ def _constructor_array(args: tuple, dtype: np.dtype) -> np.ndarray:
     return np.array(values, dtype=dtype)
 
 
-def ragged_detail(data) -> str:
-    """What is wrong with nested lists that are not rectangular, in torch's words: the first
-    depth where two entries differ in length."""
-    level, dim = [data], 0
-    while level:
-        sequences = [isinstance(item, (list, tuple)) for item in level]
-        if not any(sequences):
-            break
-        lengths = [len(item) if is_sequence else None for item, is_sequence in zip(level, sequences)]
-        for length in lengths[1:]:
-            if length != lengths[0]:
-                got = "a number" if length is None else length
-                return (f"expected sequence of length {lengths[0]} at dim {dim} (got {got}): "
-                        f"nested lists must be rectangular")
-        level, dim = [item for sub in level for item in sub], dim + 1
-    return "nested lists must be rectangular (every list at one depth of the same length)"
-
-
-def _check_can_require_grad(dtype, op: str = "Tensor") -> None:
-    if not np.issubdtype(dtype, np.floating):
-        raise RuntimeError(f"{op}: only Tensors of floating point dtype can require gradients "
-                           f"(input has dtype {dtype}; convert it first with x.float() or "
-                           f"x.double(), e.g. x = x.float().requires_grad_())")
-
-
-def numpy_spellings(method):
-    """torch takes NumPy's ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=`` (a method or
-    function so decorated does too; both spellings at once is Python's TypeError, as torch's)."""
-    def with_numpy_spellings(*args, **kwargs):
-        if kwargs:
-            for numpy_name, torch_name in (("axis", "dim"), ("keepdims", "keepdim")):
-                if numpy_name in kwargs:
-                    if torch_name in kwargs:
-                        raise TypeError(f"{method.__name__}() got multiple values for argument "
-                                        f"'{torch_name}' ({numpy_name}= is its NumPy spelling)")
-                    kwargs[torch_name] = kwargs.pop(numpy_name)
-        return method(*args, **kwargs)
-    with_numpy_spellings.__name__ = method.__name__
-    with_numpy_spellings.__qualname__ = method.__qualname__
-    with_numpy_spellings.__doc__ = method.__doc__
-    with_numpy_spellings.__wrapped__ = method
-    return with_numpy_spellings
-
-
-class _Omitted:
-    """The default of an argument that torch takes only as a value of its own type: left out,
-    it has its default meaning; given as None, it is refused, as torch refuses
-    ``x.max(dim=None)`` or ``x.sum(1, keepdim=None)``. (NumPy's ``keepdims=<no value>`` is
-    the same device.)"""
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<not given>"
-
-
-OMITTED = _Omitted()
-
-
-_NOT_COMPARABLE = (type(None), str, bytes, list, tuple, dict, set)
-_BOOLS = (builtins.bool, np.bool_)
-
-
-class Size(tuple):
-    """A tensor's shape: a tuple of ints (torch.Size), printed as ``Size([2, 3])``."""
-
-    def numel(self) -> int:
-        return int(np.prod(self, dtype=np.int64))
-
-    def __repr__(self) -> str:
-        return f"Size({list(self)})"
-
-    def __str__(self) -> str:  # as a plain tuple: messages such as "got shape (2, 3)" stay short
-        return tuple.__repr__(self)
-
-    def __getitem__(self, index):
-        item = tuple.__getitem__(self, index)
-        return Size(item) if isinstance(index, slice) else item
-
-
 # Leaf gradients are summed under one lock: two threads running backward on one shared model
 # must both land in .grad (a read-add-write without it loses updates).
 _ACCUMULATE_LOCK = threading.Lock()
-
-
-class NotAnOperand(TypeError):
-    """Raised inside an operator whose other operand it cannot take (a string, a list, None):
-    the operator returns NotImplemented, so Python tries the other operand's reflected method
-    and then raises its own TypeError ("unsupported operand type(s) for +"), as torch's do."""
 
 
 _new_object = object.__new__
@@ -229,22 +139,6 @@ class Tensor:
     is_cuda = is_mps = is_xpu = is_meta = False
     is_cpu = True
 
-    def get_device(self) -> int:
-        return -1  # (torch's answer for a CPU tensor)
-
-    def cuda(self, device=None, non_blocking: bool = False):
-        raise missing("cuda", device_of("cuda"))
-
-    def is_pinned(self) -> bool:
-        return False
-
-    def pin_memory(self):
-        raise RuntimeError("pin_memory: Cannot access accelerator device when none is available "
-                           "(pinned memory needs an accelerator; tinygrad_pool runs on the CPU)")
-
-    def dim(self) -> int:
-        return self._data.ndim
-
     @property
     def grad(self):
         """The gradient backward() accumulated here: a Tensor of this tensor's shape and dtype,
@@ -300,12 +194,6 @@ class Tensor:
                 self.grad_fn.output_counter = counter
         return counter
 
-    def numel(self) -> int:
-        return self._data.size
-
-    def __len__(self) -> int:
-        return len(self._data)
-
     def numpy(self) -> np.ndarray:
         return self._data
 
@@ -324,48 +212,6 @@ class Tensor:
             raise TypeError(f"data: value must be a Tensor, got {type(value).__name__}")
         self._data = value._data
 
-    def __array__(self, dtype=None, copy=None):
-        return self._data if dtype is None else self._data.astype(dtype)
-
-    def item(self):
-        if self._data.size != 1:
-            raise RuntimeError(f"item: a Tensor with {self._data.size} elements cannot be "
-                               f"converted to Scalar (input has shape {list(self._data.shape)})")
-        return self._data.item()
-
-    def tolist(self):
-        return self._data.tolist()
-
-    def _scalar(self):
-        if self._data.size != 1:
-            raise ValueError(f"only one element tensors can be converted to Python scalars "
-                             f"(this one has shape {list(self._data.shape)})")
-        return self._data.item()
-
-    def __float__(self): return float(self._scalar())
-    def __int__(self): return int(self._scalar())
-
-    def __index__(self):
-        if self._data.dtype.kind not in "iub":
-            raise TypeError("only integer tensors of a single element can be converted to an "
-                            "index")
-        return int(self.item())
-
-    def __bool__(self) -> bool:
-        if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
-                               f"(shape {list(self._data.shape)}; use .any() or .all())")
-        return bool(self._data.item())
-
-    def __format__(self, spec: str) -> str:
-        """``f"{loss:.4f}"`` and ``f"{loss}"`` give the number for a 0-d tensor, as in torch."""
-        if self._data.ndim == 0:
-            return format(self._data.item(), spec)
-        if spec:
-            raise TypeError(f"unsupported format string passed to Tensor.__format__ (a format "
-                            f"spec needs a 0-d tensor; this one has shape {list(self._data.shape)})")
-        return str(self)
-
     def detach(self) -> "Tensor":
         """The same data, cut off from the graph (its in-place writes still count as the
         original's: the two share one version counter, as in PyTorch)."""
@@ -379,17 +225,6 @@ class Tensor:
             self.grad_fn.retained = self
         self.retains_grad = True
         return self
-
-    def __repr__(self) -> str:
-        body = np.array2string(self._data, separator=", ", prefix="Tensor(", precision=4)
-        extras = [f"dtype={self.dtype}"]
-        if self.name:
-            extras.insert(0, f"name={self.name!r}")
-        if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name}>")
-        elif self.requires_grad:
-            extras.append("requires_grad=True")
-        return f"Tensor({body}, {', '.join(extras)})"
 
     def _accumulate(self, grad, adopt: bool) -> None:
         """Add ``grad`` into ``.grad``, as PyTorch's AccumulateGrad does. ``adopt``: nothing
@@ -455,23 +290,6 @@ def attach(methods: type) -> None:
 
 _CLASS_ONLY = frozenset(("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
                          "__firstlineno__", "__static_attributes__"))
-
-
-class _Unsupported:
-    """A torch Tensor attribute we do not have: reading it raises AttributeError pointing to
-    docs/porting.md (``hasattr`` is False). A descriptor per name, not ``Tensor.__getattr__``:
-    defining that slows every attribute read of every tensor (CPython stops specialising them)."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __get__(self, obj, owner=None):
-        raise AttributeError(unsupported.message("'Tensor' object", self.name))
-
-
-for _name in unsupported.TENSOR:
-    setattr(Tensor, _name, _Unsupported(_name))
-del _name
 
 
 class ReleasedValue(Tensor):
