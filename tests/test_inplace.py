@@ -858,6 +858,10 @@ SCENARIOS = [
     ("cross_entropy: input", [X_MIXED], _cross_entropy, 0, None, ()),
     ("cross_entropy: output", [X_MIXED], _cross_entropy, "out", None, ()),
     ("mse_loss: input", [X_MIXED], lambda fw, a: fw.F.mse_loss(a, fw.tensor(OTHER)), 0, None, ()),
+    # torch saves gather's input and nll_loss's log-probabilities: refused as in torch
+    ("gather: input", [X_MIXED], lambda fw, a: a.gather(1, fw.labels([[0], [2]])), 0, "Gather", ()),
+    ("nll_loss: input", [X_MIXED], lambda fw, a: fw.F.nll_loss(a, fw.labels([2, 0])), 0, "NLLLoss",
+     ()),
 ]
 
 

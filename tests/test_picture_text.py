@@ -10,6 +10,7 @@ The text is the DOT source's labels with the markup taken out, and (where `dot` 
 the text of the rendered SVG.
 """
 import html
+import math
 import re
 import shutil
 
@@ -21,8 +22,9 @@ import tinygrad_pool.nn.functional as F
 from tinygrad_pool import autograd, draw_graph, nn, save_graph, Tensor, tensor
 from tinygrad_pool.viz import fan_in
 from tinygrad_pool.viz import summary
-from tinygrad_pool.viz.summary import (ends, heat_colours, heat_plane, limits, number, plain,
-                                       plural, shape_text, summarise)
+from tinygrad_pool.viz.summary import (argument, arguments, ends, heat_colours, heat_plane, limits,
+                                       number, plain, plural, shape_text, slice_kind, stats,
+                                       summarise)
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` not installed")
 
@@ -248,16 +250,20 @@ def test_a_long_target_shows_shape_dtype_and_its_ends():
 def test_attributes_are_spelled_as_pytorch_spells_them():
     x = tensor(np.ones((2, 3, 4, 4)), requires_grad=True)
     text = visible(draw_graph(x.mean() + x.sum(dim=1, keepdim=True).sum() + x.amax(dim=(2, 3)).sum()
-                              + x.reshape(6, 16).sum() + F.pad(x, (1, 1)).sum()).source)
+                              + x.reshape(6, 16).sum() + F.pad(x, (1, 1)).sum()
+                              + x.clamp(min=-1).sum()).source)
     assert "dim=(0, 1, 2, 3), keepdim=False" in text and "dim=1, keepdim=True" in text
     assert "shape=6×16" in text and "pad=(1, 1)" in text
+    assert "min=-1" in text and "None" not in text  # clamp's min, and no argument left as None
     check_plain(text, "reductions")
 
 
 def test_saved_numbers_and_shapes_read_as_numbers_and_shapes():
     logits = tensor(np.zeros((4, 3), dtype=np.float32), requires_grad=True)
-    text = visible(draw_graph(F.cross_entropy(logits, tensor([0, 1, 2, 0])), show_saved=True).source)
-    assert "total_weight: 4" in text and "shape: 4×3" in text
+    loss = F.cross_entropy(logits.sum(dim=1, keepdim=True) * logits, tensor([0, 1, 2, 0]))
+    text = visible(draw_graph(loss, show_saved=True).source)
+    # total_weight a 0-d array: its value, then what it is; a shape as a shape
+    assert "total_weight: 4 (scalar float32, 4 B)" in text and "input_shape: 4×3" in text
     check_plain(text, "saved")
 
 
@@ -380,6 +386,25 @@ def test_summarise(shape, kind, drawn, more):
     assert (plan.kind, len(plan.slices), plan.more) == (kind, drawn, more)
 
 
+@pytest.mark.parametrize("shape, limit, column_ends, kind", [
+    ((3, 3), None, True, "grid"), ((3, 20), None, True, "heat"), ((64, 1), None, True, "ends"),
+    ((1, 8), (7, math.inf), False, "ends"),     # replay's page: a row of at most 7 numbers
+    ((1, 7), (7, math.inf), False, "grid"),
+    ((64, 1), (7, math.inf), False, "grid"),    # ... and a column as long as max_elements allows
+    ((65, 1), (7, math.inf), False, "heat"),    # ... past it a heat-map, not its ends
+])
+def test_slice_kind(shape, limit, column_ends, kind):
+    assert slice_kind(shape, 64, limit, column_ends) == kind
+
+
+def test_stats_keep_integers_exact():
+    found = dict(stats(np.array([3, 100_001, 7], dtype=np.int64)))
+    assert number(found["max"]) == "100001" and found["mean"] == pytest.approx(100_011 / 3)
+    assert [number(v) for _, v in stats(np.array([True, False]))] == ["0", "0.5", "1", "1"]
+    assert stats(np.zeros((0, 3))) == []
+    assert number(dict(stats(np.array([np.nan, 1.0])))["max"]) == "nan"
+
+
 def test_summarise_captions_and_limits():
     assert summarise((1, 1, 4, 4)).slices == [("", (0, 0))]
     assert [c for c, _ in summarise((1, 2, 3, 3)).slices] == ["[0]", "[1]"]
@@ -414,6 +439,7 @@ def test_number(value, precision, text):
     ((2, 2), "kernel_size", "(2, 2)"),   # a pair, as PyTorch writes it; not a shape
     ((1,), "dims", "1"),                 # dims=(1,) reads dims=1
     (((0, 0), (1, 1)), "widths", "([0, 0], [1, 1])"),  # nested: never "(("
+    ([(0, 48), (48, 96)], "spans", "[(0, 48), (48, 96)]"),  # a list of pairs as Python writes it
     (slice(1, 3), None, "1:3"), (slice(None, None, 2), None, "::2"), (slice(None), None, ":"),
     (None, None, "None"), ("mean", None, "'mean'"), (Ellipsis, None, "..."),
     (np.random.default_rng(0), None, "Generator"),
@@ -423,10 +449,47 @@ def test_plain(value, key, text):
     check_plain(text, "plain")
 
 
+def test_plain_rounds_floats_at_the_precision_asked():
+    assert plain(1 / 3) == "0.333333" and plain(1 / 3, precision=4) == "0.3333"
+    assert plain((1 / 3, [2.0, 1 / 7]), precision=2) == "(0.33, [2, 0.14])"
+    assert plain(np.array([1 / 3, 2.5]), precision=".1f") == "[0.3, 2.5]"
+
+
+@pytest.mark.parametrize("key, value, op, text", [
+    ("kernel_size", (2, 2), "MaxPool2d", "2"),             # a pair with equal halves, once
+    ("repeats", (2, 2), "Repeat", "(2, 2)"),               # ... but not any tuple
+    ("padding", (1, 1, 2, 2), "Conv2d", "(1, 2)"),         # (top, bottom, left, right) as (h, w)
+    ("padding", (1, 1, 2, 2), "Pad", "(1, 1, 2, 2)"),
+    ("widths", ((0, 0), (0, 0), (1, 2), (3, 3)), "Pad", "(3, 3, 1, 2)"),  # F.pad: last dim first
+    ("index", (slice(None), slice(3, 9)), "Index", "[:, 3:9]"),
+    ("index", 2, "Index", "[2]"),
+    ("target", np.arange(100), "NLLLoss", "100 int64: [0, 1, 2, …, 97, 98, 99]"),
+    ("tail", tuple(range(40)), "", "(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, …"),  # 48 at most
+])
+def test_argument(key, value, op, text):
+    assert argument(key, value, op) == text
+    check_plain(text, "argument")
+
+
+def test_arguments_are_pytorchs_in_pytorchs_order():
+    assert arguments({"axis": (0, 1), "keepdims": False}) == ["dim=(0, 1)", "keepdim=False"]
+    assert arguments({"low": -1, "high": None}) == ["min=-1"]  # clamp's, None left out
+    assert arguments({"ties": "all", "dilation": (1, 1), "stride": (2, 2), "kernel_size": (2, 2),
+                      "padding": (0, 0), "out_hw": (4, 4)}, "MaxPool2d") == \
+        ["kernel_size=2", "stride=2", "padding=0", "dilation=1", "ties='all'"]
+    assert arguments({"out_hw": (3, 5)}, "AdaptiveAvgPool2d") == ["output_size=3×5"]
+    assert arguments({"p": 0.5, "mask_shape": (2, 3), "generator": object()}) == ["p=0.5"]
+    assert arguments({"scale": 1 / 3}, precision=4) == ["scale=0.3333"]
+    assert arguments({}) == []
+
+
 def test_shape_plural_and_ends():
     assert shape_text((1, 3)) == "1×3" and shape_text(()) == "scalar"
     assert plural(1, "channel") == "1 channel" and plural(3, "channel") == "3 channels"
     assert plural(1_000, "slice") == "1,000 slices" and plural(0, "row") == "0 rows"
+    assert plural(1, "more entry", "more entries") == "1 more entry"
+    assert plural(26, "more entry", "more entries") == "26 more entries"
+    assert plural(1, "tap", verb="read") == "1 tap reads" and plural(3, "tap", verb="read") == "3 taps read"
     assert ends(range(5)) == [0, 1, 2, 3, 4]
     assert ends(range(7)) == list(range(7))  # nothing to leave out: no "…" for one entry
     assert ends(range(8)) == [0, 1, 2, None, 5, 6, 7]

@@ -226,7 +226,7 @@ def test_heat_maps_outline_the_cells_max_pooling_pays(tmp_path):
 
 
 def test_a_large_plane_is_averaged_in_blocks_that_tile_it():
-    from tinygrad_pool.viz.summary import block_size  # (the replay's and the graph's)
+    from tinygrad_pool.viz.summary import block_size, heat_plane  # (the replay's and the graph's)
     # 66×99 takes 3×3 blocks, not 2×2 ones that would leave a ragged last row; 97 is prime: no
     # block divides it, and the least one pads
     assert [block_size(shape, 64) for shape in ((64, 64), (128, 96), (66, 99), (1, 200), (97, 97))] \
@@ -234,7 +234,7 @@ def test_a_large_plane_is_averaged_in_blocks_that_tile_it():
     plane = np.zeros((130, 130))  # 3 and 4 leave ragged blocks: 5×5 ones, 26 a side
     marks = np.zeros((130, 130), dtype=np.int8)
     plane[7, 3], marks[7, 3], marks[6, 4], marks[0, 129] = 5.0, 2, 1, 1
-    small, small_marks, block = replay_module._heat_plane(plane, 64, marks)
+    small, small_marks, block = heat_plane(plane, 64, marks)
     assert block == 5 and small.shape == small_marks.shape == (26, 26)
     assert small[1, 0] == 5.0 / 25 and np.count_nonzero(small) == 1
     assert set(zip(*np.nonzero(small_marks))) == {(1, 0), (0, 25)}
@@ -296,8 +296,9 @@ def test_the_page_is_one_self_contained_deterministic_file(tmp_path):
 
 
 def test_numbers_have_one_rounding_rule():
-    number = replay_module._number
-    assert [number(v) for v in (-0.0, 1 / 3, -2.5e-7, 123456.0, np.nan, np.inf, -np.inf)] == \
+    from tinygrad_pool.viz.summary import number  # (every number of the page and the frames)
+    assert [number(v, replay_module.DIGITS) for v in (-0.0, 1 / 3, -2.5e-7, 123456.0, np.nan,
+                                                      np.inf, -np.inf)] == \
         ["0", "0.3333", "-2.5e-07", "1.235e+05", "nan", "inf", "-inf"]
 
 

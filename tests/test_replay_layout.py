@@ -15,6 +15,7 @@ import tinygrad_pool
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import nn, Tensor
 from tinygrad_pool.viz import replay
+from tinygrad_pool.viz.summary import argument, arguments, number as rounded
 
 from test_replay import browser, section  # noqa: F401  (the same headless chromium, by fixture)
 
@@ -96,18 +97,19 @@ def test_no_python_or_numpy_reprs_in_the_page_or_the_frames(network, tmp_path, d
     for frame in r.frames:
         assert [RAW_REPRS.findall(v) for v in frame.saved.values()] == [[]] * len(frame.saved)
     if network == "ops":  # arguments under PyTorch's names, values as one writes them
-        for arguments in ("dim=1, keepdim=True", "dim=2, keepdim=False", "dims=(0, 2, 3, 1)",
-                          "index=[:, 3:9]", "min=-1, max=1", "p=0.5", "dim=1, correction=1, keepdim=True",
-                          "ignore_index=-100, reduction='mean'", "shape=2×2×3×4×4"):
-            assert arguments in text, arguments
-        assert "saved for backward: spans (0, 48), (48, 96)" in text
+        for written in ("dim=1, keepdim=True", "dim=2, keepdim=False", "dims=(0, 2, 3, 1)",
+                        "index=[:, 3:9]", "min=-1, max=1", "p=0.5", "dim=1, correction=1, keepdim=True",
+                        "ignore_index=-100, reduction='mean'", "shape=2×2×3×4×4"):
+            assert written in text, written
+        assert "saved for backward: spans [(0, 48), (48, 96)]" in text
         assert "saved for backward: mask 2×3×4×4 bool · scale 2" in text
         return
     linear = next(f for f in r.frames if f.name == "Linear#1")
     assert linear.saved == {"x_shape": "64×400", "x": "64×400 float32", "weight": "32×400 float32",
                             "bias_shape": "32"}
-    loss_frame = r.frames[0]
-    assert loss_frame.saved == {"shape": "64×10", "classes": "64×1 int64", "total_weight": "64"}
+    loss_frame = r.frames[0]  # an array as its shape and dtype; a 0-d one as the number it is
+    assert {k: loss_frame.saved[k] for k in ("classes", "total_weight")} == \
+        {"classes": "64×1 int64", "total_weight": "64"}
     pool = section(r.html, next(f for f in r.frames if f.name == "MaxPool2d#1").index)
     assert ('<p class="args">kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False, '
             'ties=&#x27;first&#x27;</p>') in pool
@@ -119,15 +121,17 @@ def test_no_python_or_numpy_reprs_in_the_page_or_the_frames(network, tmp_path, d
     (np.float32(64.0), "total_weight", "64"), (np.float64(1 / 3), "scale", "0.3333"),
     (np.int64(-100), "ignore_index", "-100"), (np.bool_(True), "keepdim", "True"),
     ((slice(None), slice(3, 9), 2), "index", "[:, 3:9, 2]"), ((1, 1), "index", "[1, 1]"),
-    ([(0, 48), (48, 96)], "spans", "(0, 48), (48, 96)"), (np.zeros((64,), np.int64), "target", "64 int64"),
+    ([(0, 48), (48, 96)], "spans", "[(0, 48), (48, 96)]"), ((2, 2), "repeats", "(2, 2)"),
+    (np.arange(64) % 10, "target", "64 int64: [0, 1, 2, …, 1, 2, 3]"),
+    (((0, 0), (0, 0), (1, 2)), "widths", "(1, 2)"),  # F.pad's pad: the last dim first
     (np.dtype("float32"), "dtype", "float32"), ("mean", "reduction", "'mean'"),
 ])
 def test_values_are_written_as_a_reader_writes_them(value, key, written):
-    assert replay_module._plain(value, key) == written
+    # the page's rule is summary.argument's, at the page's DIGITS significant digits
+    assert argument(key, value, precision=replay_module.DIGITS) == written
 
 
 def test_arguments_take_pytorchs_names_and_leave_out_bookkeeping():
-    arguments = replay_module._arguments
     assert arguments({"axis": (1,), "keepdims": True}) == ["dim=1", "keepdim=True"]
     assert arguments({"low": -1, "high": None}) == ["min=-1"]
     assert arguments({"p": 0.5, "mask_shape": (2, 3), "generator": object(), "out_hw": (5, 5)}) == ["p=0.5"]
@@ -175,7 +179,7 @@ def test_a_lenet_replay_summarises_every_long_vector_and_wide_slice(tmp_path, do
         assert max(len(number.findall(row)) for row in rows) <= replay_module.GRID_COLUMNS
     (row,) = [row for row in re.findall(r"<TR>((?:(?!<TR>).)*?)</TR>", replay_module._png_panel(
         bias, True, 64)) if "…" in row]
-    assert number.findall(row) == [f"<TD>{replay_module._number(v)}</TD>"
+    assert number.findall(row) == [f"<TD>{rounded(v, replay_module.DIGITS)}</TD>"
                                    for v in np.concatenate([grad[:3], grad[-3:]])]
 
 

@@ -172,48 +172,36 @@ def _selection(candidates, chosen):
     return rule
 
 
-def _pool_table(node, h: int, w: int) -> tuple:
-    """(pixel, inside), each (out_h, out_w, kh·kw): the flat pixel of every window cell, and
-    whether it lies in the input (padding never wins)."""
-    a = node.attrs
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = (a["kernel_size"], a["stride"], a["padding"],
-                                              a["dilation"])
-    out_h, out_w = a["out_hw"]
-    rows = (np.arange(out_h) * sh - ph)[:, None, None, None] + (np.arange(kh) * dh)[:, None]
-    cols = (np.arange(out_w) * sw - pw)[None, :, None, None] + np.arange(kw) * dw
-    inside = ((rows >= 0) & (rows < h) & (cols >= 0) & (cols < w)).reshape(out_h, out_w, -1)
-    return np.where(inside, (rows * w + cols).reshape(out_h, out_w, -1), 0), inside
-
-
 def _pool_windows(node, x):
     n, c, h, w = x.shape
-    pixel, inside = _pool_table(node, h, w)
+    pixel, inside = node.windows()  # (kh·kw, out_h, out_w); padding never wins
     values = np.where(inside, x.reshape(n, c, h * w)[:, :, pixel], -np.inf)
-    shape = (n, c) + pixel.shape[:2]
+    shape = (n, c) + pixel.shape[1:]
 
     def cell(g, k):
         i, j = np.unravel_index(g, shape)[2:]
         return (f"window cell {divmod(int(k), node.attrs['kernel_size'][1])} "
-                f"(pixel {divmod(int(pixel[i, j, k]), w)})")
+                f"(pixel {divmod(int(pixel[k, i, j]), w)})")
 
     def group(g):
         return f"{node.name} window {_position(np.unravel_index(g, shape))}"
-    return values.reshape(-1, values.shape[-1]), cell, group
+    return np.moveaxis(values, 2, -1).reshape(-1, len(pixel)), cell, group
 
 
 def _pool_chosen(node, g, tied, cell):
-    ties, count = node.attrs["ties"], len(tied)
+    """Where window g's gradient went: the op's own tie rule (``MaxPool2d.paid_cells``)."""
+    x, argmax = node.saved_tensors
+    share = node.paid_cells(x, argmax).share  # (N, C, K, out_h, out_w)
+    share = np.moveaxis(share, 2, -1).reshape(-1, share.shape[2])[g]  # window g's cells
+    ties, count = node.attrs["ties"], np.count_nonzero(share)
     if ties == "split":
         return f"ties='split' gives each of the {count} cells 1/{count} of the gradient"
     if ties == "all":
         return (f"ties='all' gives each of the {count} cells the whole gradient: for each cell "
                 f"alone that is one of its one-sided derivatives, but together not a subgradient "
                 f"(raising all {count} by t raises the max by t; backward predicts {count}·t)")
-    n, c, h, w = node.x.shape
-    pixel, inside = _pool_table(node, h, w)
-    i, j = np.unravel_index(g, (n, c) + pixel.shape[:2])[2:]
-    k = np.flatnonzero((pixel[i, j] == node.argmax.reshape(-1)[g]) & inside[i, j])[0]
-    return f"ties='first' chose {cell(g, k)}, PyTorch's rule: it gets the whole gradient"
+    return (f"ties='first' chose {cell(g, np.flatnonzero(share)[0])}, PyTorch's rule: it gets "
+            f"the whole gradient")
 
 
 def _adaptive_windows(node, x):
@@ -232,9 +220,9 @@ def _adaptive_windows(node, x):
 
 
 def _adaptive_chosen(node, g, tied, cell):
-    w = node.input_shape[3]
+    x, argmax = node.saved_tensors
     return (f"backward sent the whole gradient to the first, pixel "
-            f"{divmod(int(node.argmax.reshape(-1)[g]), w)} (PyTorch's rule)")
+            f"{divmod(int(argmax.reshape(-1)[g]), x.shape[3])} (PyTorch's rule)")
 
 
 def _reduced_slices(axes, x, sign, name):
@@ -272,7 +260,7 @@ def _along_dim_candidates(node, x):
 
 
 def _along_dim_chosen(node, g, tied, cell):
-    index = int(np.asarray(node.indices).reshape(-1)[g])
+    index = int(np.asarray(node.saved_for_backward()["indices"]).reshape(-1)[g])
     return (f"{node.name} selected index {index} (the first, as PyTorch on the CPU): it gets the "
             f"whole gradient")
 

@@ -1,8 +1,10 @@
-"""Pooling kernels: the max with its argmax, the scatter and gather by that argmax, and the
-window sums of average pooling.
+"""Faster pooling kernels: the max with its argmax, the scatter by that argmax, and the window
+sums of average pooling.
 
-ops/pool.py states what pooling and its derivatives are; this file computes them fast. The
-tricks (each measured on its own: see benchmarks/README.md):
+ops/pool.py states what pooling and its derivatives are, as reference kernels; each function
+here registers under a reference's name (``@replaces``), takes exactly its arguments and returns
+the same numbers (tests/test_kernels.py), only sooner. The tricks (each measured on its own:
+see benchmarks/README.md):
   - max and argmax by a branch-free compare-and-select over the k·k taps (``max_and_first_tap``);
   - strided windows read from a phase-split copy as contiguous 1-D runs (``phase_split``:
     NumPy's passes over strided views run in short inner loops);
@@ -19,7 +21,8 @@ import functools
 
 import numpy as np
 
-from ..windows import tap
+from ..kernels import replaces
+from ..windows import adaptive_window_index, tap
 from .conv import pad
 from .memory import take, zeros
 
@@ -50,9 +53,11 @@ def window_origins(stride, padding, out_hw, input_hw):
     return origin, rows, columns
 
 
-def max_pool2d(x, kernel, stride, padding, dilation, out_hw):
+@replaces("max_pool_argmax")
+def max_pool_argmax(x, kernel, stride, padding, dilation, out_hw):
     """(out, argmax): each window's max, and where it is as a flat index into its H×W plane
-    (PyTorch's ``return_indices``; int32, from the pool of reused memory).
+    (PyTorch's ``return_indices``; int32 where a plane's indices fit, from the pool of reused
+    memory).
 
     The first maximum wins a tie, as in PyTorch; a NaN wins over any number.
     """
@@ -105,7 +110,7 @@ SMALL_INPUT = 2048
 
 
 def max_pool_tiles(x, kernel, out_hw):
-    """max_pool2d for windows that tile the input (stride = kernel, no padding or dilation):
+    """max_pool_argmax for windows that tile the input (stride = kernel, no padding or dilation):
     each window's pixels side by side in one small copy, then ``max_along_last`` (the same
     winner as the general kernel: the first maximum, or the last NaN)."""
     n, c, h, w = x.shape
@@ -133,15 +138,6 @@ def max_along_last(values):
     return out, chosen
 
 
-def gather_argmax(values, argmax):
-    """``values`` (N, C, H, W) read at each window's argmax: the adjoint of route_to_argmax."""
-    n, c, h, w = values.shape
-    flat = values.reshape(n, c, h * w)
-    windows = argmax.shape[2] * argmax.shape[3]  # (not -1: an empty batch has no size to infer)
-    chosen = argmax.reshape(n, c, windows).astype(np.intp)
-    return np.take_along_axis(flat, chosen, axis=2).reshape(argmax.shape)
-
-
 @functools.lru_cache(maxsize=64)
 def tap_offsets(kernel, dilation, width) -> np.ndarray:
     """Where each tap t = (i, j) of a window lies past its tap (0, 0), as a flat index into an
@@ -167,7 +163,8 @@ def tap_offsets(kernel, dilation, width) -> np.ndarray:
 _LARGEST_INDEX = {np.dtype(t): np.iinfo(t).max for t in (np.int32, np.int64)}
 
 
-def route_to_argmax(argmax, grad, input_shape):
+@replaces("route_to_argmax")
+def route_to_argmax(grad, argmax, input_shape):
     """Send each output's gradient to the pixel its window chose."""
     n, c, h, w = input_shape
     # Scatter-add: np.add.at sums the gradients of all windows that chose the same pixel
@@ -310,34 +307,7 @@ def _first_real_pixel(rows, columns, dilation, width):
     return first_row[:, None] * width + first_col[None, :]
 
 
-def route_tied(x, out, grad, argmax, kernel, stride, padding, dilation, ties):
-    """Ties "split" / "all": every real pixel equal to its window's max takes a share / the whole.
-
-    Padding never ties (it is -inf only to lose comparisons). A NaN window has no pixel equal to
-    its max (NaN ≠ NaN), so its gradient follows the stored argmax, as under "first".
-    """
-    (ph, pw) = padding
-    out_hw = grad.shape[2:]
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    padded = padded_for(x, kernel, stride, padding, dilation, out_hw, fill)
-    h, w = x.shape[2:]
-    real = np.zeros((1, 1) + padded.shape[2:], dtype=bool)
-    real[:, :, ph: ph + h, pw: pw + w] = True
-    taps = [(i, j) for i in range(kernel[0]) for j in range(kernel[1])]
-    is_max = [(tap(padded, i, j, stride, dilation, out_hw) == out)
-              & tap(real, i, j, stride, dilation, out_hw) for i, j in taps]
-    count = sum(m.astype(grad.dtype) for m in is_max)
-    unmatched = count == 0
-    share = grad / np.maximum(count, 1) if ties == "split" else grad
-    grad_padded = np.zeros(padded.shape, grad.dtype)
-    for (i, j), chosen in zip(taps, is_max):
-        tap(grad_padded, i, j, stride, dilation, out_hw)[...] += share * chosen
-    grad_x = grad_padded[:, :, ph: ph + h, pw: pw + w]
-    if unmatched.any():
-        grad_x = grad_x + route_to_argmax(argmax, grad * unmatched, x.shape)
-    return grad_x
-
-
+@replaces("window_sum")
 def window_sum(x, kernel, stride, padding, out_hw):
     """Σ over each window (zero padding; ceil mode's overhang reads zeros)."""
     padded = padded_for(x, kernel, stride, padding, (1, 1), out_hw, 0)
@@ -347,27 +317,24 @@ def window_sum(x, kernel, stride, padding, out_hw):
     return total
 
 
-def spread_over_windows(share, input_shape, kernel, stride, padding, out_hw):
+@replaces("spread_over_windows")
+def spread_over_windows(values, input_shape, kernel, stride, padding, out_hw):
     """The adjoint of window_sum: each output's value added onto every pixel of its window."""
     (ph, pw), (h, w) = padding, input_shape[2:]
     padded_h = max(h + 2 * ph, (out_hw[0] - 1) * stride[0] + kernel[0])
     padded_w = max(w + 2 * pw, (out_hw[1] - 1) * stride[1] + kernel[1])
-    grad_padded = zeros(input_shape[:2] + (padded_h, padded_w), share.dtype)
+    grad_padded = zeros(tuple(input_shape[:2]) + (padded_h, padded_w), values.dtype)
     for t in range(kernel[0] * kernel[1]):
-        tap(grad_padded, *divmod(t, kernel[1]), stride, (1, 1), out_hw)[...] += share
+        tap(grad_padded, *divmod(t, kernel[1]), stride, (1, 1), out_hw)[...] += values
     return grad_padded[:, :, ph: ph + h, pw: pw + w]
 
 
-def avg_divisor(input_hw, kernel, stride, padding, out_hw, count_include_pad, divisor_override):
-    """PyTorch's divisor per output: the window clipped to the padded input (count_include_pad)
-    or to the real input (otherwise); ceil_mode's overhang past the padding never counts."""
-    if divisor_override:
-        return np.full(out_hw, divisor_override, dtype=np.float64)
-    extents = []
-    for size, k, s, p, n in zip(input_hw, kernel, stride, padding, out_hw):
-        start = np.arange(n) * s - p
-        end = np.minimum(start + k, size + p)
-        if not count_include_pad:
-            start, end = np.maximum(start, 0), np.minimum(end, size)
-        extents.append((end - start).astype(np.float64))
-    return extents[0][:, None] * extents[1][None, :]
+@replaces("adaptive_max_argmax")
+def adaptive_max_argmax(x, out_hw):
+    """(out, argmax int64) of adaptive max pooling: every window's pixels in one gather through
+    the index table, then NumPy's max and argmax (``max_along_last``)."""
+    n, c, h, w = x.shape
+    window = adaptive_window_index((h, w), out_hw)  # (out_h, out_w, K): flat pixels
+    out, chosen = max_along_last(x.reshape(n, c, h * w)[:, :, window])
+    argmax = np.take_along_axis(window[None, None], chosen[..., None], axis=-1)[..., 0]
+    return out, argmax.astype(np.int64)

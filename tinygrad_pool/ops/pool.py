@@ -5,6 +5,8 @@ window's argmax), so backward sends each output gradient to that pixel. Forward 
 argmax; backward only reads it. Where windows overlap (stride < kernel) one pixel can be the
 argmax of several windows and collects the sum of their gradients. Routing is linear, and its
 own derivative reads the gradient back at the same pixels (a gather by the stored argmax).
+Which cells a window pays when it holds several equal maxima (``ties``) is one rule,
+``MaxPool2d.paid_cells``, that backward, the pictures and gradcheck's kink reports all ask.
 
 Average pooling is linear too: backward spreads each output gradient evenly over its window,
 and the derivative of that spreading is average pooling again.
@@ -20,43 +22,275 @@ its derivative is the gather by the same indices (PyTorch's, also where indices 
 
 Every op takes a batch (N, C, H, W) or one unbatched image (C, H, W), as PyTorch does.
 
-The kernels (max with argmax, the scatter and gather, window sums) live in ``fast/pool.py``.
+The arithmetic is a handful of named kernels (``max_pool_argmax``, ``route_to_argmax``,
+``gather_argmax``, ``route_ties``, ``window_sum``, ``spread_over_windows``, ``avg_divisor``,
+``adaptive_max_argmax``), written below as the math; fast/pool.py registers faster ones under
+the same names, and ``set_kernels("reference")`` runs these (kernels.py).
 """
+from typing import NamedTuple
+
 import numpy as np
 
-from ..fast import pool as fast
 from ..engine import Node, Tensor
+from ..kernels import kernel
 from ..windows import (GeometryError, adaptive_mean, adaptive_mean_matrix, adaptive_window_index,
-                       check_batched, check_windows_reach_input, pair, pool_output_size)
+                       check_batched, check_windows_reach_input, pair, pool_output_size, tap)
 from .args import DimensionError, check_dimension, check_flag, check_floating, tensor_arg
 
 TIE_RULES = ("first", "split", "all")
 
 
-class MaxPool2d(Node):
+# ---- the windows ----------------------------------------------------------------------------
+# Every window of a pool has the same K = kh·kw cells; cell k = (i, j) of all the windows at
+# once is one (ho, wo) plane, so the arrays below put the cells on axis 2, (N, C, K, ho, wo),
+# and the windows' own axes after it (a loop over k, never over windows or pixels).
+def window_table(input_hw, kernel, stride, padding, dilation, out_hw) -> tuple:
+    """(pixel, inside), each (K, ho, wo): where cell k = (i, j) of window (a, b) lies, as a flat
+    index into the H×W plane — row a·sh - ph + i·dh, column b·sw - pw + j·dw — and whether that
+    is inside the input (not padding, nor ceil_mode's overhang past it; there ``pixel`` is 0, a
+    placeholder that ``inside`` masks)."""
+    (h, w), (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo) = (input_hw, kernel, stride,
+                                                                padding, dilation, out_hw)
+    rows = (np.arange(kh) * dh)[:, None, None, None] + (np.arange(ho) * sh - ph)[:, None]
+    cols = (np.arange(kw) * dw)[None, :, None, None] + np.arange(wo) * sw - pw
+    inside = (rows >= 0) & (rows < h) & (cols >= 0) & (cols < w)  # (kh, kw, ho, wo)
+    pixel = np.where(inside, rows * w + cols, 0)
+    return pixel.reshape(kh * kw, ho, wo), inside.reshape(kh * kw, ho, wo)
+
+
+def first_max(values, real=True) -> tuple:
+    """(max, k) over the cells (axis 2) of windows (N, C, K, ...): each window's largest real
+    cell and which it is, by PyTorch's scan "val > max || isnan(val)": the first maximum wins a
+    tie, and a NaN wins over any number — the last NaN, since each one replaces the one before."""
+    floating = values.dtype.kind == "f"
+    lowest = -np.inf if floating else np.iinfo(values.dtype).min
+    top = np.max(values, axis=2, where=real, initial=lowest)  # (a NaN propagates)
+    k = (real & (values == top[:, :, None])).argmax(axis=2)  # the first maximum
+    if floating:
+        is_nan = np.isnan(top)
+        last_nan = values.shape[2] - 1 - (real & np.isnan(values))[:, :, ::-1].argmax(axis=2)
+        k = np.where(is_nan, last_nan, k)
+    return np.take_along_axis(values, k[:, :, None], axis=2)[:, :, 0], k
+
+
+def plane_index_dtype(h: int, w: int):
+    """int32 where every flat index of an H×W plane fits it (half the bytes of int64 for
+    backward to read), else int64."""
+    return np.int32 if h * w <= np.iinfo(np.int32).max else np.int64
+
+
+# ---- the kernels: reference implementations (fast/pool.py replaces some) ----------------------
+@kernel
+def max_pool_argmax(x, kernel, stride, padding, dilation, out_hw):
+    """(out, argmax): each window's max over its real pixels (padding never wins), and where it
+    is, as a flat index into its H×W plane (PyTorch's ``return_indices``; ``plane_index_dtype``).
+    The first maximum wins a tie and a NaN wins (``first_max``), as in PyTorch."""
+    n, c, h, w = x.shape
+    pixel, inside = window_table((h, w), kernel, stride, padding, dilation, out_hw)
+    out, k = first_max(x.reshape(n, c, h * w)[:, :, pixel], inside)  # (N, C, K, ho, wo) windows
+    argmax = np.take_along_axis(pixel[None, None], k[:, :, None], axis=2)[:, :, 0]
+    return out, argmax.astype(plane_index_dtype(h, w))
+
+
+@kernel
+def route_to_argmax(grad, argmax, input_shape):
+    """grad_x[n, c, argmax[n, c, i, j]] += grad[n, c, i, j]: each output's gradient added onto
+    the pixel its window chose (a pixel chosen by several windows collects their sum)."""
+    n, c, h, w = input_shape
+    grad_x = np.zeros((n, c, h * w), grad.dtype)
+    batch, channel = np.arange(n)[:, None, None, None], np.arange(c)[None, :, None, None]
+    np.add.at(grad_x, (batch, channel, argmax), grad)
+    return grad_x.reshape(n, c, h, w)
+
+
+@kernel
+def gather_argmax(values, argmax):
+    """out[n, c, i, j] = values[n, c, argmax[n, c, i, j]]: each window's chosen pixel, read (the
+    adjoint of route_to_argmax)."""
+    n, c, h, w = values.shape
+    windows = argmax.shape[2] * argmax.shape[3]  # (not -1: an empty batch has no size to infer)
+    chosen = argmax.reshape(n, c, windows).astype(np.intp)
+    return np.take_along_axis(values.reshape(n, c, h * w), chosen, axis=2).reshape(argmax.shape)
+
+
+@kernel
+def route_ties(grad, share, input_shape, kernel, stride, padding, dilation):
+    """grad_x[pixel of cell k of window (i, j)] += grad[n, c, i, j] · share[n, c, k, i, j]: each
+    window's gradient shared among the cells it pays (``MaxPool2d.paid_cells``; ties "split",
+    "all")."""
+    n, c, h, w = input_shape
+    out_hw = grad.shape[2:]
+    padded_hw = tuple(max(size + 2 * p, (o - 1) * s + d * (k - 1) + 1) for size, p, o, s, d, k
+                      in zip((h, w), padding, out_hw, stride, dilation, kernel))
+    grad_padded = np.zeros((n, c) + padded_hw, grad.dtype)
+    for k, (i, j) in enumerate(np.ndindex(*kernel)):  # cell (i, j) of every window at once
+        # (a cell paid nothing, padding among them, receives nothing: not even inf · 0)
+        paid = np.where(share[:, :, k] > 0, grad * share[:, :, k], 0)
+        tap(grad_padded, i, j, stride, dilation, out_hw)[...] += paid
+    return grad_padded[:, :, padding[0]: padding[0] + h, padding[1]: padding[1] + w]
+
+
+@kernel
+def window_sum(x, kernel, stride, padding, out_hw):
+    """Σ over each window's real pixels (zero padding; ceil_mode's overhang reads zeros)."""
+    n, c, h, w = x.shape
+    pixel, inside = window_table((h, w), kernel, stride, padding, (1, 1), out_hw)
+    windows = x.reshape(n, c, h * w)[:, :, pixel]  # (N, C, K, ho, wo)
+    return np.where(inside, windows, 0).sum(axis=2, dtype=x.dtype)
+
+
+@kernel
+def spread_over_windows(values, input_shape, kernel, stride, padding, out_hw):
+    """grad_x[pixel of cell k of window (i, j)] += values[n, c, i, j] for every real cell: the
+    adjoint of window_sum."""
+    n, c, h, w = input_shape
+    pixel, inside = window_table((h, w), kernel, stride, padding, (1, 1), out_hw)
+    grad_x = np.zeros((n, c, h * w), values.dtype)
+    for k in range(len(pixel)):  # cell k of every window at once: distinct pixels, no clash
+        grad_x[:, :, pixel[k][inside[k]]] += values[:, :, inside[k]]
+    return grad_x.reshape(n, c, h, w)
+
+
+@kernel
+def avg_divisor(input_hw, kernel, stride, padding, out_hw, count_include_pad, divisor_override):
+    """PyTorch's divisor per output (ho, wo), float64: ``divisor_override`` if given, else the
+    number of the window's cells inside the padded input (``count_include_pad``) or inside the
+    input itself; ceil_mode's overhang past the padding never counts."""
+    if divisor_override:
+        return np.full(out_hw, divisor_override, dtype=np.float64)
+    extents = []  # along each axis, the window clipped; the count is their product
+    for size, k, s, p, n in zip(input_hw, kernel, stride, padding, out_hw):
+        start = np.arange(n) * s - p
+        end = np.minimum(start + k, size + p)
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, size)
+        extents.append((end - start).astype(np.float64))
+    return extents[0][:, None] * extents[1][None, :]
+
+
+@kernel
+def adaptive_max_argmax(x, out_hw):
+    """(out, argmax int64): each adaptive window's max and where it is (flat in its H×W plane),
+    by max pooling's rule (``first_max``). A short window repeats its last cells after them
+    (``adaptive_window_index``), which changes neither."""
+    n, c, h, w = x.shape
+    window = np.moveaxis(adaptive_window_index((h, w), out_hw), -1, 0)  # (K, out_h, out_w)
+    out, k = first_max(x.reshape(n, c, h * w)[:, :, window])
+    argmax = np.take_along_axis(window[None, None], k[:, :, None], axis=2)[:, :, 0]
+    return out, argmax.astype(np.int64)
+
+
+# ---- max and average pooling ------------------------------------------------------------------
+class Paid(NamedTuple):
+    """The cells a max pool's backward pays (``MaxPool2d.paid_cells``): for each of the
+    K = kh·kw cells of every window (N, C, ho, wo), its pixel and its share of the window's
+    gradient."""
+    argmax: np.ndarray  # (N, C, ho, wo): each window's chosen cell, flat in its H×W plane
+    pixel: np.ndarray   # (K, ho, wo): cell k of window (i, j), flat in the plane (window_table)
+    share: np.ndarray   # (N, C, K, ho, wo) float64: 1, 1/k or 0 (a cell in the padding: 0)
+
+    def mask(self, input_shape) -> np.ndarray:
+        """(N, C, H, W) bool: the input cells some window pays."""
+        n, c, h, w = input_shape
+        paid = np.zeros((n, c, h * w), dtype=bool)
+        where = np.nonzero(self.share > 0)  # (n, c, k, i, j) of each paid cell
+        paid[where[0], where[1], self.pixel[where[2:]]] = True
+        return paid.reshape(n, c, h, w)
+
+
+def argmax_mask(input_shape, argmax) -> np.ndarray:
+    """(N, C, H, W) bool: the cells some window's argmax (flat in its H×W plane) names — what a
+    pool that routes to its argmax alone pays."""
+    n, c, h, w = input_shape
+    chosen = np.zeros((n, c, h * w), dtype=bool)
+    windows = int(np.prod(argmax.shape[2:]))
+    np.put_along_axis(chosen, argmax.reshape(n, c, windows).astype(np.intp), True, axis=2)
+    return chosen.reshape(n, c, h, w)
+
+
+class _Pool2d(Node):
+    """What max and average pooling share: k×k windows over the input plane, which the op
+    describes itself (``windows``, ``window_cells``) for pictures and kink reports."""
+
+    def windows(self) -> tuple:
+        """(pixel, inside), each (kh·kw, ho, wo): every window's cells in the input plane
+        (``window_table``)."""
+        a = self.attrs
+        return window_table(tuple(self.parents[0].shape[2:]), a["kernel_size"], a["stride"],
+                            a["padding"], a.get("dilation", (1, 1)), a["out_hw"])
+
+    def window_cells(self, out_cell) -> tuple:
+        """(cells, padding) of output cell (n, c, i, j): the input cells (n, c, h, w) its window
+        reads, in window order, and the taps (ti, tj) of it that lie outside the input (in the
+        padding, or ceil_mode's overhang)."""
+        n, c, i, j = out_cell
+        pixel, inside = self.windows()
+        w, kw = self.parents[0].shape[3], self.attrs["kernel_size"][1]
+        cells = [(n, c) + divmod(int(p), w) for p in pixel[:, i, j][inside[:, i, j]]]
+        return cells, [divmod(int(k), kw) for k in np.flatnonzero(~inside[:, i, j])]
+
+
+class MaxPool2d(_Pool2d):
     """out = max over each window;  ∂L/∂x[argmax] += ∂L/∂out, zero elsewhere
 
     ``ties`` decides who receives the gradient when a window holds several equal maxima:
     "first" (PyTorch), "split" (an equal share each) or "all" (the full gradient each, as the
-    seed article's mask does — not a subgradient, see docs/).
+    seed article's mask does — not a subgradient, see docs/); ``paid_cells`` is that rule.
+    ``window_cells((n, c, i, j))`` names the input cells output (n, c, i, j) read and its taps
+    in the padding; ``argmax`` the saved argmax (None once backward freed it).
     """
 
     def forward(ctx, x, *, kernel_size, stride, padding, dilation, ceil_mode, ties, out_hw):
-        out, ctx.argmax = fast.max_pool2d(x, kernel_size, stride, padding, dilation, out_hw)
-        ctx.x = x  # what PyTorch saves, with the indices
-        if ties != "first":
-            ctx.out = out
+        out, argmax = max_pool_argmax(x, kernel_size, stride, padding, dilation, out_hw)
+        ctx.save_for_backward(x=x, argmax=argmax)  # what PyTorch saves: the input, the indices
         return out
 
     def backward(ctx, grad):
+        x, argmax = ctx.saved_tensors
         a = ctx.attrs
-        if a["ties"] != "first":
-            if type(grad) is not np.ndarray:
-                raise RuntimeError(f"max_pool2d: double backward is defined for ties='first' "
-                                   f"(PyTorch's rule), not ties={a['ties']!r}")
-            return fast.route_tied(ctx.x, ctx.out, grad, ctx.argmax, a["kernel_size"],
-                                   a["stride"], a["padding"], a["dilation"], a["ties"])
-        return RouteToArgmax.call(grad, argmax=ctx.argmax, input_shape=ctx.x.shape)
+        if a["ties"] == "first":
+            return RouteToArgmax.call(grad, argmax=argmax, input_shape=x.shape)
+        if type(grad) is not np.ndarray:
+            raise RuntimeError(f"max_pool2d: double backward is defined for ties='first' "
+                               f"(PyTorch's rule), not ties={a['ties']!r}")
+        return route_ties(grad, ctx.paid_cells(x, argmax).share, x.shape, a["kernel_size"],
+                          a["stride"], a["padding"], a["dilation"])
+
+    @property
+    def argmax(self):
+        """Each window's chosen cell, flat in its H×W plane, as forward saved it (None once
+        backward released it)."""
+        return self.saved.get("argmax")
+
+    def paid_cells(self, x, argmax=None, ties=None) -> Paid:
+        """Which input cells each window's gradient goes to, and what share of it — the tie
+        rule, written once (backward, the pictures and the kink reports ask here):
+          "first"  the argmax takes the whole (PyTorch's rule);
+          "split"  each of the k real cells equal to the window's max takes 1/k;
+          "all"    each of them takes the whole.
+        Padding never ties. A NaN max equals nothing (NaN ≠ NaN): such a window pays its argmax,
+        under every rule. ``x``: the pooled input; ``argmax``: as forward saved it (default: the
+        saved one, or forward's kernel run again once backward freed it); ``ties``: default this
+        node's rule."""
+        a = self.attrs
+        ties = a["ties"] if ties is None else ties
+        if argmax is None:
+            argmax = self.argmax
+        if argmax is None:
+            argmax = max_pool_argmax(x, a["kernel_size"], a["stride"], a["padding"],
+                                     a["dilation"], a["out_hw"])[1]
+        n, c, h, w = x.shape
+        pixel, inside = window_table((h, w), a["kernel_size"], a["stride"], a["padding"],
+                                     a["dilation"], a["out_hw"])
+        chosen = inside & (pixel == argmax[:, :, None])  # (N, C, K, ho, wo)
+        if ties == "first":
+            return Paid(argmax, pixel, chosen.astype(np.float64))
+        top = gather_argmax(x, argmax)  # each window's max: the value at its argmax
+        tied = inside & (x.reshape(n, c, h * w)[:, :, pixel] == top[:, :, None])
+        count = np.count_nonzero(tied, axis=2)[:, :, None]
+        tied = np.where(count > 0, tied, chosen)  # (a NaN window: its argmax alone)
+        share = tied / np.maximum(count, 1) if ties == "split" else tied.astype(np.float64)
+        return Paid(argmax, pixel, share)
 
 
 class RouteToArgmax(Node):
@@ -64,10 +298,12 @@ class RouteToArgmax(Node):
     the pixels back: ∂L/∂grad = gather(G, argmax)"""
 
     def forward(ctx, grad, argmax, input_shape):
-        return fast.route_to_argmax(argmax, grad, input_shape)
+        ctx.save_for_backward(argmax=argmax)
+        return route_to_argmax(grad, argmax, input_shape)
 
     def backward(ctx, grad_routed):
-        return GatherArgmax.call(grad_routed, argmax=ctx.attrs["argmax"])
+        argmax, = ctx.saved_tensors
+        return GatherArgmax.call(grad_routed, argmax=argmax)
 
 
 class GatherArgmax(Node):
@@ -75,28 +311,38 @@ class GatherArgmax(Node):
 
     def forward(ctx, x, argmax):
         ctx.input_shape = x.shape
-        return fast.gather_argmax(x, argmax)
+        ctx.save_for_backward(argmax=argmax)
+        return gather_argmax(x, argmax)
 
     def backward(ctx, grad):
-        return RouteToArgmax.call(grad, argmax=ctx.attrs["argmax"], input_shape=ctx.input_shape)
+        argmax, = ctx.saved_tensors
+        return RouteToArgmax.call(grad, argmax=argmax, input_shape=ctx.input_shape)
 
 
-class AvgPool2d(Node):
-    """out = Σ window / divisor;  ∂L/∂x = each output's gradient / divisor, spread over its window"""
+class AvgPool2d(_Pool2d):
+    """out = Σ window / divisor;  ∂L/∂x = each output's gradient / divisor, spread over its window
+
+    ``window_cells((n, c, i, j))`` names the input cells output (n, c, i, j) averages and its
+    taps in the padding (which count_include_pad counts in the divisor).
+    """
 
     def forward(ctx, x, *, kernel_size, stride, padding, ceil_mode, count_include_pad,
                 divisor_override, out_hw):
-        ctx.x = x  # what PyTorch saves
-        ctx.divisor = fast.avg_divisor(x.shape[2:], kernel_size, stride, padding, out_hw,
-                                       count_include_pad, divisor_override).astype(x.dtype)
-        total = fast.window_sum(x, kernel_size, stride, padding, out_hw)
+        ctx.save_for_backward(x=x)  # what PyTorch saves
+        divisor = avg_divisor(x.shape[2:], kernel_size, stride, padding, out_hw,
+                              count_include_pad, divisor_override).astype(x.dtype)
+        total = window_sum(x, kernel_size, stride, padding, out_hw)
         if x.dtype.kind == "f":
-            return total / ctx.divisor
+            return total / divisor
         # integers stay integers, as torch's: its C++ quotient, truncated toward zero (exact)
-        return np.sign(total) * (np.abs(total) // ctx.divisor)
+        return np.sign(total) * (np.abs(total) // divisor)
 
     def backward(ctx, grad):
-        return SpreadOverWindows.call(grad / ctx.divisor, input_shape=ctx.x.shape, **ctx.attrs)
+        x, = ctx.saved_tensors
+        a = ctx.attrs
+        divisor = avg_divisor(x.shape[2:], a["kernel_size"], a["stride"], a["padding"],
+                              a["out_hw"], a["count_include_pad"], a["divisor_override"])
+        return SpreadOverWindows.call(grad / divisor.astype(grad.dtype), input_shape=x.shape, **a)
 
 
 class SpreadOverWindows(Node):
@@ -104,7 +350,7 @@ class SpreadOverWindows(Node):
     derivative sums the windows again: ∂L/∂values = Σ window of G"""
 
     def forward(ctx, values, *, input_shape, kernel_size, stride, padding, out_hw, **_):
-        return fast.spread_over_windows(values, input_shape, kernel_size, stride, padding, out_hw)
+        return spread_over_windows(values, input_shape, kernel_size, stride, padding, out_hw)
 
     def backward(ctx, grad):
         a = ctx.attrs
@@ -117,7 +363,7 @@ class WindowSum(Node):
 
     def forward(ctx, x, *, kernel_size, stride, padding, out_hw):
         ctx.input_shape = x.shape
-        return fast.window_sum(x, kernel_size, stride, padding, out_hw)
+        return window_sum(x, kernel_size, stride, padding, out_hw)
 
     def backward(ctx, grad):
         return SpreadOverWindows.call(grad, input_shape=ctx.input_shape, **ctx.attrs)
@@ -212,17 +458,19 @@ class AdaptiveMaxPool2d(Node):
     """out = max over each adaptive window;  ∂L/∂x[argmax] += ∂L/∂out, zero elsewhere"""
 
     def forward(ctx, x, *, out_hw):
-        n, c, h, w = x.shape
-        window = adaptive_window_index((h, w), out_hw)  # (out_h, out_w, K): flat pixels
-        values = x.reshape(n, c, h * w)[:, :, window]  # (N, C, out_h, out_w, K), one gather
-        out, chosen = fast.max_along_last(values)  # the first maximum, or the last NaN
-        ctx.argmax = np.take_along_axis(window[None, None], chosen[..., None], axis=-1)[..., 0] \
-            .astype(np.int64)
-        ctx.input_shape = x.shape
+        out, argmax = adaptive_max_argmax(x, out_hw)
+        ctx.save_for_backward(x=x, argmax=argmax)  # what PyTorch saves: the input, the indices
         return out
 
     def backward(ctx, grad):
-        return RouteToArgmax.call(grad, argmax=ctx.argmax, input_shape=ctx.input_shape)
+        x, argmax = ctx.saved_tensors
+        return RouteToArgmax.call(grad, argmax=argmax, input_shape=x.shape)
+
+    @property
+    def argmax(self):
+        """Each window's chosen cell, flat in its H×W plane, as forward saved it (None once
+        backward released it)."""
+        return self.saved.get("argmax")
 
 
 class AdaptiveAvgPool2d(Node):
@@ -231,11 +479,12 @@ class AdaptiveAvgPool2d(Node):
     average the row and column windows)"""
 
     def forward(ctx, x, *, out_hw):
-        ctx.input_hw = x.shape[2:]
+        ctx.save_for_backward(x=x)  # what PyTorch saves (backward reads only its shape)
         return adaptive_mean(adaptive_mean(x, 2, out_hw[0]), 3, out_hw[1])
 
     def backward(ctx, grad):
-        (h, w), (out_h, out_w) = ctx.input_hw, ctx.attrs["out_hw"]
+        x, = ctx.saved_tensors
+        (h, w), (out_h, out_w) = x.shape[2:], ctx.attrs["out_hw"]
         return PlaneProduct.call(grad, rows=adaptive_mean_matrix(h, out_h, grad.dtype).T,
                                  columns=adaptive_mean_matrix(w, out_w, grad.dtype).T)
 
@@ -328,7 +577,8 @@ class MaxUnpool2d(Node):
     (a gather — PyTorch's rule, also where an index repeats)"""
 
     def forward(ctx, x, indices, *, out_hw):
-        ctx.indices = indices  # an input: its version is checked before backward reads it
+        ctx.save_for_backward(indices=indices)  # an input: its version is checked before
+        # backward reads it
         n, c = x.shape[:2]
         out = np.zeros((n, c) + out_hw, x.dtype)
         planes = (n, c, x.shape[2] * x.shape[3])  # (sizes spelt out: a batch may be empty)
@@ -337,8 +587,9 @@ class MaxUnpool2d(Node):
         return out
 
     def backward(ctx, grad):
+        indices, = ctx.saved_tensors
         # (np.asarray: under create_graph the engine hands the saved indices over as a Tensor)
-        return GatherArgmax.call(grad, argmax=np.asarray(ctx.indices)), None
+        return GatherArgmax.call(grad, argmax=np.asarray(indices)), None
 
 
 def _unpool_size(input_hw, kernel, stride, padding, output_size) -> tuple:

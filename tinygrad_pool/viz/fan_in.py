@@ -41,14 +41,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..grad_mode import no_grad
 from ..nn.module import Module
 from ..engine import Tensor
 from .graph import STYLE, GraphDigraph
 from .modules import dotted_paths, outermost_modules
-from .summary import plural, shape_text
+from .summary import SMALL, number, plural, shape_text
 
 READ, CHOSEN, PICKED, PAD = "#ffe08a", STYLE["argmax"], "#d62728", "#eeeeee"
+DECIMALS = ".3f"         # how every number is written: 3 decimals (summary.number)
 SHOW_VALUES_UP_TO = 100  # cells of a plane; larger planes are drawn as coloured squares
 CROP = 12                # a plane longer than this a side is cut to the cells lit in it ...
 MARGIN = 1               # ... and this many more on each side (the cut sides marked ⋮ and …)
@@ -165,13 +165,9 @@ def _geometry(fn) -> dict:
         g.update(weight=weight, kernel=weight.shape[2:], pad=a["padding"], groups=a["groups"],
                  out_shape=(x.shape[0], weight.shape[1] * a["groups"]) + out_hw)
         return g
-    argmax = fn.saved_for_backward().get("argmax")
-    if argmax is None:  # freed by backward: the op's own forward again, the same rule
-        with no_grad():
-            _, fresh = type(fn).apply(fn.parents[0], return_ctx=True, **fn.attrs)
-        argmax = fresh.argmax
-    g.update(kernel=a["kernel_size"], pad=a["padding"], ties=a["ties"], argmax=argmax,
-             out_shape=x.shape[:2] + tuple(a["out_hw"]))
+    paid = fn.paid_cells(x)  # the op's own tie rule (its argmax run again if backward freed it)
+    g.update(kernel=a["kernel_size"], pad=a["padding"], ties=a["ties"], argmax=paid.argmax,
+             paid=paid, out_shape=x.shape[:2] + tuple(a["out_hw"]))
     return g
 
 
@@ -218,19 +214,10 @@ def _tap(g, axis: int, out, k):
 
 def _pool_derivative(g, inp: tuple, out: tuple) -> float:
     """Max pooling: the share of window ``out``'s gradient that ``inp`` receives, by the node's
-    tie rule — the stored argmax ("first"), or each cell equal to the window's max ("all": the
-    whole, "split": 1/k of it), as the op's backward routes it."""
-    n, c, h, w = inp
-    plane = g["x"][n, c]
-    chosen = divmod(int(g["argmax"][out]), plane.shape[1])
-    if g["ties"] != "first":
-        rows, cols = (_tap(g, axis, out[2 + axis], np.arange(k)) for axis, k in enumerate(g["kernel"]))
-        rows, cols = rows[(rows >= 0) & (rows < plane.shape[0])], cols[(cols >= 0) & (cols < plane.shape[1])]
-        tied = np.count_nonzero(plane[np.ix_(rows, cols)] == plane[chosen])
-        if tied:  # (a NaN maximum equals nothing: its gradient follows the argmax, as in backward)
-            share = 1.0 / tied if g["ties"] == "split" else 1.0
-            return share if plane[h, w] == plane[chosen] else 0.0
-    return 1.0 if (h, w) == chosen else 0.0
+    tie rule (``MaxPool2d.paid_cells``: 1, 1/k or 0), as the op's backward routes it."""
+    pixel, share = g["paid"].pixel, g["paid"].share  # (K, ho, wo), (N, C, K, ho, wo)
+    (n, c, h, w), (i, j) = inp, out[2:]
+    return float(share[n, c, :, i, j][pixel[:, i, j] == h * g["x"].shape[3] + w].sum())
 
 
 def _link(g, inp: tuple, out: tuple, weight) -> Link:
@@ -370,10 +357,6 @@ def _spread_from(g, inp: tuple) -> list:
 
 
 # ---- the picture ----------------------------------------------------------------------------------
-def _number(value) -> str:
-    return f"{round(float(value), 3) + 0.0:.3f}"  # 3 decimals, never "-0.000"
-
-
 def _where(cell: tuple) -> str:
     return "[" + ", ".join(map(str, cell)) + "]"
 
@@ -381,12 +364,6 @@ def _where(cell: tuple) -> str:
 def _share(derivative: float) -> str:
     """A max-pool share as the fraction it is: 1, 1/k or 0."""
     return "1" if derivative == 1 else "0" if derivative == 0 else f"1/{round(1 / derivative)}"
-
-
-def _plural(count: int, noun: str, verb: str = "") -> str:
-    """ "1 output", "4 outputs"; with a verb: "1 tap reads", "3 taps read"."""
-    text = plural(count, noun)
-    return f"{text} {verb}{'s' if count == 1 else ''}" if verb else text
 
 
 def _window(extent: tuple, role_marks: dict, centre: tuple) -> tuple:
@@ -436,7 +413,7 @@ def _grid(title: str, values: np.ndarray, offset: tuple, marks: dict, window=Non
         for c in range(c0, c1):
             inside = 0 <= r < h and 0 <= c < w
             colour, tag, picked = marks.get((r, c), ("white" if inside else PAD, "", False))
-            text = (_number(values[r, c]) if inside else "pad") if show else ""
+            text = (number(values[r, c], DECIMALS) if inside else "pad") if show else ""
             if tag and show:
                 text += f'<BR/><FONT POINT-SIZE="8">{html.escape(tag)}</FONT>'
             border = f' BORDER="3" COLOR="{PICKED}"' if picked else ""
@@ -463,7 +440,7 @@ def _grid(title: str, values: np.ndarray, offset: tuple, marks: dict, window=Non
     height_ = TITLE + (CAPTION if caption else 0) + grid_h
     return (f'<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="0" FIXEDSIZE="TRUE" WIDTH="{full}" '
             f'HEIGHT="{height_}">' + cell(TITLE, f"<B>{html.escape(title)}</B>")
-            + (cell(CAPTION, f'<FONT POINT-SIZE="9">{html.escape(caption)}</FONT>') if caption else "")
+            + (cell(CAPTION, SMALL.format(html.escape(caption))) if caption else "")
             + cell(grid_h, grid) + "</TABLE>"), full, height_
 
 
@@ -471,7 +448,7 @@ def _note(text: str) -> tuple:
     """A line of small text as a column item: (html, width, height), its width a generous guess."""
     width = round(CAPTION_CHAR * len(text)) + 6
     return (f'<TABLE BORDER="0" CELLPADDING="0" FIXEDSIZE="TRUE" WIDTH="{width}" HEIGHT="{CAPTION}">'
-            f'<TR><TD><FONT POINT-SIZE="9">{html.escape(text)}</FONT></TD></TR></TABLE>'), width, CAPTION
+            f'<TR><TD>{SMALL.format(html.escape(text))}</TD></TR></TABLE>'), width, CAPTION
 
 
 def _column(items: list) -> str:
@@ -570,30 +547,30 @@ def _terms(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
     conv, grad = g["op"] in CONVS, picture.grad_output
     links = picture.links
     if from_output:
-        title = f"g = ∂L/∂output{_where(cell)} = {_number(grad[cell])} goes back to"
+        title = f"g = ∂L/∂output{_where(cell)} = {number(grad[cell], DECIMALS)} goes back to"
         if conv:
             header = ("weight", "input", "w", "x", "g · w\n→ ∂L/∂input", "g · x\n→ ∂L/∂weight")
-            rows = [(_where(link.weight), _where(link.input), _number(link.derivative),
-                     _number(g["x"][link.input]), _number(link.gradient),
-                     _number(link.weight_gradient)) for link in links]
+            rows = [(_where(link.weight), _where(link.input), number(link.derivative, DECIMALS),
+                     number(g["x"][link.input], DECIMALS), number(link.gradient, DECIMALS),
+                     number(link.weight_gradient, DECIMALS)) for link in links]
         else:  # only the cells the window chose receive anything
             links = [link for link in links if link.derivative]
             header = ("input", "x", "share", "g · share\n→ ∂L/∂input")
-            rows = [(_where(link.input), _number(g["x"][link.input]), _share(link.derivative),
-                     _number(link.gradient)) for link in links]
+            rows = [(_where(link.input), number(g["x"][link.input], DECIMALS), _share(link.derivative),
+                     number(link.gradient, DECIMALS)) for link in links]
         total = None
     else:
         title = f"∂L/∂input{_where(cell)}: one term for each output " + (
             "it is spread onto" if g["op"] == "ConvTranspose2d" else "whose window holds it")
         if conv:
             header = ("output", "weight", "g = ∂L/∂output", "w", "g · w")
-            rows = [(_where(link.output), _where(link.weight), _number(grad[link.output]),
-                     _number(link.derivative), _number(link.gradient)) for link in links]
+            rows = [(_where(link.output), _where(link.weight), number(grad[link.output], DECIMALS),
+                     number(link.derivative, DECIMALS), number(link.gradient, DECIMALS)) for link in links]
         else:
             header = ("output", "g = ∂L/∂output", "share", "g · share")
-            rows = [(_where(link.output), _number(grad[link.output]), _share(link.derivative),
-                     _number(link.gradient)) for link in links]
-        total = f"Σ = ∂L/∂input{_where(cell)} from this op", _number(picture.input_gradient)
+            rows = [(_where(link.output), number(grad[link.output], DECIMALS), _share(link.derivative),
+                     number(link.gradient, DECIMALS)) for link in links]
+        total = f"Σ = ∂L/∂input{_where(cell)} from this op", number(picture.input_gradient, DECIMALS)
     shown = rows[:TERMS_SHOWN]
     # fixed sizes, from the longest text of each column: a table never stretches to the width
     # of the planes above it
@@ -661,33 +638,33 @@ def _summary(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
     hint = "" if known else (" Pass grad_output= (or call output.retain_grad() before backward) "
                              "to see the gradients.")
     if from_output and g["op"] == "ConvTranspose2d":
-        cells, taps = _plural(len(links), 'yellow input cell'), _plural(len(padding), 'weight tap')
+        cells, taps = plural(len(links), 'yellow input cell'), plural(len(padding), 'weight tap')
         return (f"output{where} = Σ weight · input over the {cells} spread onto it (each tagged "
                 f"with its weight); {taps} meet{'s' if len(padding) == 1 else ''} no input cell "
                 f"(the zeros between strided input cells, or past the border). Its gradient g "
                 f"flows back to each input cell times its weight (g · w), and to each weight "
                 f"times its input (g · x).{hint}")
     if g["op"] == "ConvTranspose2d":
-        return (f"input{where} is spread onto {_plural(len(links), 'output')} (yellow), by the "
+        return (f"input{where} is spread onto {plural(len(links), 'output')} (yellow), by the "
                 f"weight tagged in each; each sends back its gradient times that weight, and the "
                 f"cell's gradient from this transposed conv is their sum.{hint}")
     if from_output and g["op"] == "Conv2d":
-        return (f"output{where} = Σ weight · input over the {_plural(len(links), 'yellow input cell')}"
-                f" (each tagged with its weight); {_plural(len(padding), 'weight tap', 'read')} "
+        return (f"output{where} = Σ weight · input over the {plural(len(links), 'yellow input cell')}"
+                f" (each tagged with its weight); {plural(len(padding), 'weight tap', verb='read')} "
                 f"padding (0). Its gradient g flows back to each input cell times its weight (g · w),"
                 f" and to each weight times its input (g · x).{hint}")
     if from_output:
         chosen = sum(1 for link in links if link.derivative)
-        return (f"output{where} is the max of the {_plural(len(links), 'cell')} of its window "
-                f"(yellow); blue: the {_plural(chosen, 'cell')} its gradient flows back to "
-                f"(ties='{g['ties']}'). {_plural(len(padding), 'window cell', 'lie')} in the padding."
+        return (f"output{where} is the max of the {plural(len(links), 'cell')} of its window "
+                f"(yellow); blue: the {plural(chosen, 'cell')} its gradient flows back to "
+                f"(ties='{g['ties']}'). {plural(len(padding), 'window cell', verb='lie')} in the padding."
                 f"{hint}")
     if g["op"] == "Conv2d":
-        return (f"input{where} is read by {_plural(len(links), 'output')} (yellow); each sends "
+        return (f"input{where} is read by {plural(len(links), 'output')} (yellow); each sends "
                 f"back its gradient times the weight tagged in its cell, and the cell's gradient "
                 f"from this conv is their sum.{hint}")
     flowing, windows = sum(1 for link in links if link.derivative), len(links)
-    text = f"input{where} lies in {_plural(windows, 'pooling window')}; "
+    text = f"input{where} lies in {plural(windows, 'pooling window')}; "
     if flowing == 0:
         return text + f"none chose it (ties='{g['ties']}'): it receives no gradient from this pool."
     chose = f"all {windows} chose it" if flowing == windows > 1 else f"{flowing} chose it"

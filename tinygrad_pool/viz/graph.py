@@ -11,7 +11,7 @@ For group="module", which nn.Module call each op belongs to, how the calls nest,
 and which of them fold into one node come from ``viz/modules.py`` (``module_layout``); this
 module only draws what that analysis says. How numbers, shapes and attributes are written, and
 how a tensor too large to list is summarised, come from ``viz/summary.py`` (shared with
-fan_in, and meant for replay).
+replay and fan_in).
 
 It lives in the ``tinygrad_pool.viz`` package, which is imported lazily: the engine never
 imports it, and ``import tinygrad_pool`` imports neither it nor the ``graphviz`` package until
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import MISSING_PACKAGE, GraphvizNotFound
+from .dot import MISSING_PACKAGE, GraphvizNotFound
 
 try:
     import graphviz
@@ -41,26 +41,24 @@ except ModuleNotFoundError as error:
         raise  # graphviz is there but something it needs is not: show that, not our hint
     raise ModuleNotFoundError(MISSING_PACKAGE, name="graphviz") from error
 
-from ..grad_mode import no_grad
 from ..nn.module import Module
 from ..ops.args import _shown, check_flag, check_size
 from ..engine import Tensor
 from .modules import ModuleLayout, module_layout, parameter_paths
-from .pool_marks import pool_marks
-from .summary import (as_2d, attribute_name, ends, heat_colours, heat_plane, number, plain, plural,
-                      shape_text, summarise, stats as summary_stats)
+from .summary import (PALETTE, SMALL, argument, arguments, as_2d, ends, heat_colours, heat_plane,
+                      number, plural, shape_text, summarise, stats as summary_stats)
 
 # What each fill colour means; the legend is drawn from this table, and tests read it too.
 STYLE = {
-    "parameter": "#b9e3a5",     # leaf that requires grad: what the optimiser updates
-    "constant": "#e4e4e4",      # leaf without grad: input image, target, literal numbers
+    "parameter": PALETTE["parameter"],  # leaf that requires grad: what the optimiser updates
+    "constant": PALETTE["constant"],    # leaf without grad: input image, target, literal numbers
     "intermediate": "#ffffff",  # computed by an op
     "output": "#ffd083",        # the tensor draw_graph was called on
-    "op": "#ddd5f3",            # a Function node
+    "op": PALETTE["op"],        # a Function node
     "saved": "#fbe3cc",         # what an op saved for backward
-    "argmax": "#7fb0ff",        # the article's "blue circles": each pooling window's max
-    "argmax_border": "#1747b5",
-    "tie": "#d5e5ff",           # another cell equal to its window's max
+    "argmax": PALETTE["argmax"],  # the article's "blue circles": each pooling window's max
+    "argmax_border": PALETTE["argmax_edge"],
+    "tie": PALETTE["tied"],     # another cell equal to its window's max
     "elided": "#f5f5f5",
     "module": "#c9daf8",        # a folded module call: one node for all its ops
     "module_border": "#3c5a99",
@@ -70,7 +68,6 @@ STYLE = {
 }
 # Clusters nested one in another alternate between these fills, so the nesting shows.
 CLUSTER_FILLS = (STYLE["cluster"], "#f8f9fd")
-SMALL = '<FONT POINT-SIZE="9">{}</FONT>'
 
 
 class GraphDigraph(graphviz.Digraph):
@@ -214,7 +211,7 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
                 else "parameter" if t.requires_grad else "constant")
         label = _tensor_label(t, kind, show_values, fmt, max_elements, marks.get(id(t)),
                               path=param_names.get(id(t)),
-                              stats=_stats(t, fmt) if stats else None)
+                              stats=_stats_lines(t, fmt) if stats else None)
         names[id(t)] = name = f"t{len(names)}"
         body.node(layout.cluster_of(t), name, f"<{label}>", shape="box", style="rounded,filled",
                   fillcolor=STYLE[kind], penwidth="2" if kind == "output" else "1")
@@ -228,10 +225,10 @@ def draw_graph(tensor: Tensor, *, show_values: bool = False, show_saved: bool = 
         body.node(layout.owner.get(head), op, f"<{_op_label(run, show_saved, n_folded, warning)}>",
                   shape="box", **_op_style(warning))
         for p in inputs:
-            body.edge(names[id(p)], op, label=_shape(p.shape) if edge_labels else None,
+            body.edge(names[id(p)], op, label=shape_text(p.shape) if edge_labels else None,
                       **_path_weight(p))
         out = run[0][1]
-        body.edge(op, names[id(out)], label=_shape(out.shape) if edge_labels else None,
+        body.edge(op, names[id(out)], label=shape_text(out.shape) if edge_labels else None,
                   weight=PATH_WEIGHT)
 
     if walk["frontier"]:
@@ -314,7 +311,7 @@ def _check_arguments(op, *, tensor, show_values, show_saved, max_depth, collapse
 
 def _check_precision(op: str, precision) -> None:
     """An int (significant digits, 0 or more) or a format spec that formats a float as a number
-    (".2f", ".3e"; not ",.2f" or ".1%", whose text _number cannot read back)."""
+    (".2f", ".3e"; not ",.2f" or ".1%", whose text number() cannot read back)."""
     expected = ("a non-negative int (significant digits) or a format spec for floats such as "
                 "'.2f' or '.3e'")
     if isinstance(precision, (int, np.integer)) and not isinstance(precision, (bool, np.bool_)):
@@ -384,10 +381,9 @@ def _draw_fold(body: _Body, call, ops: dict, names: dict, warnings: dict, edge_l
     name = f"module{number}"
     inside = [ops[key] for key in call.ops]
     warning = "; ".join(f"{fn.name}: {warnings[id(fn)]}" for fn, _ in inside if id(fn) in warnings)
-    count = len(call.ops)
+    kind = f"{call.kind} · {plural(len(call.ops), 'op')}"
     rows = [f"<TR><TD><B>{html.escape(call.label)}</B></TD></TR>",
-            f"<TR><TD>{SMALL.format(html.escape(f'{call.kind} · {count:,} op' + 's' * (count != 1)))}"
-            f"</TD></TR>"] + _warning_rows(warning)
+            f"<TR><TD>{SMALL.format(html.escape(kind))}</TD></TR>"] + _warning_rows(warning)
     attrs = (_op_style(warning) if warning else
              dict(style="filled", fillcolor=STYLE["module"], color=STYLE["module_border"]))
     body.node(call.parent, name, f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" '
@@ -400,9 +396,9 @@ def _draw_fold(body: _Body, call, ops: dict, names: dict, warnings: dict, edge_l
         if id(out) in names:
             leaving.setdefault(id(out), out)
     for p in entering.values():
-        body.edge(names[id(p)], name, label=_shape(p.shape) if edge_labels else None)
+        body.edge(names[id(p)], name, label=shape_text(p.shape) if edge_labels else None)
     for out in leaving.values():
-        body.edge(name, names[id(out)], label=_shape(out.shape) if edge_labels else None)
+        body.edge(name, names[id(out)], label=shape_text(out.shape) if edge_labels else None)
     return name
 
 
@@ -457,7 +453,8 @@ def _chains(ops: dict, uses: Counter, min_length: int, owner: dict):
         for p in fn.parents:
             g = p.grad_fn
             if (g is not None and g.name == fn.name and id(g) in ops and uses[id(p)] == 1
-                    and p.name is None and not p.retains_grad and _attr_rows(g) == _attr_rows(fn)
+                    and p.name is None and not p.retains_grad
+                    and arguments(g.attrs, str(g.name)) == arguments(fn.attrs, str(fn.name))
                     and owner.get(id(g)) is owner.get(key)):
                 previous[key] = id(g)
                 break
@@ -546,63 +543,6 @@ ATTR_WIDTH = 44     # characters per line of an op's attributes
 HEAT_CELLS = 24     # a heat-map is drawn cell by cell up to this many cells a side, else
 #                     averaged in blocks (each cell is a table cell of the label: few, small)
 HEAT_POINTS = 60    # ... and is at most about this many points a side (3-point cells at least)
-_shape = shape_text
-
-
-# Geometry given as a pair (kernel_size=(2, 2)) that PyTorch accepts as one int when both
-# halves are equal, and writes so in its modules' reprs: drawn as 2.
-_PAIRS = ("kernel_size", "stride", "padding", "dilation", "output_padding")
-# Pooling and convolution attributes in the order PyTorch's signatures list them.
-_ORDER = ("kernel_size", "stride", "padding", "output_padding", "dilation", "groups",
-          "ceil_mode", "ties")
-# Bookkeeping a picture leaves out: out_hw is the output's shape, which its tensor shows (an
-# adaptive pool's is its output_size argument, shown); a dropout's random generator.
-_HIDDEN = ("out_hw", "generator")
-
-
-def _attr_value(key: str, v, op: str = "") -> str:
-    """An attribute's value as PyTorch's argument would read: a pair with equal halves once
-    (``kernel_size=2``), a convolution's (top, bottom, left, right) padding as PyTorch's
-    (h, w), a padding of widths per dim as F.pad's ``pad`` (last dim first), shapes as 1×3,
-    arrays by their values (or shape and dtype when long); see summary.plain."""
-    if key == "padding" and op in ("Conv2d", "Conv2dInputGrad", "Conv2dWeightGrad") \
-            and isinstance(v, tuple) and len(v) == 4 and v[0] == v[1] and v[2] == v[3]:
-        v = (v[0], v[2])
-    if key in _PAIRS and isinstance(v, tuple) and v and len(set(v)) == 1 and all(
-            isinstance(x, (int, np.integer)) for x in v):
-        return plain(v[0])
-    if key == "widths" and isinstance(v, tuple) and all(
-            isinstance(w, tuple) and len(w) == 2 for w in v):
-        pad = [n for before, after in reversed(v) for n in (before, after)]
-        while len(pad) > 2 and pad[-2:] == [0, 0]:
-            pad = pad[:-2]  # F.pad lists only the trailing dims it pads
-        v = tuple(pad)
-    if key == "index":  # as it was written between the brackets: x[0, :, 1:3], x[[0, 2]]
-        return "[" + ", ".join(plain(x) for x in (v if isinstance(v, tuple) else (v,))) + "]"
-    if key == "path" and isinstance(v, tuple) and all(
-            isinstance(step, tuple) and len(step) == 2 and isinstance(step[1], dict) for step in v):
-        # the view an in-place write went through: Index[1:3, 1:3] → Reshape(shape=4)
-        return " → ".join(
-            getattr(fn, "__name__", plain(fn)) + (_attr_value("index", attrs["index"])
-                                                   if set(attrs) == {"index"} else f"({plain(attrs)})")
-            for fn, attrs in v)
-    text = plain(v, key)
-    return text if len(text) <= 48 else text[:47] + "…"
-
-
-def _attr_rows(fn) -> tuple:
-    """``name=value`` for each attribute of an op, named as PyTorch names the argument
-    (``dim``, ``keepdim``), in PyTorch's order for pooling and convolution."""
-    if not fn.attrs:
-        return ()
-    name = str(fn.name)
-    shown = {k: v for k, v in fn.attrs.items() if k not in _HIDDEN}
-    if "out_hw" in fn.attrs and name.startswith("Adaptive"):
-        shown["output_size"] = fn.attrs["out_hw"]
-    if name == "Einsum" and {"inputs", "output"} <= set(shown):  # torch's one equation
-        shown = {"equation": ",".join(shown.pop("inputs")) + "->" + shown.pop("output"), **shown}
-    keys = sorted(shown, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))
-    return tuple(f"{attribute_name(k)}={_attr_value(k, shown[k], name)}" for k in keys)
 
 
 def _lines(items: tuple, width: int = ATTR_WIDTH) -> list:
@@ -621,7 +561,8 @@ def _op_label(run: list, show_saved: bool, constants: int, warning: str = "") ->
     fn = run[0][0]
     title = fn.name if len(run) == 1 else f"{fn.name} ×{len(run):,}"
     rows = [f"<TR><TD><B>{html.escape(title)}</B></TD></TR>"]
-    rows += [f'<TR><TD ALIGN="LEFT">{html.escape(line)}</TD></TR>' for line in _lines(_attr_rows(fn))]
+    rows += [f'<TR><TD ALIGN="LEFT">{html.escape(line)}</TD></TR>'
+             for line in _lines(arguments(fn.attrs, str(fn.name)))]
     if constants:
         rows.append(f"<TR><TD>{SMALL.format('+ ' + plural(constants, 'constant input'))}</TD></TR>")
     rows += _warning_rows(warning)
@@ -646,14 +587,17 @@ def _saved_rows(run: list) -> list:
     rows = [head]
     for name, value in fn.saved_for_backward().items():
         if isinstance(value, np.ndarray):
-            text = f"{name}: {_shape(value.shape)} {value.dtype}, {value.nbytes:,} B"
+            size = f"{value.dtype}, {value.nbytes:,} B"
+            # (a 0-d array, such as nll_loss's total_weight, is a number: its value first)
+            text = (f"{name}: {argument(name, value)} (scalar {size})" if value.ndim == 0
+                    else f"{name}: {shape_text(value.shape)} {size}")
             # Many ops save their input itself (a reference, not a copy): say so.
             same = [p.name or f"input {k}" for k, p in enumerate(fn.parents)
                     if value is p._data or np.may_share_memory(value, p._data)]
             if same:
                 text += f" (= {same[0]}, no copy)"
         else:  # a number, a shape, a flag: as a learner reads it
-            text = f"{name}: {_attr_value(name, value, str(fn.name))}"
+            text = f"{name}: {argument(name, value, str(fn.name))}"
         rows.append(cell(STYLE["saved"], html.escape(text)))
     if len(rows) == 1:
         rows.append(cell(STYLE["saved"], "(nothing)"))
@@ -687,7 +631,7 @@ def _title(t: Tensor, kind: str, path: str | None) -> tuple:
         return "parameter", None
     if kind == "constant" and t._data.size == 1:
         # A literal number: shown in full (a 1.0001 rounded to "1" would mislead).
-        return (number(t._data.item(), ".6g") if t.dtype.kind in "fc" else plain(t._data.item())), None
+        return number(t._data.item(), ".6g"), None
     return "", None
 
 
@@ -697,7 +641,8 @@ def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: in
     rows = [f"<TR><TD COLSPAN=\"2\"><B>{html.escape(title)}</B></TD></TR>"] if title else []
     if subtitle:
         rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(subtitle))}</TD></TR>')
-    rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(f"{_shape(t.shape)} {t.dtype}"))}</TD></TR>')
+    what = f"{shape_text(t.shape)} {t.dtype}"
+    rows.append(f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(what))}</TD></TR>')
     rows += [f'<TR><TD COLSPAN="2">{SMALL.format(html.escape(line))}</TD></TR>' for line in stats or ()]
     if show_values and _value_freed(t):
         if not stats:  # (the stats line already says so)
@@ -729,28 +674,15 @@ def _wide(shape: tuple, plan) -> bool:
     return columns > rows and plan.kind != "heat"
 
 
-def _stats(t: Tensor, fmt) -> list:
-    """stats=True: the value's min, mean and max, and the gradient's 2-norm, one rule for all."""
-    values = t._data
+def _stats_lines(t: Tensor, fmt) -> list:
+    """stats=True: the value's min, mean and max, and the gradient's 2-norm (summary.stats)."""
     if _value_freed(t):
         return [FREED_VALUE]
-    if values.size == 0:
-        lines = ["empty"]
-    else:
-        if values.dtype.kind == "b":
-            values = values.astype(np.int8)
-        lo, mean, hi = values.min(), values.mean(dtype=np.float64), values.max()
-        lines = [f"min {_number(lo, fmt)} · mean {_number(mean, fmt)} · max {_number(hi, fmt)}"]
+    found = summary_stats(t._data)
+    lines = [" · ".join(f"{what} {number(v, fmt)}" for what, v in found[:3]) if found else "empty"]
     if t.grad is not None:
-        norm = np.linalg.norm(t.grad._data.reshape(-1).astype(np.float64, copy=False))
-        lines.append(f"‖grad‖ {_number(norm, fmt)}")
+        lines.append(f"‖grad‖ {number(dict(summary_stats(t.grad._data)).get('norm', 0.0), fmt)}")
     return lines
-
-
-def _number(value, fmt) -> str:
-    """``fmt`` (draw_graph's precision) of a number, by summary.number's rule: never "-0",
-    nan and inf spelled, an integer as itself."""
-    return number(value, fmt)
 
 
 def _matrices(caption: str, array: np.ndarray, fmt, plan, chosen, tied) -> str:
@@ -776,7 +708,7 @@ def _matrices(caption: str, array: np.ndarray, fmt, plan, chosen, tied) -> str:
         elif plan.kind == "ends":
             tables.append(_ends(head, values, fmt))
         else:  # the whole tensor's statistics beside its first slice's heat-map
-            stats = " · ".join(f"{what} {_number(v, fmt)}" for what, v in summary_stats(array)[:3])
+            stats = " · ".join(f"{what} {number(v, fmt)}" for what, v in summary_stats(array)[:3])
             tables.append(_heat(name, values, fmt, stats))
     if plan.more and not first_of:
         tables.append(SMALL.format(f"… {plural(plan.more, 'more slice')}"))
@@ -785,8 +717,7 @@ def _matrices(caption: str, array: np.ndarray, fmt, plan, chosen, tied) -> str:
 
 
 def _texts(values: np.ndarray, fmt) -> list:
-    return [[_number(v, fmt) if values.dtype.kind in "fc" else plain(v) for v in row]
-            for row in values]
+    return [[number(v, fmt) for v in row] for row in values]
 
 
 def _grid(head: str, values: np.ndarray, fmt, marked) -> str:
@@ -822,7 +753,7 @@ def _ends(head: str, values: np.ndarray, fmt) -> str:
     flat = values.reshape(-1)
     shown = ends(range(flat.size))
     texts = ["…" if i is None and not column else "⋮" if i is None else
-             (_number(flat[i], fmt) if flat.dtype.kind in "fc" else plain(flat[i])) for i in shown]
+             number(flat[i], fmt) for i in shown]
     width = 7 * max(len(t) for t in texts) + 6
     cells = [f'<TD WIDTH="{width}"{GAP if i is None else ""}>{html.escape(t)}</TD>'
              for i, t in zip(shown, texts)]
@@ -842,8 +773,7 @@ def _vector(parts: list, plan, fmt) -> str:
         label += f" (first of {plan.more + 1:,})"
     flats = [a[index].reshape(-1) for _, a in parts]
     shown = range(flats[0].size) if plan.kind == "grid" else ends(range(flats[0].size))
-    texts = [["…" if i is None else _number(flat[i], fmt) if flat.dtype.kind in "fc"
-              else plain(flat[i]) for i in shown] for flat in flats]
+    texts = [["…" if i is None else number(flat[i], fmt) for i in shown] for flat in flats]
     width = 7 * max(len(text) for row in texts for text in row) + 6
     rows = []
     for (caption, _), row in zip(parts, texts):
@@ -867,9 +797,9 @@ def _heat(head: str, values: np.ndarray, fmt, stats: str) -> str:
     cells = "".join("<TR>" + "".join(
         f'<TD BGCOLOR="{colour}" WIDTH="{size}" HEIGHT="{size}" FIXEDSIZE="TRUE"></TD>'
         for colour in row) + "</TR>" for row in colours)
-    scale_text = _number(scale, fmt)
+    scale_text = number(scale, fmt)
     if float(scale_text.replace(",", "")) == 0 and scale:  # (".2f" of 1e-9: its 3 digits instead)
-        scale_text = _number(scale, 3)
+        scale_text = number(scale, 3)
     note = (f"red +{scale_text}, blue -{scale_text}" if scale else
             "every finite value 0 (white)" if np.isfinite(small).any() else "no finite value")
     if np.isnan(small).any():
@@ -893,7 +823,7 @@ def _all_pool_marks(ops) -> dict:
     """{id(input tensor): (chosen mask, tied mask, note)} for every MaxPool2d drawn."""
     marks = {}
     for fn, _ in ops:
-        if fn.name != "MaxPool2d":
+        if not hasattr(fn, "paid_cells"):  # (max pooling says which cells it pays)
             continue
         x = fn.parents[0]
         if _value_freed(x):  # nothing to mark the choices on
@@ -910,16 +840,12 @@ def _all_pool_marks(ops) -> dict:
 
 def _pool_marks(fn):
     """Boolean masks over the pool's (N, C, H, W) input: each window's argmax, and every cell
-    equal to the max of a window containing it (the ties that ties="all"/"split" also pay)."""
-    argmax = fn.saved_for_backward().get("argmax")
-    recomputed = argmax is None
-    if recomputed:
-        # Run the op's own forward again: the very same first-max rule, with nothing to keep.
-        with no_grad():
-            _, fresh = type(fn).apply(fn.parents[0], return_ctx=True, **fn.attrs)
-        argmax = fresh.argmax
-    chosen, tied = pool_marks(fn.parents[0]._data, argmax, fn.attrs)
-    return chosen, tied, recomputed
+    equal to the max of a window containing it (the ties that ties="all"/"split" also pay), by
+    the op's own rule (its argmax run again where backward freed the saved one)."""
+    x = fn.parents[0]._data
+    recomputed = fn.argmax is None
+    chosen = fn.paid_cells(x, ties="first").mask(x.shape)
+    return chosen, fn.paid_cells(x, ties="all").mask(x.shape), recomputed
 
 
 def _legend(dot: graphviz.Digraph, show_values: bool, show_saved: bool, clusters: bool = False,

@@ -10,7 +10,7 @@ in its own order: a Function with the gradient arriving at its output and what i
 input, before it frees what it saved; a leaf with the gradient it receives. The observer copies
 what a frame shows — the engine may reuse a gradient's memory once nobody holds it — and reads
 max pooling's ``argmax`` from ``saved_for_backward()`` while it is still there (the cells it
-lights are those its backward pays, under its ``ties`` rule: viz/pool_marks.py). Nothing here
+lights are those its backward pays, under its ``ties`` rule: MaxPool2d.paid_cells). Nothing here
 writes to a node or a tensor: a graph that already ran with ``retain_graph=True`` is replayed
 into ``capture={}``, so no ``.grad`` changes.
 
@@ -24,7 +24,8 @@ Pillow is installed). The page is one file with no network access: each frame is
 ``data-value``), and a few lines of script step through them.
 
 What a tensor shows — every number, or past a size its first and last entries, statistics and
-a heat-map — is decided in one place ("summaries" below), for the page and the PNGs alike.
+a heat-map — is decided in one place (``_kind``: viz/summary.py's rule with the page's limits),
+for the page and the PNGs alike; numbers, words and arguments are written by viz/summary.py.
 
 Like the rest of ``viz``, this module needs neither the ``graphviz`` Python package nor anything
 of PyTorch: only the `dot` program, run directly.
@@ -45,25 +46,25 @@ from pathlib import Path
 
 import numpy as np
 
-from . import GraphvizNotFound
+from .dot import GraphvizNotFound
 from .modules import dotted_paths, outermost_modules
-from .pool_marks import chosen_cells, pool_marks
-from .summary import heat_colours as _heat_colours, heat_plane as _heat_plane, \
-    number as _rounded, shape_text, stats as _stats
+from .summary import (EDGE, MAX_SLICES, PALETTE, SMALL, argument, arguments, as_2d, ends,
+                      heat_colours, heat_plane, number, plural, shape_text, slice_kind, slices,
+                      stats)
 from ..ops.args import check_flag, check_size
+from ..ops.pool import argmax_mask
 from ..engine import Node, Tensor, _node_of, _topological_order, run_backward
 
 DIGITS = 4  # significant digits of every number shown (data-value keeps the full value)
 HEAT_CELLS = 64  # a heat-map plane is drawn cell by cell up to this many cells a side, else averaged
 PNG_HEAT_CELLS = 32  # ... and up to this many in the PNG frames, where each cell is a table cell
-MAX_SLICES = 4  # 2-D slices listed per tensor; the rest are counted
-EDGE_ITEMS = 3  # a summarised vector shows its first and last this many entries (as torch prints)
-GRID_COLUMNS = 2 * EDGE_ITEMS + 1  # a slice wider than this is summarised (a row this long of
-#                                    the longest numbers fits the page's pane in a 1000-px window)
+GRID_COLUMNS = 2 * EDGE + 1  # a slice wider than this is summarised (a row this long of the
+#                              longest numbers fits the page's pane in a 1000-px window)
 PANEL_GAP = 24  # points between the graph and a PNG frame's panel
-COLOURS = {"leaf": "#b9e3a5", "op": "#ddd5f3", "constant": "#e4e4e4", "current": "#ffd54a",
-           "done": "#f0f0f0", "waiting": "#ffe9c7", "active": "#e4572e", "argmax": "#7fb0ff",
-           "argmax_edge": "#1747b5", "tied": "#d5e5ff", "tied_edge": "#5b8def"}
+COLOURS = {"leaf": PALETTE["parameter"], "op": PALETTE["op"], "constant": PALETTE["constant"],
+           "current": "#ffd54a", "done": "#f0f0f0", "waiting": "#ffe9c7", "active": "#e4572e",
+           "argmax": PALETTE["argmax"], "argmax_edge": PALETTE["argmax_edge"],
+           "tied": PALETTE["tied"], "tied_edge": "#5b8def"}
 
 
 @dataclass
@@ -194,12 +195,15 @@ def _record(loss: Tensor, gradient, retain_graph) -> list:
                 if edge is not None and g is not None:
                     arrivals.setdefault(id(edge), []).append((frame, k, g))
             saved = node.saved_for_backward()
-            frame.saved = {k: _plain(v, k) for k, v in saved.items()}
+            # an array as its shape and dtype; a number (a 0-d array too), shape or flag by value
+            frame.saved = {k: f"{shape_text(v.shape)} {v.dtype}"
+                           if isinstance(v, np.ndarray) and v.ndim
+                           else argument(k, v, str(node.name), DIGITS) for k, v in saved.items()}
             if isinstance(saved.get("argmax"), np.ndarray) and node.parents \
                     and node.parents[0]._data.ndim == 4:  # max pooling (ours, or one like it)
                 frame.argmax = np.array(saved["argmax"])
                 frame.pool_input = np.array(node.parents[0]._data)
-                _mark_pool(frame, node.attrs)
+                _mark_pool(frame, node)
         frames.append(frame)
 
     if again:
@@ -242,18 +246,18 @@ def _graph(loss: Tensor, frames: list) -> dict:
         nid = ids[id(node)]
         out = outputs.get(id(node))
         detail = (f"{out.name + ' ' if out is not None and out.name else ''}"
-                  f"{_shape(out.shape) if out is not None else ''}")
+                  f"{shape_text(out.shape) if out is not None else ''}")
         if isinstance(node, Tensor):
-            detail = f"{_shape(node.shape)} leaf"
+            detail = f"{shape_text(node.shape)} leaf"
         fill = COLOURS["leaf"] if isinstance(node, Tensor) else COLOURS["op"]
         label = (f'<<B>{html.escape(names[id(node)])}</B><BR/>'
-                 f'<FONT POINT-SIZE="9">{html.escape(detail.strip())}</FONT>>')
+                 f'{SMALL.format(html.escape(detail.strip()))}>')
         nodes.append((nid, f'id="{nid}" label={label} shape=box style="rounded,filled" '
                            f'fillcolor="{fill}"'))
     for k, (node, parent) in enumerate(constants):
         title = _title(parent, parameter_names)
-        text = title or (_number(parent._data.item()) if parent._data.size == 1 else
-                         f"{_shape(parent.shape)} constant")
+        text = title or (number(parent._data.item(), DIGITS) if parent._data.size == 1 else
+                         f"{shape_text(parent.shape)} constant")
         nodes.append((f"c{k}", f'id="c{k}" label="{_dot_text(text)}" shape=plaintext fontsize=9 '
                                f'fontcolor="#777777"'))
         edges.append((f"ce{k}", f"c{k}", ids[id(node)], 'color="#bbbbbb"'))
@@ -267,7 +271,7 @@ def _graph(loss: Tensor, frames: list) -> dict:
             eid = edge_ids[id(node), k] = f"e{count}"
             count += 1
             edges.append((eid, ids[id(edge)], ids[id(node)],
-                          f'label="{_dot_text(_shape(parent.shape))}"'))
+                          f'label="{_dot_text(shape_text(parent.shape))}"'))
 
     for frame in frames:
         node = frame.node
@@ -397,125 +401,49 @@ def _split_pngs(data: bytes) -> list:
 
 
 # ---- summaries: what a tensor shows, on the page and in the PNGs -------------------------------
-# Everything here is free of HTML and DOT (the shared viz/summary.py can take this section over):
-# numbers, shapes and values as text, which 2-D slices to show, and how each is summarised.
-def _number(v) -> str:
-    """One rounding rule everywhere: DIGITS significant digits, never "-0"; nan and ±inf spelled
-    (as a float: a bool or an int here is a value of a tensor, shown as a number)."""
-    return _rounded(float(v), DIGITS)
+PAGE_LIMITS = (GRID_COLUMNS, math.inf)  # entries a listed row, a listed column may have
 
 
-_shape = shape_text
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def _plain(value, key: str = "") -> str:
-    """A value as a reader writes it, never as Python or NumPy print it: a shape (under a key
-    naming one: ``x_shape``, ``shape``, ``input_hw``) as ``64×400``, an array as its shape and
-    dtype, numbers rounded as everywhere, a one-element or uniform tuple (``dim``, a kernel
-    size) as its value, an index as ``[:, 3:9]``."""
-    if isinstance(value, np.ndarray):
-        return f"{_shape(value.shape)} {value.dtype}"
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return _number(value)
-    if isinstance(value, str):
-        return f"'{value}'"  # as PyTorch writes a string argument: reduction='mean'
-    if isinstance(value, slice):
-        return ":".join("" if v is None else str(v) for v in
-                        (value.start, value.stop, value.step)).rstrip(":") or ":"
-    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
-        return np.dtype(value).name
-    if isinstance(value, (tuple, list)):
-        if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-               for v in value):
-            if "shape" in key or key.endswith("_hw"):
-                return _shape(tuple(int(v) for v in value))
-            if len(set(value)) == 1 and key != "index":
-                return str(int(value[0]))  # dim=1 for (1,); kernel_size=2 for (2, 2)
-        inner = ", ".join(_plain(v, key) for v in value)
-        if key == "index":
-            return f"[{inner}]"
-        return inner if isinstance(value, list) else f"({inner})"  # spans: (0, 48), (48, 96)
-    if value is None:
-        return "None"
-    return type(value).__name__  # an object with no plain spelling: what it is
-
-
-# Op attributes under the names PyTorch's signatures give them, and the order they list them in.
-_TORCH_NAMES = {"axis": "dim", "axes": "dim", "keepdims": "keepdim", "low": "min", "high": "max"}
-_ORDER = ("kernel_size", "stride", "padding", "dilation", "groups", "ceil_mode", "ties")
-_BOOKKEEPING = {"out_hw", "mask_shape", "generator"}  # what the op keeps for itself, not an argument
-
-
-def _arguments(attrs: dict) -> list:
-    """An op's arguments as PyTorch writes them: ``["dim=1", "keepdim=True"]``."""
-    keys = sorted((k for k, v in attrs.items() if k not in _BOOKKEEPING and v is not None),
-                  key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))
-    return [f"{_TORCH_NAMES.get(k, k)}={_plain(attrs[k], k)}" for k in keys]
-
-
-def _summary(plane: np.ndarray, show_values: bool, max_elements: int) -> str:
-    """How a tensor whose 2-D slices are like ``plane`` is drawn: "grid" (every number, when
-    the slice has at most ``max_elements`` entries and GRID_COLUMNS columns), "vector" (a
-    longer row: its first and last entries, statistics and a heat strip), "heat" (statistics
-    and a heat-map per slice), or "stats" (statistics only: ``show_values=False``)."""
+def _kind(plane: np.ndarray, show_values: bool, max_elements: int) -> str:
+    """How a tensor whose 2-D slices are like ``plane`` is drawn: summary.slice_kind with the
+    page's limits — "grid" (every number), "ends" (a long row: its first and last entries,
+    statistics and a heat strip; a long column is a heat-map), "heat" (statistics and a
+    heat-map per slice) — or "stats" (statistics only: ``show_values=False``)."""
     if not show_values:
         return "stats"
-    if plane.size <= max_elements and plane.shape[1] <= GRID_COLUMNS:
-        return "grid"
-    return "vector" if plane.shape[0] == 1 else "heat"
+    return slice_kind(plane.shape, max_elements, PAGE_LIMITS, column_ends=False)
 
 
-def _edge_entries(row: np.ndarray) -> tuple:
-    """(first entries, last entries, how many lie between) of a summarised vector."""
-    if row.size <= 2 * EDGE_ITEMS:
-        return row, row[:0], 0
-    return row[:EDGE_ITEMS], row[-EDGE_ITEMS:], row.size - 2 * EDGE_ITEMS
-
-
-def _slices(array: np.ndarray) -> list:
-    """(caption, 2-D array) of each slice to show: leading axes of length 1 are dropped, so a
-    1×1×4×4 tensor is one 4×4 grid; a scalar is 1×1 and a vector one row."""
-    if array.ndim <= 2:
-        return [("", array.reshape(1, -1) if array.ndim < 2 else array)]
-    lead = array.shape[:-2]
-    return [("[" + ", ".join(str(i) for i, n in zip(index, lead) if n > 1) + "]"
-             if any(n > 1 for n in lead) else "", array[index]) for index in np.ndindex(*lead)]
-
+def _planes(array: np.ndarray, lit, first: int | None = None) -> list:
+    """(caption, 2-D slice, its marks or None) of the ``first`` slices of ``array``
+    (summary.slices: leading axes of length 1 dropped, a scalar 1×1, a vector one row)."""
+    return [(caption, as_2d(array[index]), None if lit is None else as_2d(lit[index]))
+            for caption, index in slices(array.shape, first)]
 
 
 # ---- the page ----------------------------------------------------------------------------------
 def _grid(array: np.ndarray, role: str, show_values: bool, max_elements: int, lit=None) -> str:
-    """A tensor as HTML: each 2-D slice a table of numbers, or summarised (``_summary``): a long
+    """A tensor as HTML: each 2-D slice a table of numbers, or summarised (``_kind``): a long
     vector as its first and last entries, statistics and a heat strip; a large slice as shape,
     statistics and a heat-map per plane. ``lit``: a mask of the same shape, cells to highlight
     (2: a window's argmax, 1: another cell its max pool pays, 0: none)."""
     head = f'<div class="tensor" data-role="{role}" data-shape="{",".join(map(str, array.shape))}">'
-    parts = [head, f'<div class="shape">{_shape(array.shape)} {array.dtype}</div>']
-    slices = _slices(array)
-    lit_slices = [m for _, m in _slices(lit)] if lit is not None else [None] * len(slices)
-    kind = _summary(slices[0][1], show_values, max_elements)
+    parts = [head, f'<div class="shape">{shape_text(array.shape)} {array.dtype}</div>']
+    planes = _planes(array, lit, MAX_SLICES)
+    kind = _kind(planes[0][1], show_values, max_elements)
     if kind != "grid":
         parts.append('<div class="stats">' + " ".join(
-            f'<span data-stat="{name}" data-value="{float(v)!r}">{name} {_number(v)}</span>'
-            for name, v in _stats(array)) + "</div>")
-    for (caption, plane), marks in zip(slices[:MAX_SLICES] if show_values else (), lit_slices):
+            f'<span data-stat="{name}" data-value="{float(v)!r}">{name} {number(v, DIGITS)}</span>'
+            for name, v in stats(array)) + "</div>")
+    for caption, plane, marks in planes if show_values else ():
         cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
         if kind == "heat":
             parts.append(_heat_svg(caption, plane, marks))
-        elif kind == "vector":
-            first, last, hidden = _edge_entries(plane[0])
-            cells = [_cell(v) for v in first]
-            if hidden:
-                more = f"{hidden} more {'entry' if hidden == 1 else 'entries'}"
-                cells += [f'<td class="gap" title="{more}">…</td>'] + [_cell(v) for v in last]
+        elif kind == "ends":
+            shown = ends(plane[0])
+            more = plural(plane.shape[1] - len(shown) + 1, "more entry", "more entries")
+            cells = [f'<td class="gap" title="{more}">…</td>' if v is None else _cell(v)
+                     for v in shown]
             parts.append(f'<div class="vector"><table class="grid edges">{cap}<tr>{"".join(cells)}'
                          f'</tr></table>{_heat_svg(caption, plane, marks)}</div>')
         else:
@@ -523,21 +451,22 @@ def _grid(array: np.ndarray, role: str, show_values: bool, max_elements: int, li
                                             for c, v in enumerate(row)) + "</tr>"
                            for r, row in enumerate(plane))
             parts.append(f'<table class="grid">{cap}{rows}</table>')
-    if show_values and len(slices) > MAX_SLICES:
-        parts.append(f'<div class="more">… {_plural(len(slices) - MAX_SLICES, "more slice")}</div>')
+    count = math.prod(array.shape[:-2])  # slices
+    if show_values and count > MAX_SLICES:
+        parts.append(f'<div class="more">… {plural(count - MAX_SLICES, "more slice")}</div>')
     return "".join(parts) + "</div>"
 
 
 def _cell(v, mark: int = 0) -> str:
     """A number's table cell: rounded, its full value in data-value (and its pool mark)."""
-    return f'<td{_MARK_CLASS[mark]} data-value="{float(v)!r}">{_number(v)}</td>'
+    return f'<td{_MARK_CLASS[mark]} data-value="{float(v)!r}">{number(v, DIGITS)}</td>'
 
 
 def _heat_svg(caption: str, plane: np.ndarray, marks=None) -> str:
     """A plane as SVG squares (a vector as a strip of taller cells); the cells (or blocks) its
     max pool pays outlined: dark for a window's argmax, light for another tied cell."""
-    small, marks, block = _heat_plane(plane, HEAT_CELLS, marks)
-    colours, scale = _heat_colours(small)
+    small, marks, block = heat_plane(plane, HEAT_CELLS, marks)
+    colours, scale = heat_colours(small)
     size = max(4, 192 // max(small.shape))
     tall = size if small.shape[0] > 1 else max(size, 10)  # a strip one cell high stays visible
     rects = [f'<rect x="{c * size}" y="{r * tall}" width="{size}" height="{tall}" fill="{colour}"/>'
@@ -555,23 +484,24 @@ def _heat_svg(caption: str, plane: np.ndarray, marks=None) -> str:
     h, w = small.shape[0] * tall, small.shape[1] * size
     return (f'<figure class="heat"><svg width="{w}" height="{h}" viewBox="0 0 {w} {h}">'
             f'{"".join(rects)}</svg><figcaption>{html.escape(caption)} {what}: red '
-            f'+{_number(scale)}, blue -{_number(scale)}{note}</figcaption></figure>')
+            f'+{number(scale, DIGITS)}, blue -{number(scale, DIGITS)}{note}</figcaption></figure>')
 
 
 _MARK_CLASS = {0: "", 1: " class=tied", 2: " class=argmax"}  # a page cell's class, by its mark
 
 
-def _mark_pool(frame: Frame, attrs: dict) -> None:
+def _mark_pool(frame: Frame, node) -> None:
     """Mark the pooled cells backward pays: each window's argmax and, under ties="split" or
-    "all", every other cell equal to its window's max. A pooling op without our geometry
-    attributes (someone's own Function saving an argmax) is taken to pay its argmax alone."""
+    "all", every other cell equal to its window's max (the op's own rule, ``paid_cells``). A
+    pool that does not say (adaptive max pooling, someone's own Function saving an argmax) is
+    taken to pay its argmax alone."""
+    attrs, shape = node.attrs, frame.pool_input.shape
     frame.ties = attrs.get("ties") if attrs.get("ties") in ("split", "all") else "first"
-    geometry = all(k in attrs for k in ("kernel_size", "stride", "padding", "dilation"))
-    if frame.ties in ("split", "all") and geometry:
-        frame.chosen, tied = pool_marks(frame.pool_input, frame.argmax, attrs)
-        frame.tied = tied & ~frame.chosen
+    frame.chosen = argmax_mask(shape, frame.argmax)
+    if hasattr(node, "paid_cells"):
+        paid = node.paid_cells(frame.pool_input, frame.argmax).mask(shape)
+        frame.tied = paid & ~frame.chosen
     else:
-        frame.chosen = chosen_cells(frame.pool_input.shape, frame.argmax)
         frame.tied = np.zeros_like(frame.chosen)
 
 
@@ -596,9 +526,9 @@ def _frame_html(frame: Frame, receivers: dict, waiting: list, show_values: bool,
     out = f" → {frame.output_name}" if frame.output_name else ""
     body = [f'<h2><span class="step">{frame.index + 1}.</span> '
             f'<span class="node-name">{html.escape(frame.name)}</span>{html.escape(out)}</h2>']
-    arguments = [] if leaf else _arguments(getattr(frame.node, "attrs", None) or {})
-    if arguments:
-        body.append(f'<p class="args">{html.escape(", ".join(arguments))}</p>')
+    written = [] if leaf else arguments(getattr(frame.node, "attrs", None) or {}, str(frame.op), DIGITS)
+    if written:
+        body.append(f'<p class="args">{html.escape(", ".join(written))}</p>')
     target = frame.name if leaf else (frame.output_name or f"({frame.name}'s output)")
     parts = frame.parts
     body.append(f'<h3>Gradient arriving: ∂loss/∂{html.escape(target)}</h3>')
@@ -638,9 +568,9 @@ def _frame_html(frame: Frame, receivers: dict, waiting: list, show_values: bool,
         body.append("<h3>Sent to each input</h3>")
         for k, (name, g) in enumerate(zip(frame.input_names, frame.input_grads)):
             count = ""
-            receiver, number = receivers.get((frame.index, k), (None, 0))
+            receiver, position = receivers.get((frame.index, k), (None, 0))
             if receiver is not None and len(receiver.parts) > 1:
-                count = f" (contribution {number + 1} of {len(receiver.parts)})"
+                count = f" (contribution {position + 1} of {len(receiver.parts)})"
             head = f'<div class="input" data-input="{k}"><h4>input {k} → {html.escape(name)}{count}</h4>'
             if g is None:
                 why = "a constant: no gradient" if name == "constant" else "no gradient (None)"
@@ -668,8 +598,8 @@ def _page(frames: list, svg: str, show_values: bool, max_elements: int) -> str:
     # Who receives each sent gradient, as its how-manieth contribution.
     receivers, waiting = {}, _waiting(frames)
     for f in frames:
-        for number, (sender, k, _) in enumerate(f.parts):
-            receivers[sender.index, k] = (f, number)
+        for position, (sender, k, _) in enumerate(f.parts):
+            receivers[sender.index, k] = (f, position)
     sections = "\n".join(_frame_html(f, receivers, waiting[f.index], show_values, max_elements)
                          for f in frames)
     css = _CSS
@@ -901,32 +831,29 @@ def _write_gif(pngs: list, path: Path) -> Path | None:
 
 def _png_table(array: np.ndarray, show_values: bool, max_elements: int, lit=None) -> str:
     """A Graphviz HTML-like table: the first 2-D slice's numbers, or summarised as on the page
-    (``_summary``): a long vector as its first and last entries, statistics and a heat strip,
+    (``_kind``): a long vector as its first and last entries, statistics and a heat strip,
     a large slice as statistics and a heat-map."""
-    caption, plane = _slices(array)[0]
-    head = html.escape(f"{_shape(array.shape)}{' ' + caption if caption else ''}")
-    marks = _slices(lit)[0][1] if lit is not None else None
-    kind = _summary(plane, show_values, max_elements)
+    [(caption, plane, marks)] = _planes(array, lit, 1)
+    head = html.escape(f"{shape_text(array.shape)}{' ' + caption if caption else ''}")
+    kind = _kind(plane, show_values, max_elements)
     if kind != "grid":
-        stats = "  ".join(f"{name} {_number(v)}" for name, v in _stats(array))
+        summary = "  ".join(f"{name} {number(v, DIGITS)}" for name, v in stats(array))
         rows = [f'<TR><TD BORDER="0">{head}</TD></TR>',
-                f'<TR><TD BORDER="0"><FONT POINT-SIZE="9">{html.escape(stats)}</FONT></TD></TR>']
-        if kind == "vector":
-            first, last, hidden = _edge_entries(plane[0])
-            cells = [f"<TD>{_number(v)}</TD>" for v in first]
-            if hidden:
-                cells += ['<TD BORDER="0">…</TD>'] + [f"<TD>{_number(v)}</TD>" for v in last]
+                f'<TR><TD BORDER="0">{SMALL.format(html.escape(summary))}</TD></TR>']
+        if kind == "ends":
+            cells = ['<TD BORDER="0">…</TD>' if v is None else f"<TD>{number(v, DIGITS)}</TD>"
+                     for v in ends(plane[0])]
             rows.append(f'<TR><TD BORDER="0" ALIGN="LEFT"><TABLE BORDER="0" CELLBORDER="1" '
                         f'CELLSPACING="0" CELLPADDING="3"><TR>{"".join(cells)}</TR></TABLE></TD></TR>')
-        if kind in ("vector", "heat"):
+        if kind in ("ends", "heat"):
             rows += _png_heat(plane, marks)
         return f'<TABLE BORDER="0" CELLSPACING="0">{"".join(rows)}</TABLE>'
-    rows = [f'<TR><TD COLSPAN="{plane.shape[1]}" BORDER="0"><FONT POINT-SIZE="9">{head}</FONT></TD></TR>']
+    rows = [f'<TR><TD COLSPAN="{plane.shape[1]}" BORDER="0">{SMALL.format(head)}</TD></TR>']
     fills = {2: COLOURS["argmax"], 1: COLOURS["tied"]}
     for r, row in enumerate(plane):
         rows.append("<TR>" + "".join(
-            f'<TD BGCOLOR="{fills[marks[r, c]]}"><B>{_number(v)}</B></TD>'
-            if marks is not None and marks[r, c] else f"<TD>{_number(v)}</TD>"
+            f'<TD BGCOLOR="{fills[marks[r, c]]}"><B>{number(v, DIGITS)}</B></TD>'
+            if marks is not None and marks[r, c] else f"<TD>{number(v, DIGITS)}</TD>"
             for c, v in enumerate(row)) + "</TR>")
     return f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3">{"".join(rows)}</TABLE>'
 
@@ -935,8 +862,8 @@ def _png_heat(plane: np.ndarray, marks) -> list:
     """Table rows: the plane as square cells (every cell up to PNG_HEAT_CELLS a side, else
     blocks averaged; a vector as a strip of taller cells), the cells max pooling pays framed;
     and a caption saying so."""
-    small, marks, block = _heat_plane(plane, PNG_HEAT_CELLS, marks)
-    colours, scale = _heat_colours(small)
+    small, marks, block = heat_plane(plane, PNG_HEAT_CELLS, marks)
+    colours, scale = heat_colours(small)
     size = min(12, max(6, 256 // max(small.shape)))  # points; FIXEDSIZE keeps every cell square
     tall = size if small.shape[0] > 1 else max(size, 10)
     edges = {1: COLOURS["tied_edge"], 2: COLOURS["argmax_edge"]}
@@ -944,7 +871,7 @@ def _png_heat(plane: np.ndarray, marks) -> list:
         f'<TD BGCOLOR="{colour}" WIDTH="{size}" HEIGHT="{tall}" FIXEDSIZE="TRUE"'
         + (f' BORDER="1" COLOR="{edges[marks[r, c]]}"' if marks is not None and marks[r, c] else "")
         + "></TD>" for c, colour in enumerate(row)) + "</TR>" for r, row in enumerate(colours))
-    note = f"red +{_number(scale)}, blue -{_number(scale)}"
+    note = f"red +{number(scale, DIGITS)}, blue -{number(scale, DIGITS)}"
     if block > 1:
         note += (f"; {block}×{block} blocks averaged" if small.shape[0] > 1 else
                  f"; {block} entries averaged per cell")
@@ -955,7 +882,7 @@ def _png_heat(plane: np.ndarray, marks) -> list:
     h, w = small.shape[0] * tall, small.shape[1] * size
     return [f'<TR><TD BORDER="0"><TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0" '
             f'FIXEDSIZE="TRUE" WIDTH="{w}" HEIGHT="{h}">{cells}</TABLE></TD></TR>',
-            f'<TR><TD BORDER="0"><FONT POINT-SIZE="9">{html.escape(note)}</FONT></TD></TR>']
+            f'<TR><TD BORDER="0">{SMALL.format(html.escape(note))}</TD></TR>']
 
 
 def _png_panel(frame: Frame, show_values: bool, max_elements: int) -> str:
@@ -968,9 +895,10 @@ def _png_panel(frame: Frame, show_values: bool, max_elements: int) -> str:
         f'<TR><TD ALIGN="LEFT">{_png_table(a, show_values, max_elements, lit)}</TD></TR>')
     text(f"{frame.index + 1}. {frame.name}" + (f" → {frame.output_name}" if frame.output_name else ""),
          bold=True)
-    arguments = [] if frame.op is None else _arguments(getattr(frame.node, "attrs", None) or {})
-    if arguments:
-        text(", ".join(arguments))
+    written = [] if frame.op is None else arguments(getattr(frame.node, "attrs", None) or {},
+                                                    str(frame.op), DIGITS)
+    if written:
+        text(", ".join(written))
     if len(frame.parts) > 1:
         text(f"received {len(frame.parts)} contributions, summed:")
         for p, _, g in frame.parts:
