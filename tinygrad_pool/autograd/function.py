@@ -14,7 +14,7 @@
 
     y = Exp.apply(x)                          # y.grad_fn is an ExpBackward node: the ctx above
 
-The engine knows only its own array-level nodes (``tensor.Function``). So each custom Function
+The engine knows only its own array-level nodes (``engine.Node``). So each custom Function
 gets one adapter node class, ``<Name>Backward`` (a ``BackwardNode``): ``apply`` runs the user's
 forward, then records an instance of it in the graph like any op; in the backward pass the
 instance calls the user's static backward on Tensors and passes on what it returns. The node is
@@ -346,7 +346,7 @@ def _wrap_outputs(node: BackwardNode, outputs, record: bool):
             values[[id(v) for v in values].index(k)]._bump_version()
         return values[0] if single else tuple(values)
 
-    # Recorded as the engine's apply records an op (see tensor.Function.apply).
+    # Recorded as the engine's apply records an op (see engine.Node.apply).
     node.edges = tuple([_node_of(t) for t in node.parents])
     node.writes_seen = _last_write[0]
     if any(t._version for t in node.parents):

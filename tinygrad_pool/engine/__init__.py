@@ -7,7 +7,7 @@
     views.py     in-place writes, through views too, with version counters
 
 It imports no op: ops/ builds on it, and tinygrad_pool/methods.py gives Tensor its op methods.
-Read tensor.py, node.py, backward.py and one op file (ops/pool.py) and you have seen the whole
+Read tensor.py, node.py, backward.py and one op file (ops/dropout.py) and you have seen the whole
 engine: docs/architecture.md gives the reading path.
 """
 from .data import OMITTED, NotAnOperand, Size, numpy_spellings, ragged_detail
