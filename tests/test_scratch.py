@@ -199,7 +199,7 @@ def test_training_steps_on_recycled_buffers_match_steps_on_fresh_memory(rng):
 # changed exactly as torch's does; and no
 # held array may ever go into or come out of the scratch pool, or share memory with anything the
 # later steps made. Most held arrays are above SCRATCH_MIN_BYTES, so candidates for reuse: the
-# input (32·1·28·28·4 = 100 KiB), conv and ReLU outputs (800 KiB), conv columns (900 KiB), pooled
+# input (32·1·28·28·4 = 100 KiB), conv and ReLU outputs (800 KiB), pooled
 # output and argmax (200 KiB), indices (400 KiB), the Linear weight and its gradient (100 KiB),
 # the input's and the ReLU output's gradients (biases, the conv weight and logits are small).
 
@@ -291,19 +291,20 @@ class _Held:
             self.hold(name + " (a view only)", _a_view(_array_of(obj)), expect, param, viewed=True)
 
     def keep_saved(self, fn, label, expect_of=None):
-        """Hold what node ``fn`` saved for backward: from saved_for_backward() (step 0), as
-        attributes (step 1), or views of the attributes (step 2)."""
+        """Hold what node ``fn`` saved for backward: from saved_for_backward() (step 0), from
+        saved_tensors (step 1), or views of those (step 2)."""
         saved = fn.saved_for_backward()
         assert saved
+        by_name = dict(zip(fn.saved, fn.saved_tensors))
         for key in sorted(saved):
             expect, param = (expect_of or {}).get(key, ("same", None))
             name = f"{label} saved {key!r}"
             if self.step == 0:
                 self.hold(name + " from saved_for_backward()", saved[key], expect, param)
             elif self.step == 1:
-                self.hold(name + f" as {label}.{key}", getattr(fn, key), expect, param)
+                self.hold(name + " as saved_tensors", by_name[key], expect, param)
             else:
-                self.hold(name + " (a view only)", _a_view(getattr(fn, key)), expect, param,
+                self.hold(name + " (a view only)", _a_view(by_name[key]), expect, param,
                           viewed=True)
 
     def note_clashes(self, what, arrays: dict, earlier_only=False):
@@ -366,7 +367,7 @@ def _train(monkeypatch, data=None, steps=STEPS):
         g_logits = (logits.numpy() - targets[step]) / np.float32(BATCH)  # small (2 KiB)
         held.note_clashes(f"step {step} forward", {
             "conv output": c.numpy(), "relu output": r.numpy(), "pooled output": p.numpy(),
-            "indices": idx.numpy(), "logits": logits.numpy(), "conv columns": conv_fn.cols,
+            "indices": idx.numpy(), "logits": logits.numpy(),
             "max-pool argmax": pool_fn.argmax}, earlier_only=True)
         if grab:
             held.keep("user's input array", xs[step])
@@ -485,10 +486,10 @@ def _lease_never_in_use(self, shape, dtype, stamp):
     # the pool takes a block for free while arrays made from it are still held: what a node
     # saved, the outputs, the gradients
     (memory._Block, "lease", _lease_never_in_use,
-     ["conv node saved 'cols' from saved_for_backward()", "conv node saved 'cols' as",
-      "conv node saved 'cols' (a view only)", "max-pool node saved 'argmax' from",
+     ["max-pool node saved 'argmax' from",
       "max-pool node saved 'argmax' as", "max-pool node saved 'argmax' (a view only)",
-      "step 0: conv output", "step 0: relu output", "step 0: pooled output"]),
+      "step 0: conv output", "step 0: relu output", "step 0: pooled output",
+      "step 0: input .grad"]),
     (nn.Module, "state_dict", _state_dict_of_copies, ["state_dict()['fc.weight']"]),
 ], ids=["blocks-recycled-while-held", "state-dict-copied"])
 def test_the_check_fails_on_an_engine_that_reuses_held_arrays(monkeypatch, target, name,

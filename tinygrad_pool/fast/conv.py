@@ -1,25 +1,34 @@
-"""Convolution kernels: im2col, one matrix product per group, and the two products of backward.
+"""Faster convolution kernels, each a replacement for a reference kernel of ops/conv.py.
 
-ops/conv.py states what a convolution and its derivatives are; this file computes them fast.
-im2col copies every k×k window of the input into a column, so that
+ops/conv.py computes a convolution as one product per group of the weights and the input's
+columns (``im2col``), and its gradients by two more products, the input's added back onto the
+pixels by ``col2im``. The replacements here compute the same numbers:
 
-    out[n, f, ho, wo] = Σ_{c,i,j} w[f, c, i, j] · x[n, c, ho·s + i·d, wo·s + j·d]
+    conv2d_forward       the columns made and multiplied a chunk of images at a time
+    conv2d_input_grad    col2im(Wᵀ G) without the k·k-times-larger matrix, or, at stride 1,
+                         as a convolution of G (``by_correlation``)
+    conv2d_weight_grad   G · colsᵀ summed a chunk of images at a time
+    conv2d_backward      both of them sharing one copy of G, or one set of G's columns
 
-becomes ``W (F × C·k·k) @ cols (C·k·k × N·Ho·Wo)``, made and multiplied a chunk of images at
-a time (``column_chunks``); only small columns are kept for backward (KEEP_COLUMNS_BYTES:
-PyTorch keeps x and w, and so do we). Backward is two more products: ``∂L/∂W = G @ colsᵀ``,
-larger columns made again a chunk at a time, and ``∂L/∂cols = Wᵀ @ G``, added back onto the
-pixels each column was copied from (pixels shared by overlapping windows collect several
-terms), one tap at a time or at stride 1 in two passes (``col2im_product``); or, at stride 1
-where it pays, both from the columns of G (``by_correlation``). Large temporaries, kept
-columns and the output are views of the pool's reused blocks (memory.py).
+A route is chosen by shapes (thresholds and ratios below, each measured: see
+benchmarks/README.md) — and, for the correlation, by whether w and ∂L/∂W came out finite
+(``by_correlation``) — so that every route gives the reference's sums, inf and NaN included,
+up to the order of the additions.
+
+THE INVARIANT that keeps the reused memory safe: a kernel only reads its arguments; every
+temporary (columns, padded copies, G's copy, the buffers of the two-pass sums) is a pool array
+(memory.py) that no one else can reach and that dies when the kernel returns; what a kernel
+returns is fresh memory of its own (a pool array, where large), which the pool hands out again
+only once no array made from it is left anywhere.
 """
 import functools
 
 import numpy as np
 
+from ..kernels import replaces
 from ..windows import tap, windows_view
 from .memory import take, zeros
+from .quiet import quiet
 
 
 def pad(x, top, bottom, left, right, value=0) -> np.ndarray:
@@ -33,23 +42,26 @@ def pad(x, top, bottom, left, right, value=0) -> np.ndarray:
     return padded
 
 
-# im2col copies in two passes from this many output rows (C·kh·kw·N·Ho) up; below, in one.
+# ---- the columns ------------------------------------------------------------------------------
+# channel_major_columns copies in two passes from this many output rows (C·kh·kw·N·Ho) up;
+# below, in one.
 TWO_PASS_ROWS = 4096
 
 
-def im2col(x, kernel, stride, dilation, out_hw, out=None, padding=(0, 0, 0, 0)) -> np.ndarray:
-    """Columns of ``x`` with ``padding`` (top, bottom, left, right) of zeros around it, laid
+def channel_major_columns(x, kernel, stride, dilation, out_hw, out=None,
+                          padding=(0, 0, 0, 0)) -> np.ndarray:
+    """im2col of ``x`` with ``padding`` (top, bottom, left, right) of zeros around it, laid
     out channel-major, (C, kh, kw, N, Ho, Wo) (into ``out``, else a pool array).
     (Channel-major because a convolution's output, and so the next one's input, is a (C, N,
     H, W) array seen as (N, C, H, W): the copy then reads it in memory order.)
 
-    One copy straight out of the windows of a padded copy moves each output row, Wo numbers,
-    on its own, and NumPy's per-row cost dominates where there are many short rows: from
-    TWO_PASS_ROWS of them up the copy takes two passes, first each row shifted by each column
-    tap j, ``rows[c, j, n, hp, :]`` (kh times fewer rows; ``shifted_rows``, which on a large x
-    writes the padding itself), then for each row tap i the block of rows it starts at, Ho·Wo numbers in
-    a row on both sides. The second pass's extra calls are a fixed cost, so below
-    TWO_PASS_ROWS rows one pass is cheaper (measured: see benchmarks/README.md).
+    Trick: one copy straight out of the windows of a padded copy moves each output row, Wo
+    numbers, on its own, and NumPy's per-row cost dominates where there are many short rows:
+    from TWO_PASS_ROWS of them up the copy takes two passes, first each row shifted by each
+    column tap j, ``rows[c, j, n, hp, :]`` (kh times fewer rows; ``shifted_rows``), then for
+    each row tap i the block of rows it starts at, Ho·Wo numbers in a row on both sides. The
+    second pass's extra calls are a fixed cost, so below TWO_PASS_ROWS rows one pass is
+    cheaper (measured: see benchmarks/README.md).
     """
     n, c = x.shape[:2]
     (kh, kw), (ho, wo), (sh, _), (dh, _) = kernel, out_hw, stride, dilation
@@ -64,19 +76,20 @@ def im2col(x, kernel, stride, dilation, out_hw, out=None, padding=(0, 0, 0, 0)) 
     return cols
 
 
-# shifted_rows writes the padding into im2col's first pass from this many bytes of x per
-# column tap up; below, a padded copy is made first (see shifted_rows).
+# shifted_rows writes the padding into its rows itself from this many bytes of x per column
+# tap up; below, a padded copy is made first (see shifted_rows).
 FOLD_PADDING_MIN_BYTES = 64 << 10
 
 
 def shifted_rows(x, kw, sw, dw, padding, wo) -> np.ndarray:
-    """im2col's first pass: ``rows[c, j, n, y, q]`` = the padded input at row y, column
-    q·sw + j·dw (a pool array). From FOLD_PADDING_MIN_BYTES of x per column tap up it is
-    read straight from ``x``: each column tap's copy lands inside the padding's rows and
-    columns, which are zeroed, so no padded copy of x is made. On a small x per column tap
-    the zeroing's extra calls cost more than the padded copy saves (measured: see
-    benchmarks/README.md), so below the threshold, and without padding, one copy of a padded
-    copy's shifted views."""
+    """The first pass of channel_major_columns: ``rows[c, j, n, y, q]`` = the padded input at
+    row y, column q·sw + j·dw (a pool array).
+
+    Trick: from FOLD_PADDING_MIN_BYTES of x per column tap up it is read straight from ``x``:
+    each column tap's copy lands inside the padding's rows and columns, which are zeroed, so no
+    padded copy of x is made. On a small x per column tap the zeroing's extra calls cost more
+    than the padded copy saves (measured: see benchmarks/README.md), so below the threshold,
+    and without padding, one copy of a padded copy's shifted views."""
     n, c, h, w = x.shape
     top, bottom, left, right = padding
     if not any(padding) or x.nbytes < kw * FOLD_PADDING_MIN_BYTES:
@@ -111,97 +124,61 @@ COLUMN_CHUNK_BYTES = 4 << 20
 
 def image_chunks(shape, dtype, kernel, out_hw) -> list:
     """(start, stop) of the images whose columns make up each chunk, for images of ``shape``
-    (N, C, ...) and ``dtype`` (none for an empty batch)."""
+    (N, C, ...) and ``dtype`` (a NumPy dtype; no chunk for an empty batch)."""
     n, c = shape[:2]
-    per_image = c * kernel[0] * kernel[1] * out_hw[0] * out_hw[1] * np.dtype(dtype).itemsize
-    per_chunk = max(1, COLUMN_CHUNK_BYTES // max(1, per_image))
+    per_image = c * kernel[0] * kernel[1] * out_hw[0] * out_hw[1] * dtype.itemsize
+    if per_image * n <= COLUMN_CHUNK_BYTES:  # (the common case, spelt out: it runs per call)
+        return [(0, n)] if n else []
+    per_chunk = max(1, COLUMN_CHUNK_BYTES // per_image)
     return [(start, min(n, start + per_chunk)) for start in range(0, n, per_chunk)]
 
 
-def columns(x, kernel, stride, padding, dilation, groups, out_hw, out=None) -> np.ndarray:
-    """im2col of images ``x`` with ``padding``, as (groups, C/groups·kh·kw, N·Ho·Wo) (a view
-    of ``out``, else of a pool array)."""
-    n, c = x.shape[:2]
-    cols = im2col(x, kernel, stride, dilation, out_hw, out, padding)
-    return cols.reshape(groups, c // groups * kernel[0] * kernel[1], n * out_hw[0] * out_hw[1])
-
-
 def column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
-    """Yield (lo, hi, cols) for each chunk of images: their columns (as ``columns``), which
-    are the columns lo:hi of the whole set. Each chunk is padded on its own and its columns
-    written over the previous chunk's, in one buffer: the whole set, or a padded copy of the
-    whole input, never exists."""
+    """Yield (lo, hi, cols) for each chunk of images: their columns as (groups,
+    C/groups·kh·kw, images·Ho·Wo), which are the columns lo:hi of the whole set.
+
+    Trick: each chunk is padded on its own and its columns written over the previous chunk's,
+    in one buffer: the whole set, or a padded copy of the whole input, never exists."""
     n, c = x.shape[:2]
     per_image = out_hw[0] * out_hw[1]
     chunks = image_chunks(x.shape, x.dtype, kernel, out_hw)
-    if not chunks:
-        return
     rows = c * kernel[0] * kernel[1]
+    if len(chunks) < 2:  # none (no image), or all the images at once: no buffer to share
+        for start, stop in chunks:
+            cols = channel_major_columns(x, kernel, stride, dilation, out_hw, padding=padding)
+            yield start, stop * per_image, cols.reshape(groups, rows // groups, stop * per_image)
+        return
     buffer = take((rows * (chunks[0][1] - chunks[0][0]) * per_image,), x.dtype)  # the largest
     for start, stop in chunks:
-        cols = columns(x[start:stop], kernel, stride, padding, dilation, groups, out_hw,
-                       buffer[:rows * (stop - start) * per_image].reshape(
-                           (c, *kernel, stop - start, *out_hw)))
-        yield start * per_image, stop * per_image, cols
-
-
-# Columns up to this many bytes in all are kept from forward for the weight gradient, if it
-# is wanted; larger ones are made again in backward, a chunk at a time. Making them again costs
-# a fixed amount of calls and copying per convolution, which a small one feels and a large one
-# does not, while keeping them costs their memory, which only a large one feels: a small
-# network's step slows when its columns are made again, a large one's live peak drops to a
-# fraction (measured: see benchmarks/README.md).
-KEEP_COLUMNS_BYTES = 2 << 20
-
-
-def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw, keep_columns=False):
-    """(out, cols): the convolution, and with ``keep_columns`` its columns if they are small
-    (KEEP_COLUMNS_BYTES), for the weight gradient; else None. Large columns are made and
-    multiplied a chunk of images at a time and not kept (PyTorch keeps only x and w): backward
-    makes them again. ``out`` is a view of a pool block (memory.py), free again once nothing
-    refers to it."""
-    n, c = x.shape[:2]
-    f, cg, kh, kw = weight.shape
-    kernels = weight.reshape(groups, f // groups, cg * kh * kw)
-    dtype = np.result_type(x, weight)
-    pixels = n * out_hw[0] * out_hw[1]
-    product = take((groups, f // groups, pixels), dtype)
-    kept = None
-    if keep_columns and c * kh * kw * pixels * x.dtype.itemsize <= KEEP_COLUMNS_BYTES:
-        kept = columns(x, (kh, kw), stride, padding, dilation, groups, out_hw)
-        np.matmul(kernels, kept, out=product)
-    else:
-        for lo, hi, cols in column_chunks(x, (kh, kw), stride, padding, dilation, groups, out_hw):
-            np.matmul(kernels, cols, out=product[:, :, lo:hi])
-    out = product.reshape(f, n, *out_hw).transpose(1, 0, 2, 3)
-    if bias is not None:
-        # In place: the product is fresh memory of ours. ``out + bias`` would allocate another
-        # output-sized array, and first touching fresh memory costs as much as the sum (a page
-        # fault per page written; measured: see benchmarks/README.md).
-        out += bias.reshape(1, f, 1, 1)
-    return out, kept
+        cols = channel_major_columns(x[start:stop], kernel, stride, dilation, out_hw,
+                                     buffer[:rows * (stop - start) * per_image].reshape(
+                                         (c, *kernel, stop - start, *out_hw)), padding)
+        # (the sizes spelt out, not -1: there may be no channels to divide by)
+        yield start * per_image, stop * per_image, cols.reshape(
+            groups, rows // groups, (stop - start) * per_image)
 
 
 def grad_matrix(grad, groups) -> np.ndarray:
-    """G as (groups, F/groups, N·Ho·Wo), in the column order im2col used (a pool array)."""
+    """G as (groups, F/groups, N·Ho·Wo), in the column order of channel_major_columns (a pool
+    array)."""
     f = grad.shape[1]
     grad_mat = take((f,) + grad.shape[:1] + grad.shape[2:], grad.dtype)
     np.copyto(grad_mat, grad.transpose(1, 0, 2, 3))
     return grad_mat.reshape(groups, f // groups, -1)
 
 
+# ---- col2im(Wᵀ G) -------------------------------------------------------------------------------
 def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) -> np.ndarray:
-    """``col2im(Wᵀ @ G)`` one tap at a time: the same sums, without the k·k-times-larger matrix.
+    """``col2im(Wᵀ @ G)`` onto the padded input, as (N, C, Hp, Wp).
 
-    ``kernels`` is (groups, F/groups, C/groups, kh, kw) and ``grad_mat`` (groups, F/groups,
-    N·Ho·Wo). Tap (i, j)'s block of Wᵀ @ G is ``W[..., i, j]ᵀ @ G``, which is added onto the
-    pixels that tap read; only one tap's block (C × N·Ho·Wo) exists at a time, in a reused
-    buffer. As fast as the single product plus col2im, with kh·kw times less memory.
-    The sums run in the columns' own channel-major order, (C, N, H, W), so that each tap adds a
-    contiguous block (adding into a transposed view is a strided pass, slower); the result is handed
-    back as an (N, C, H, W) view of that array. At stride 1 the sums go faster in two passes
-    (``col2im_in_two_passes``), and small products in one bincount (``col2im_small``). Tests
-    compare every route with a plain col2im.
+    Trick: one tap at a time, the same sums without the k·k-times-larger matrix. ``kernels``
+    is (groups, F/groups, C/groups, kh, kw) and ``grad_mat`` (groups, F/groups, N·Ho·Wo). Tap
+    (i, j)'s block of Wᵀ @ G is ``W[..., i, j]ᵀ @ G``, which is added onto the pixels that tap
+    read; only one tap's block (C × N·Ho·Wo) exists at a time, in a reused buffer. The sums
+    run in the columns' own channel-major order, (C, N, H, W), so that each tap adds a
+    contiguous block (adding into a transposed view is a strided pass, slower); the result is
+    an (N, C, H, W) view of that array. At stride 1 the sums go faster in two passes
+    (``col2im_in_two_passes``), and small products in one bincount (``col2im_small``).
     """
     groups, _, cg, kh, kw = kernels.shape
     n, c, hp, wp = padded_shape
@@ -219,16 +196,16 @@ def col2im_product(kernels, grad_mat, padded_shape, stride, dilation, out_hw) ->
 
 
 def col2im_in_two_passes(kernels, grad_mat, padded_shape, dilation, out_hw) -> np.ndarray:
-    """``col2im(Wᵀ @ G)`` at stride 1, a chunk of images at a time: the chunk's Wᵀ @ G in one
-    product, then added on in two passes, the mirror of im2col's (which see): first each row
-    tap i onto a buffer of rows, ``rows[c, j, n, i·dh:, :] += (Wᵀ G)[c, i, j, n]`` — at stride
-    1 a block of Ho·Wo numbers in a row on both sides — then each column tap j onto the
-    pixels, kh times fewer short rows than a tap at a time. The first tap of each pass is
-    copied, not added, so only the rows no first tap reaches are zeroed.
+    """``col2im(Wᵀ @ G)`` at stride 1, a chunk of images at a time.
 
-    Faster than the loop over taps, whose many short rows each cost a NumPy call (measured:
-    see benchmarks/README.md). Not at stride 2, where the first pass's blocks are strided
-    too and the loop over taps wins.
+    Trick: the chunk's Wᵀ @ G in one product, then added on in two passes, the mirror of
+    channel_major_columns': first each row tap i onto a buffer of rows, ``rows[c, j, n,
+    i·dh:, :] += (Wᵀ G)[c, i, j, n]`` — at stride 1 a block of Ho·Wo numbers in a row on both
+    sides — then each column tap j onto the pixels, kh times fewer short rows than a tap at a
+    time. The first tap of each pass is copied, not added, so only the rows no first tap
+    reaches are zeroed. Faster than the loop over taps, whose many short rows each cost a
+    NumPy call; not at stride 2, where the first pass's blocks are strided too and the loop
+    over taps wins (measured: see benchmarks/README.md).
     """
     groups, fg, cg, kh, kw = kernels.shape
     n, c, hp, wp = padded_shape
@@ -301,6 +278,7 @@ def input_grad_from_matrix(grad_mat, weight, input_shape, stride, padding, dilat
     return grad_x
 
 
+# ---- ∂L/∂x as a convolution of G ----------------------------------------------------------------
 def correlates(stride, padding, dilation, kernel) -> bool:
     """Whether ∂L/∂x can be computed as a convolution of G (``by_correlation``):
     stride 1, and no side padded beyond the kernel's reach."""
@@ -315,7 +293,7 @@ def correlation_pays(weight_shape, input_shape, out_hw, stride, padding, dilatio
     F·k·k per input pixel, are at most 1.5 times the products col2im_product forms, C·k·k per
     output pixel — else writing the columns costs more than the better GEMM shape saves — or
     2 times when ∂L/∂W comes from the same columns too (``weight_too``), which saves making
-    x's columns again. The thresholds are where the two routes crossed when timed against
+    x's columns again. The ratios are where the two routes crossed when timed against
     ``col2im_in_two_passes`` (measured: see benchmarks/README.md).
     """
     f, cg, kh, kw = weight_shape
@@ -325,16 +303,20 @@ def correlation_pays(weight_shape, input_shape, out_hw, stride, padding, dilatio
 
 
 def by_correlation(grad, weight, input_shape, padding, dilation, groups, x=None):
-    """(∂L/∂x, ∂L/∂W) at stride 1 from one set of columns, those of G: ∂L/∂x is a convolution
-    of G, padded by d·(k-1) - p on each side, with w rotated by 180° and its two channel axes
-    swapped (within each group); and given the input ``x`` itself, ∂L/∂W (else None) comes
-    from the same columns, x @ colsᵀ, tap (i, j) of filter f being column row
-    (f, k-1-i, k-1-j) — the rotation again.
+    """(∂L/∂x, ∂L/∂W) at stride 1 from one set of columns, those of G.
 
-    One product with K = F·k·k for ∂L/∂x, where col2im_product makes k·k products with K = F —
-    a shape BLAS runs at about half speed; and taking ∂L/∂W from G's columns saves making x's
-    columns again (measured: see benchmarks/README.md). G's columns are
-    made a chunk of images at a time (``column_chunks``).
+    Trick: ∂L/∂x is a convolution of G, padded by d·(k-1) - p on each side, with w rotated by
+    180° and its two channel axes swapped (within each group): one product with K = F·k·k,
+    where col2im_product makes k·k products with K = F, a shape BLAS runs at about half speed.
+    Given the input ``x`` itself, ∂L/∂W (else None) comes from the same columns, x @ colsᵀ,
+    tap (i, j) of filter f being column row (f, k-1-i, k-1-j) — the rotation again — which
+    saves making x's columns (measured: see benchmarks/README.md). G's columns are made a
+    chunk of images at a time (``column_chunks``).
+
+    Safe for finite numbers only: G's border of zeros meets the weights (in ∂L/∂x) and x (in
+    ∂L/∂W) in products the definition does not have, and 0·inf = NaN. So the callers take it
+    for ∂L/∂x only when w is finite, and make ∂L/∂W again the plain way when it comes out
+    non-finite (as any inf or NaN in x makes it).
     """
     f, cg, kh, kw = weight.shape
     n, c, h, w = input_shape
@@ -357,57 +339,95 @@ def by_correlation(grad, weight, input_shape, padding, dilation, groups, x=None)
     return grad_x, rotated_back.swapaxes(1, 2).reshape(f, cg, kh, kw)
 
 
-def input_grad(grad, weight, input_shape, stride, padding, dilation, groups, out_hw):
-    """∂L/∂x of a convolution (a transposed convolution of ``grad`` with ``weight``)."""
-    if correlation_pays(weight.shape, input_shape, out_hw, stride, padding, dilation):
-        return by_correlation(grad, weight, input_shape, padding, dilation, groups)[0]
-    grad_mat = grad_matrix(grad, groups)
-    grad_x = input_grad_from_matrix(grad_mat, weight, input_shape, stride, padding, dilation,
-                                    groups, out_hw)
-    return grad_x
-
-
 def weight_grad_from_matrix(x, grad_mat, kernel, stride, padding, dilation, groups, out_hw):
-    """∂L/∂W = G · colsᵀ, summed a chunk of images at a time, each chunk's columns made again
-    from ``x`` (forward keeps only small ones, KEEP_COLUMNS_BYTES: on a network of large
-    convolutions the columns would be most of a step's memory)."""
+    """∂L/∂W = G · colsᵀ, summed a chunk of images at a time, each chunk's columns made from
+    ``x`` (``column_chunks``: all of them at once could be most of a step's memory)."""
     fg = grad_mat.shape[1]  # filters per group
-    grad_w = np.zeros((groups, fg, x.shape[1] // groups * kernel[0] * kernel[1]),
-                      np.result_type(grad_mat, x))  # (stays 0 for an empty batch)
+    grad_w = None
     for lo, hi, cols in column_chunks(x, kernel, stride, padding, dilation, groups, out_hw):
-        grad_w += grad_mat[:, :, lo:hi] @ cols.swapaxes(1, 2)
+        product = grad_mat[:, :, lo:hi] @ cols.swapaxes(1, 2)
+        grad_w = product if grad_w is None else np.add(grad_w, product, out=grad_w)
+    if grad_w is None:  # an empty batch: a sum of nothing
+        grad_w = np.zeros((groups, fg, x.shape[1] // groups * kernel[0] * kernel[1]),
+                          np.result_type(grad_mat, x))
     return grad_w.reshape(groups * fg, -1, *kernel)
 
 
-def weight_grad(x, grad, kernel, stride, padding, dilation, groups, out_hw) -> np.ndarray:
-    """∂L/∂W = G · colsᵀ, the columns taken from ``x``."""
-    grad_mat = grad_matrix(grad, groups)
-    grad_w = weight_grad_from_matrix(x, grad_mat, kernel, stride, padding, dilation, groups,
-                                     out_hw)
-    return grad_w
+# ---- the replacements -------------------------------------------------------------------------
+def silent(kernel):
+    """``kernel`` run with NumPy's floating-point warnings off: inf - inf and 0·inf are NaN,
+    silently, as in torch and in the references."""
+    def run(*args, **kwargs):
+        with quiet():
+            return kernel(*args, **kwargs)
+
+    run.__name__, run.__doc__ = kernel.__name__, kernel.__doc__
+    return run
 
 
-def conv2d_backward(grad, weight, x, cols, needs, stride, padding, dilation, groups, out_hw):
-    """All three gradients of ``conv2d``: ∂L/∂W from the columns forward kept (``cols``), else
-    with ∂L/∂x from G's columns where the correlation pays (``by_correlation``), else from
-    x's columns made again; the rest sharing one copy of G."""
-    grad_x = grad_w = grad_b = None
-    weight_too = needs[1] and cols is None
+@replaces("conv2d_forward")
+@silent
+def conv2d_forward(x, weight, bias, stride, padding, dilation, groups, out_hw):
+    """W · im2col(x) + b with the columns made and multiplied a chunk of images at a time
+    (``column_chunks``): a chunk's columns are still in cache when the product reads them,
+    and the whole set never exists. The output is an (N, F, Ho, Wo) view of the product's
+    (F, N, Ho, Wo) pool array, the bias added into it in place (``out + bias`` would first
+    touch another output-sized array of fresh memory, a page fault per page written;
+    measured: see benchmarks/README.md)."""
+    n = x.shape[0]
+    f, cg, kh, kw = weight.shape
+    kernels = weight.reshape(groups, f // groups, cg * kh * kw)
+    product = take((groups, f // groups, n * out_hw[0] * out_hw[1]), np.result_type(x, weight))
+    for lo, hi, cols in column_chunks(x, (kh, kw), stride, padding, dilation, groups, out_hw):
+        np.matmul(kernels, cols, out=product[:, :, lo:hi])
+    out = product.reshape(f, n, *out_hw).transpose(1, 0, 2, 3)
+    if bias is not None:
+        out += bias.reshape(1, f, 1, 1)
+    return out
+
+
+@replaces("conv2d_input_grad")
+@silent
+def conv2d_input_grad(grad, weight, input_hw, stride, padding, dilation, groups, out_hw):
+    """col2im(Wᵀ G) by ``by_correlation`` where that pays (``correlation_pays``) and w is
+    finite, else a tap at a time or in two passes (``col2im_product``), neither forming Wᵀ G
+    whole."""
+    input_shape = (grad.shape[0], weight.shape[1] * groups) + tuple(input_hw)
+    if correlation_pays(weight.shape, input_shape, out_hw, stride, padding, dilation) \
+            and np.isfinite(weight).all():
+        return by_correlation(grad, weight, input_shape, padding, dilation, groups)[0]
+    return input_grad_from_matrix(grad_matrix(grad, groups), weight, input_shape, stride,
+                                  padding, dilation, groups, out_hw)
+
+
+@replaces("conv2d_weight_grad")
+@silent
+def conv2d_weight_grad(x, grad, kernel_size, stride, padding, dilation, groups, out_hw):
+    """G · im2col(x)ᵀ summed a chunk of images at a time (``weight_grad_from_matrix``)."""
+    return weight_grad_from_matrix(x, grad_matrix(grad, groups), tuple(kernel_size), stride,
+                                   padding, dilation, groups, out_hw)
+
+
+@replaces("conv2d_backward")
+@silent
+def conv2d_backward(grad, x, weight, needs, stride, padding, dilation, groups, out_hw):
+    """Both gradients sharing the work: where the correlation pays, ∂L/∂x and ∂L/∂W from one
+    set of G's columns (``by_correlation``, whose caveat on inf and NaN is kept here), which
+    saves making x's columns; else one copy of G (``grad_matrix``) for both products."""
+    grad_x = grad_w = None
     if needs[0] and correlation_pays(weight.shape, x.shape, out_hw, stride, padding, dilation,
-                                     weight_too=weight_too):
+                                     weight_too=needs[1]) and np.isfinite(weight).all():
         grad_x, grad_w = by_correlation(grad, weight, x.shape, padding, dilation, groups,
-                                        x=x if weight_too else None)
-    if len(needs) > 2 and needs[2]:
-        grad_b = grad.sum(axis=(0, 2, 3))
-    if (grad_x is not None or not needs[0]) and (grad_w is not None or not needs[1]):
-        return grad_x, grad_w, grad_b
+                                        x=x if needs[1] else None)
+        if not needs[1] or np.isfinite(grad_w).all():
+            return grad_x, grad_w
+    if not (needs[0] or needs[1]):
+        return None, None
     grad_mat = grad_matrix(grad, groups)
     if needs[0] and grad_x is None:
-        grad_x = input_grad_from_matrix(grad_mat, weight, x.shape, stride, padding,
-                                        dilation, groups, out_hw)
-    if needs[1] and cols is not None:
-        grad_w = (grad_mat @ cols.swapaxes(1, 2)).reshape(weight.shape)
-    elif needs[1]:
+        grad_x = input_grad_from_matrix(grad_mat, weight, x.shape, stride, padding, dilation,
+                                        groups, out_hw)
+    if needs[1]:
         grad_w = weight_grad_from_matrix(x, grad_mat, weight.shape[2:], stride, padding,
                                          dilation, groups, out_hw)
-    return grad_x, grad_w, grad_b
+    return grad_x, grad_w

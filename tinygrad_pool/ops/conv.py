@@ -2,76 +2,204 @@
 
     out[n, f, ho, wo] = Σ_{c,i,j} w[f, c, i, j] · x[n, c, ho·s + i·d, wo·s + j·d]  (+ b[f])
 
-It is linear in x and in w, so its derivatives are two more convolutions of the same geometry:
+im2col copies tap (i, j) of every window into the columns, so that the sum is one matrix
+product per group, out = W · im2col(x); col2im is its adjoint, ⟨im2col(x), y⟩ = ⟨x, col2im(y)⟩,
+adding each column entry back onto the pixel it was read from. Convolution is linear in x and
+in w, so its derivatives are two more products of the same geometry:
 
-    ∂L/∂x = conv_transpose(G, w)     (each output gradient spread back over its window, by w)
-    ∂L/∂w = correlate(x, G)          (each weight meets every input pixel it multiplied)
+    ∂L/∂x = col2im(Wᵀ · G)  = conv_transpose(G, w)   (each output gradient spread back by w)
+    ∂L/∂w = G · im2col(x)ᵀ  = correlate(x, G)        (each weight meets every pixel it multiplied)
     ∂L/∂b = Σ G
 
-Those two are Functions here too, and each one's derivative is again one of the three — so
-convolutions differentiate any number of times. The arithmetic (im2col and one matrix product
-per group, col2im one tap at a time) lives in ``fast/conv.py``.
+Those two are Nodes here too, and each one's derivative is again one of the three — so
+convolutions differentiate any number of times. The arithmetic is five named kernels, written
+below as the math: ``im2col``, ``col2im``, ``conv2d_forward``, ``conv2d_input_grad``,
+``conv2d_weight_grad`` (and ``conv2d_backward``, both gradients at once); fast/conv.py
+registers faster ones under the same names, and ``set_kernels("reference")`` runs these.
 
-``unfold`` is im2col itself, PyTorch's F.unfold: every window's pixels as one column,
-
-    cols[n, (c, i, j), l] = x[n, c, ho·s + i·d, wo·s + j·d]     (l = ho·Wo + wo, zero padding)
-
-and ``fold`` its adjoint (col2im): each column's entries added back onto the pixels they came
-from. Each one's derivative is the other.
-
-``conv_transpose2d`` is the first of those derivatives made an op of its own (PyTorch's
-"deconvolution"): the adjoint of conv2d in its input, ⟨conv_transpose(x, w), z⟩ = ⟨x, conv(z, w)⟩.
+``unfold`` is im2col itself, PyTorch's F.unfold, and ``fold`` its adjoint col2im: each one's
+derivative is the other. ``conv_transpose2d`` is conv2d's input gradient made an op of its
+own (PyTorch's "deconvolution"): ⟨conv_transpose(x, w), z⟩ = ⟨x, conv(z, w)⟩.
 """
+from typing import NamedTuple, Optional
+
 import numpy as np
 
-from ..fast import conv as fast
 from ..engine import Node, Tensor
-from ..windows import (GeometryError, check_4d, check_batched, conv_output_size,
-                       gather_windows, pair, scatter_windows)
+from ..fast.quiet import quiet
+from ..kernels import kernel
+from ..windows import (GeometryError, check_4d, check_batched, conv_output_size, pair, tap,
+                       windows_view)
 from .args import (_TORCH_NAMES, DimensionError, check_dimension, check_same_dtype,
                    plural, product_operands, tensor_arg)
 
 
+# ---- the kernels (references; fast/conv.py has faster ones) ------------------------------------
+# x is (N, C, H, W), weight (F, C/groups, kh, kw), G the output's gradient (N, F, Ho, Wo);
+# padding is (top, bottom, left, right); the columns are (N, C, kh, kw, Ho, Wo). The products
+# run quiet(): inf - inf and 0·inf are NaN, silently, as in torch.
+@kernel
+def im2col(x, kernel_size, stride, padding, dilation, out_hw):
+    """cols[n, c, i, j, ho, wo] = x[n, c, ho·s + i·d - top, wo·s + j·d - left], 0 in the padding"""
+    top, bottom, left, right = padding
+    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    return windows_view(padded, kernel_size, stride, dilation, out_hw).copy()
+
+
+@kernel
+def col2im(cols, input_hw, stride, padding, dilation):
+    """im2col's adjoint: each entry of the columns added onto the pixel it was read from"""
+    n, c, kh, kw, ho, wo = cols.shape
+    (h, w), (top, bottom, left, right) = input_hw, padding
+    padded = np.zeros((n, c, h + top + bottom, w + left + right), cols.dtype)
+    for i in range(kh):  # a loop over the taps: each adds onto one strided slice of pixels
+        for j in range(kw):
+            tap(padded, i, j, stride, dilation, (ho, wo))[...] += cols[:, :, i, j]
+    return padded[:, :, top: top + h, left: left + w].copy()
+
+
+@kernel
+def conv2d_forward(x, weight, bias, stride, padding, dilation, groups, out_hw):
+    """out = W · im2col(x) + b, per group: (F/g × C/g·kh·kw) @ (C/g·kh·kw × Ho·Wo) per image"""
+    n, (f, cg, kh, kw), pixels = x.shape[0], weight.shape, out_hw[0] * out_hw[1]
+    cols = im2col(x, (kh, kw), stride, padding, dilation, out_hw)
+    cols = cols.reshape(n, groups, cg * kh * kw, pixels)
+    with quiet():
+        out = (weight.reshape(groups, f // groups, cg * kh * kw) @ cols).reshape(n, f, *out_hw)
+        return out if bias is None else out + bias.reshape(1, f, 1, 1)
+
+
+@kernel
+def conv2d_input_grad(grad, weight, input_hw, stride, padding, dilation, groups, out_hw):
+    """∂L/∂x = col2im(Wᵀ · G), per group"""
+    n, (f, cg, kh, kw), pixels = grad.shape[0], weight.shape, out_hw[0] * out_hw[1]
+    grad_mat = grad.reshape(n, groups, f // groups, pixels)
+    with quiet():
+        cols = weight.reshape(groups, f // groups, cg * kh * kw).swapaxes(1, 2) @ grad_mat
+        return col2im(cols.reshape(n, groups * cg, kh, kw, *out_hw), input_hw, stride,
+                      padding, dilation)
+
+
+@kernel
+def conv2d_weight_grad(x, grad, kernel_size, stride, padding, dilation, groups, out_hw):
+    """∂L/∂W = Σ_n G · im2col(x)ᵀ, per group"""
+    (n, f), (kh, kw), pixels = grad.shape[:2], kernel_size, out_hw[0] * out_hw[1]
+    cg = x.shape[1] // groups
+    cols = im2col(x, (kh, kw), stride, padding, dilation, out_hw)
+    cols = cols.reshape(n, groups, cg * kh * kw, pixels)
+    grad_mat = grad.reshape(n, groups, f // groups, pixels)
+    with quiet():
+        return (grad_mat @ cols.swapaxes(2, 3)).sum(axis=0).reshape(f, cg, kh, kw)
+
+
+@kernel
+def conv2d_backward(grad, x, weight, needs, stride, padding, dilation, groups, out_hw):
+    """(∂L/∂x, ∂L/∂W), each where ``needs`` asks for it (else None): the two kernels above"""
+    geometry = stride, padding, dilation, groups, out_hw
+    return (conv2d_input_grad(grad, weight, x.shape[2:], *geometry) if needs[0] else None,
+            conv2d_weight_grad(x, grad, weight.shape[2:], *geometry) if needs[1] else None)
+
+
+# ---- convolution ---------------------------------------------------------------------------------
+class WindowCell(NamedTuple):
+    """One tap of the window an output cell read (``window_cells``)."""
+    input: Optional[tuple]  # (n, c, h, w) of the input (a padding tap: where it lies, or None)
+    weight: tuple           # the weight cell that multiplied it
+    padding: bool           # the tap lies in the padding (it read a 0)
+
+
 class Conv2d(Node):
-    """out = w ⋆ x + b;  ∂L/∂x = conv_transpose(G, w),  ∂L/∂w = correlate(x, G),  ∂L/∂b = Σ G"""
+    """out = w ⋆ x + b;  ∂L/∂x = conv_transpose(G, w),  ∂L/∂w = correlate(x, G),  ∂L/∂b = Σ G
+
+    ``window_cells((n, f, ho, wo))``: what that output cell read, a ``WindowCell`` per channel
+    of its group and tap (i, j) of its window, in that order: the input cell (n, c, h, w) —
+    for a tap in the padding, the cell of the padded image it lies on, outside the input —
+    and the weight cell (f, c - first channel of the group, i, j) that multiplied it."""
+
+    weight_input = 1  # parents[1] is the kernel (pictures ask)
+    padding_per_side = True  # padding is (top, bottom, left, right) (pictures ask)
+    fresh_gradients = True  # each gradient is an array made for its input alone
 
     def forward(ctx, x, weight, bias=None, *, stride, padding, dilation, groups, out_hw):
-        ctx.x, ctx.weight = x, weight  # what PyTorch saves: both, whichever needs a gradient
-        out, cols = fast.conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw,
-                                keep_columns=ctx.needs_input_grad[1])
-        if cols is not None:  # im2col's columns of x, when small (fast/conv.py): ∂L/∂w in one product
-            ctx.cols = cols
-        return out
+        ctx.save_for_backward(x=x, weight=weight)  # as PyTorch: both, whichever needs a gradient
+        return conv2d_forward(x, weight, bias, stride, padding, dilation, groups, out_hw)
 
     def backward(ctx, grad):
-        geometry = ctx.attrs  # stride, padding, dilation, groups, out_hw: nothing else
-        needs = ctx.needs_input_grad
-        if type(grad) is np.ndarray:  # the fast path: the same three, sharing one copy of G
-            grads = fast.conv2d_backward(grad, ctx.weight, ctx.x, getattr(ctx, "cols", None),
-                                         needs, **geometry)
-            return grads[:len(needs)]
-        grad_x = Conv2dInputGrad.call(grad, ctx.weight, input_hw=ctx.x.shape[2:], **geometry) \
-            if needs[0] else None
-        grad_w = Conv2dWeightGrad.call(ctx.x, grad, kernel=ctx.weight.shape[2:], **geometry) \
-            if needs[1] else None
+        x, weight = ctx.saved_tensors
+        geometry, needs = ctx.attrs, ctx.needs_input_grad  # stride, padding, dilation, groups, out_hw
+        if type(grad) is np.ndarray:  # arrays: both in one kernel (fast/ shares work between them)
+            grad_x, grad_w = conv2d_backward(grad, x, weight, needs, **geometry)
+        else:  # Tensors (create_graph): each an op of its own, to be differentiated again
+            grad_x = Conv2dInputGrad.call(grad, weight, input_hw=x.shape[2:], **geometry) \
+                if needs[0] else None
+            grad_w = Conv2dWeightGrad.call(x, grad, kernel_size=weight.shape[2:], **geometry) \
+                if needs[1] else None
         grad_b = grad.sum(axis=(0, 2, 3)) if len(needs) > 2 and needs[2] else None
         return (grad_x, grad_w, grad_b)[:len(needs)]
+
+    def window_cells(self, out_cell) -> list:
+        n, f, ho, wo = out_cell
+        (filters, per_group, kh, kw), (h, w) = self.parents[1].shape, self.parents[0].shape[2:]
+        a = self.attrs
+        (sh, sw), (top, _, left, _), (dh, dw) = a["stride"], a["padding"], a["dilation"]
+        first = f // (filters // a["groups"]) * per_group
+        cells = []
+        for c in range(per_group):
+            for i in range(kh):
+                for j in range(kw):
+                    r, q = ho * sh - top + i * dh, wo * sw - left + j * dw
+                    cells.append(WindowCell((n, first + c, r, q), (f, c, i, j),
+                                            not (0 <= r < h and 0 <= q < w)))
+        return cells
+
+    def cells_reading(self, in_cell) -> list:
+        """(output cell, weight cell) of every output whose window reads input cell (n, c, h, w):
+        window_cells turned round, output row ho reading row h through tap i where
+        ho·s - top + i·d = h (fan_in asks)."""
+        n, c, h, w = in_cell
+        (filters, per_group, kh, kw), a = self.parents[1].shape, self.attrs
+        (sh, sw), (top, _, left, _), (dh, dw), out_hw = a["stride"], a["padding"], a["dilation"], \
+            a["out_hw"]
+        per_filter = filters // a["groups"]
+        first = c // per_group * per_filter
+        cells = []
+        for f in range(first, first + per_filter):
+            for i in range(kh):
+                for j in range(kw):
+                    ho = _transposed_source(h, i, sh, top, dh, out_hw[0])
+                    wo = _transposed_source(w, j, sw, left, dw, out_hw[1])
+                    if ho is not None and wo is not None:
+                        cells.append(((n, f, ho, wo), (f, c % per_group, i, j)))
+        return cells
+
+    def channel_groups(self) -> tuple:
+        """(input channels, output channels) of each of the ``groups``: an output channel reads
+        its own group's input channels only (fan_in asks)."""
+        filters, per_group = self.parents[1].shape[:2]
+        return per_group, filters // self.attrs["groups"]
+
+    def padding_read(self) -> tuple:
+        """(rows, columns) of zeros the windows read above and left of the input (fan_in asks)."""
+        top, _, left, _ = self.attrs["padding"]
+        return top, left
 
 
 class Conv2dInputGrad(Node):
     """z = conv_transpose(g, w), the input gradient of a convolution; it is linear in g and in
     w:  ∂L/∂g = conv(Z, w),  ∂L/∂w = correlate(Z, g)  (Z = ∂L/∂z)"""
 
+    padding_per_side = True  # padding is (top, bottom, left, right) (pictures ask)
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
     def forward(ctx, grad, weight, *, input_hw, stride, padding, dilation, groups, out_hw):
-        ctx.grad, ctx.weight = grad, weight
-        input_shape = (grad.shape[0], weight.shape[1] * groups) + tuple(input_hw)
-        return fast.input_grad(grad, weight, input_shape, stride, padding, dilation, groups, out_hw)
+        ctx.save_for_backward(grad=grad, weight=weight)
+        return conv2d_input_grad(grad, weight, input_hw, stride, padding, dilation, groups, out_hw)
 
     def backward(ctx, grad_z):
-        a = ctx.attrs
-        geometry = {k: a[k] for k in ("stride", "padding", "dilation", "groups", "out_hw")}
-        grad_g = Conv2d.call(grad_z, ctx.weight, **geometry) if ctx.needs_input_grad[0] else None
-        grad_w = Conv2dWeightGrad.call(grad_z, ctx.grad, kernel=ctx.weight.shape[2:], **geometry) \
+        grad, weight = ctx.saved_tensors
+        geometry = {k: v for k, v in ctx.attrs.items() if k != "input_hw"}
+        grad_g = Conv2d.call(grad_z, weight, **geometry) if ctx.needs_input_grad[0] else None
+        grad_w = Conv2dWeightGrad.call(grad_z, grad, kernel_size=weight.shape[2:], **geometry) \
             if ctx.needs_input_grad[1] else None
         return grad_g, grad_w
 
@@ -80,16 +208,19 @@ class Conv2dWeightGrad(Node):
     """u = correlate(x, g), the weight gradient of a convolution; it is linear in x and in g:
     ∂L/∂x = conv_transpose(g, U),  ∂L/∂g = conv(x, U)  (U = ∂L/∂u)"""
 
-    def forward(ctx, x, grad, *, kernel, stride, padding, dilation, groups, out_hw):
-        ctx.x, ctx.grad = x, grad
-        return fast.weight_grad(x, grad, tuple(kernel), stride, padding, dilation, groups, out_hw)
+    padding_per_side = True  # padding is (top, bottom, left, right) (pictures ask)
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    def forward(ctx, x, grad, *, kernel_size, stride, padding, dilation, groups, out_hw):
+        ctx.save_for_backward(x=x, grad=grad)
+        return conv2d_weight_grad(x, grad, kernel_size, stride, padding, dilation, groups, out_hw)
 
     def backward(ctx, grad_u):
-        a = ctx.attrs
-        geometry = {k: a[k] for k in ("stride", "padding", "dilation", "groups", "out_hw")}
-        grad_x = Conv2dInputGrad.call(ctx.grad, grad_u, input_hw=ctx.x.shape[2:], **geometry) \
+        x, grad = ctx.saved_tensors
+        geometry = {k: v for k, v in ctx.attrs.items() if k != "kernel_size"}
+        grad_x = Conv2dInputGrad.call(grad, grad_u, input_hw=x.shape[2:], **geometry) \
             if ctx.needs_input_grad[0] else None
-        grad_g = Conv2d.call(ctx.x, grad_u, **geometry) if ctx.needs_input_grad[1] else None
+        grad_g = Conv2d.call(x, grad_u, **geometry) if ctx.needs_input_grad[1] else None
         return grad_x, grad_g
 
 
@@ -159,33 +290,95 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
 class ConvTranspose2d(Node):
     """out = conv_transpose(x, w) + b, the adjoint of conv2d in its input (conv2d's input
     gradient, Conv2dInputGrad, with a bias); it is linear in x and in w:
-    ∂L/∂x = conv(G, w),  ∂L/∂w = correlate(G, x),  ∂L/∂b = Σ G"""
+    ∂L/∂x = conv(G, w),  ∂L/∂w = correlate(G, x),  ∂L/∂b = Σ G
+
+    ``window_cells((n, f, r, q))``: what that output cell read, a ``WindowCell`` per input
+    channel of its group and tap (i, j), in that order: the input cell (n, c, h, w) whose
+    window of the adjoint conv2d reads (r, q) through tap (i, j) — r = h·s - p + i·d — and the
+    weight cell (c, f's index within its group, i, j); a tap that meets the zeros between or
+    around the input cells has no input cell (None) and padding=True."""
+
+    weight_input = 1  # parents[1] is the kernel (pictures ask)
+    spreads = True  # its pictures: conv2d's, input and output exchanged (fan_in asks)
+    fresh_gradients = True  # each gradient is an array made for its input alone
 
     def forward(ctx, x, weight, bias=None, *, stride, padding, output_padding, dilation, groups):
-        ctx.x, ctx.weight = x, weight
+        ctx.save_for_backward(x=x, weight=weight)
         conv, reached, size = _adjoint_conv(x.shape[2:], weight.shape[2:], stride, padding,
                                             output_padding, dilation)
-        out = fast.input_grad(x, weight, (x.shape[0], weight.shape[1] * groups) + reached,
-                              groups=groups, **conv)
+        out = conv2d_input_grad(x, weight, reached, groups=groups, **conv)
         if reached != size:  # rows / columns past every window's reach (_adjoint_conv): zeros
             beyond = (size[0] - reached[0], size[1] - reached[1])
             out = np.pad(out, ((0, 0), (0, 0), (0, beyond[0]), (0, beyond[1])))
         if bias is not None:
-            out += bias.reshape(1, -1, 1, 1)  # (in place: out is fresh memory of ours)
+            out += bias.reshape(1, -1, 1, 1)  # (in place: a kernel's result is fresh memory)
         return out
 
     def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
         a, needs = ctx.attrs, ctx.needs_input_grad
-        conv, reached, size = _adjoint_conv(ctx.x.shape[2:], ctx.weight.shape[2:], a["stride"],
+        conv, reached, size = _adjoint_conv(x.shape[2:], weight.shape[2:], a["stride"],
                                             a["padding"], a["output_padding"], a["dilation"])
         groups = a["groups"]
         # (the windows see G where they reach; beyond, output_padding's zeros are constant)
         read = grad if reached == size else grad[:, :, :reached[0], :reached[1]]
-        grad_x = Conv2d.call(read, ctx.weight, groups=groups, **conv) if needs[0] else None
-        grad_w = Conv2dWeightGrad.call(read, ctx.x, kernel=ctx.weight.shape[2:], groups=groups,
+        grad_x = Conv2d.call(read, weight, groups=groups, **conv) if needs[0] else None
+        grad_w = Conv2dWeightGrad.call(read, x, kernel_size=weight.shape[2:], groups=groups,
                                        **conv) if needs[1] else None
         grad_b = grad.sum(axis=(0, 2, 3)) if len(needs) > 2 and needs[2] else None
         return (grad_x, grad_w, grad_b)[:len(needs)]
+
+    def window_cells(self, out_cell) -> list:
+        n, f, r, q = out_cell
+        (channels, per_group, kh, kw), (h, w) = self.parents[1].shape, self.parents[0].shape[2:]
+        a = self.attrs
+        group, within = divmod(f, per_group)
+        first = group * (channels // a["groups"])
+        cells = []
+        for c in range(first, first + channels // a["groups"]):
+            for i in range(kh):
+                for j in range(kw):
+                    at = [_transposed_source(*axis) for axis in zip(
+                        (r, q), (i, j), a["stride"], a["padding"], a["dilation"], (h, w))]
+                    inside = None not in at
+                    cells.append(WindowCell((n, c, *at) if inside else None, (c, within, i, j),
+                                            not inside))
+        return cells
+
+    def cells_reading(self, in_cell) -> list:
+        """(output cell, weight cell) of every output input cell (n, c, h, w) is spread onto: row
+        h·s - p + i·d through tap i, where that lies in the output (fan_in asks)."""
+        n, c, h, w = in_cell
+        (channels, per_group, kh, kw), a = self.parents[1].shape, self.attrs
+        size = [_transposed_size(*axis) for axis in zip(self.parents[0].shape[2:], (kh, kw), a["stride"],
+                                                        a["padding"], a["output_padding"], a["dilation"])]
+        first = c // (channels // a["groups"]) * per_group
+        cells = []
+        for f in range(first, first + per_group):
+            for i in range(kh):
+                for j in range(kw):
+                    r, q = (at * s - p + k * d for at, k, s, p, d in
+                            zip((h, w), (i, j), a["stride"], a["padding"], a["dilation"]))
+                    if 0 <= r < size[0] and 0 <= q < size[1]:
+                        cells.append(((n, f, r, q), (c, f - first, i, j)))
+        return cells
+
+    def channel_groups(self) -> tuple:
+        """(input channels, output channels) of each of the ``groups`` (fan_in asks)."""
+        channels, per_group = self.parents[1].shape[:2]
+        return channels // self.attrs["groups"], per_group
+
+    def padding_read(self) -> tuple:
+        """(0, 0): its padding crops its output, and no padding is read around its input."""
+        return 0, 0
+
+
+def _transposed_source(at, k, stride, padding, dilation, size):
+    """The input row (or column) that tap ``k`` of a transposed convolution brings onto output
+    row ``at`` — the h with h·s - p + k·d = at — or None where none does (between two strided
+    input cells, or past the input's border)."""
+    h, between = divmod(at + padding - k * dilation, stride)
+    return h if not between and 0 <= h < size else None
 
 
 def _transposed_size(size, kernel, stride, padding, output_padding, dilation) -> int:
@@ -294,14 +487,15 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 # ---- unfold (im2col) and fold (col2im) ----------------------------------------------------------
 class Unfold(Node):
     """cols = im2col(x): every window's pixels as one column;  ∂L/∂x = fold(G), each entry's
-    gradient added back onto the pixel it was read from"""
+    gradient added back onto the pixel it was read from (linear: it saves nothing)"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
 
     def forward(ctx, x, *, kernel_size, dilation, padding, stride, blocks):
         (ph, pw), (n, c, h, w) = padding, x.shape
         ctx.input_hw = (h, w)
-        padded = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-        patches = gather_windows(padded, kernel_size, stride, dilation, blocks)
-        return patches.reshape(n, c * kernel_size[0] * kernel_size[1], blocks[0] * blocks[1])
+        cols = im2col(x, kernel_size, stride, (ph, ph, pw, pw), dilation, blocks)
+        return cols.reshape(n, c * kernel_size[0] * kernel_size[1], blocks[0] * blocks[1])
 
     def backward(ctx, grad):
         return Fold.call(grad, output_hw=ctx.input_hw, **ctx.attrs)
@@ -309,14 +503,15 @@ class Unfold(Node):
 
 class Fold(Node):
     """x = col2im(cols): each column's entries added onto the pixels of its window (a pixel in
-    several windows collects the sum);  ∂L/∂cols = unfold(G)"""
+    several windows collects the sum);  ∂L/∂cols = unfold(G) (linear: it saves nothing)"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
 
     def forward(ctx, cols, *, output_hw, kernel_size, dilation, padding, stride, blocks):
-        (kh, kw), (ph, pw), (h, w) = kernel_size, padding, output_hw
+        (kh, kw), (ph, pw) = kernel_size, padding
         # (the channel count spelt out, not -1: a batch of 0 has no size to divide)
-        patches = cols.reshape(cols.shape[0], cols.shape[1] // (kh * kw), kh, kw, *blocks)
-        padded = scatter_windows(patches, (h + 2 * ph, w + 2 * pw), stride, dilation)
-        return np.ascontiguousarray(padded[:, :, ph: ph + h, pw: pw + w])
+        cols = cols.reshape(cols.shape[0], cols.shape[1] // (kh * kw), kh, kw, *blocks)
+        return col2im(cols, output_hw, stride, (ph, ph, pw, pw), dilation)
 
     def backward(ctx, grad):
         a = ctx.attrs
@@ -396,3 +591,4 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
         input = input.reshape(1, *input.shape)
     out = Fold.apply(input, output_hw=output_hw, blocks=blocks, **args)
     return out if batched else out.reshape(out.shape[1:])
+
