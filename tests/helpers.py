@@ -135,8 +135,9 @@ class Cube(Node):
     """out = x³;  ∂L/∂x = 3x² · ∂L/∂out — a correct custom engine Function, written by hand."""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         return x ** 3
 
     def backward(ctx, grad):
-        return 3 * ctx.x ** 2 * grad
+        (x,) = ctx.saved_tensors
+        return 3 * x ** 2 * grad

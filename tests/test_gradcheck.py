@@ -14,24 +14,26 @@ class WrongSquare(Node):
     """forward x², but backward forgets the factor 2 (gives x instead of 2x)"""
 
     def forward(ctx, x):
-        ctx.x = x
+        ctx.save_for_backward(x=x)
         return x * x
 
     def backward(ctx, grad):
-        return grad * ctx.x
+        (x,) = ctx.saved_tensors
+        return grad * x
 
 
 class WrongAtOneElement(Node):
     """a·b with a correct gradient for a, and for b one wrong element (flat index 4, +0.5)"""
 
     def forward(ctx, a, b):
-        ctx.a, ctx.b = a, b
+        ctx.save_for_backward(a=a, b=b)
         return a * b
 
     def backward(ctx, grad):
-        grad_b = grad * ctx.a
+        a, b = ctx.saved_tensors
+        grad_b = grad * a
         grad_b.reshape(-1)[4] += 0.5
-        return grad * ctx.b, grad_b
+        return grad * b, grad_b
 
 
 class SlightlyWrong(Node):
@@ -53,11 +55,12 @@ def test_returns_true_for_correct_gradients(rng):
 def test_custom_correct_function_passes():
     class Square(Node):
         def forward(ctx, x):
-            ctx.x = x
+            ctx.save_for_backward(x=x)
             return x * x
 
         def backward(ctx, grad):
-            return 2 * grad * ctx.x
+            (x,) = ctx.saved_tensors
+            return 2 * grad * x
 
     assert gradcheck(Square.apply, [leaf([1.0, -2.0, 0.5])])
 

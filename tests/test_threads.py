@@ -301,11 +301,13 @@ class ScaledProduct(Node):
     """scale · a · b, with an attribute: a correct two-input custom Function."""
 
     def forward(ctx, a, b, *, scale):
-        ctx.a, ctx.b, ctx.scale = a, b, scale
+        ctx.save_for_backward(a=a, b=b)
+        ctx.scale = scale
         return scale * a * b
 
     def backward(ctx, grad):
-        return ctx.scale * ctx.b * grad, ctx.scale * ctx.a * grad
+        a, b = ctx.saved_tensors
+        return ctx.scale * b * grad, ctx.scale * a * grad
 
 
 def two_leaves(shape=(2, 3)):

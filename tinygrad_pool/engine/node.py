@@ -54,14 +54,6 @@ def _edge(t: "Tensor"):
     return t.grad_fn if t.grad_fn is not None else t if t._requires_grad else None
 
 
-# (Transitional, while ops move to save_for_backward: what is not saved state on a node.)
-_LEGACY_STRUCTURE = frozenset((
-    "parents", "edges", "attrs", "needs_input_grad", "released", "retained", "output_id",
-    "output_counter", "output_version", "input_versions", "writes_seen", "origin", "ran",
-    "stand_in", "saved", "input_positions", "output_specs", "output_index", "materialize_grads",
-    "dirty_tensors", "non_differentiable", "saved_outputs"))
-
-
 def _memory_of(array: np.ndarray):
     """What owns an array's memory: the array itself, or the one object NumPy points every view
     of it at (``base``). Two arrays with the same owner may see each other's writes."""
@@ -98,6 +90,12 @@ class Node:
     # True in an op whose backward returns, for each input, an array it made for that input
     # alone (not grad_output, a view of it, or anything saved): a leaf may keep it as .grad.
     fresh_gradients = False
+    # What an op says about itself to the layers that explain it, which ask by attribute and
+    # never by class name: ``elementwise``, each output element made from the inputs' elements
+    # at the same (broadcast) place, so that anomaly mode can show the arithmetic that broke
+    # (log(0.0) = -inf); kinks.py's ``kink_*`` and fan_in's ``window_cells`` are read where
+    # they are used (a user's own op opts in by declaring them too).
+    elementwise = False
     retained = None  # the tensor whose retain_grad() asked for this node's output gradient
     # For the saved-tensor check (see _saved_tensors): the output array's id, the output's
     # version counter once it has one, and the versions the output and inputs had when saved
@@ -208,22 +206,15 @@ class Node:
         return tuple(self.saved.values())
 
     def _saved_items(self):
-        """(name, array) of each saved array. (Transitional: also the arrays an op not yet
-        converted stores as attributes.)"""
+        """(name, array) of each saved array (None and, under create_graph, Tensors skipped)."""
         for name, value in self.saved.items():
-            if type(value) is np.ndarray:
-                yield name, value
-        for name, value in list(self.__dict__.items()):
             if type(value) is np.ndarray:
                 yield name, value
 
     def _resave(self, name: str, value) -> None:
         """Put ``value`` in the place of the saved array ``name`` (an in-place commit, or
         create_graph handing backward Tensors)."""
-        if name in self.saved:
-            self.saved = {**self.saved, name: value}
-        else:  # (transitional: an op that stores its saved arrays as attributes)
-            setattr(self, name, value)
+        self.saved = {**self.saved, name: value}
 
     def _hold_unsaved_weakly(self) -> None:
         """The graph keeps a large intermediate only while backward needs it, as PyTorch does:
@@ -236,7 +227,7 @@ class Node:
 
     def _as_array_output(self, out) -> np.ndarray:
         array = np.asarray(out)
-        for name, value in list(self.saved.items()) + list(self.__dict__.items()):
+        for name, value in list(self.saved.items()):
             if value is out:
                 self._resave(name, array)  # a saved output stays the output
         return array
@@ -301,8 +292,7 @@ class Node:
 
     def saved_for_backward(self) -> dict:
         """What forward saved for backward, by name (empty once released)."""
-        legacy = {k: v for k, v in vars(self).items() if k not in _LEGACY_STRUCTURE}
-        return {**{k: v for k, v in self.saved.items() if v is not None}, **legacy}
+        return {name: value for name, value in self.saved.items() if value is not None}
 
     def release(self) -> None:
         """Drop what forward saved."""
