@@ -59,6 +59,33 @@ def test_conv_input_cell_lights_every_output_reading_it_with_its_weight(rng, geo
             assert response[link.output] == w[link.weight]
 
 
+TRANSPOSED = [dict(stride=1, padding=0, dilation=1, groups=1, output_padding=0),
+              dict(stride=2, padding=1, dilation=1, groups=2, output_padding=1),
+              dict(stride=3, padding=2, dilation=2, groups=1, output_padding=2)]
+
+
+@pytest.mark.parametrize("geometry", TRANSPOSED)
+def test_conv_transpose_cells_are_the_engines_own_dependence(rng, geometry):
+    """Each input cell is spread onto the outputs the op's own forward sends a one-hot to, by
+    the weight in each; each output cell reads the inputs and weights its gradient reaches."""
+    x, w = rng.standard_normal((1, 4, 3, 4)), rng.standard_normal((4, 3, 3, 2))
+    make = lambda x, w: F.conv_transpose2d(x, w, **geometry)  # noqa: E731
+    out = make(tensor(x), tensor(w, requires_grad=True))
+    for cell in cells(x.shape):
+        one_hot = np.zeros(x.shape)
+        one_hot[cell] = 1.0
+        response = make(tensor(one_hot), tensor(w)).numpy()  # linear: d out / d x[cell]
+        picture = fan_in(out, input_cell=cell)
+        assert {link.output for link in picture.links} == set(zip(*np.nonzero(response)))
+        assert all(response[link.output] == w[link.weight] for link in picture.links)
+        assert picture.summary.startswith(f"input[{', '.join(map(str, cell))}] is spread onto")
+    for cell in cells(out.shape)[::5]:
+        picture = fan_in(out, output_cell=cell)
+        dx, dw = grad_of_output_cell(make, x, w, cell)
+        assert {link.input for link in picture.links} == set(zip(*np.nonzero(dx)))
+        assert {link.weight for link in picture.links} == set(zip(*np.nonzero(dw)))
+
+
 @pytest.mark.parametrize("geometry", GEOMETRIES[:3] + [dict(stride=2, padding=1, dilation=2)])
 def test_max_pool_output_cell_reads_its_window_and_sends_grad_to_its_argmax(rng, geometry, torch):
     x = rng.standard_normal((2, 2, 7, 7))

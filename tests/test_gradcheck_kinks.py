@@ -252,6 +252,18 @@ def test_a_kink_inside_a_user_function_gets_the_generic_reason():
         gradcheck(MyReLU.apply, [x])
 
 
+def test_every_op_the_element_moves_that_declares_no_kink_is_named():
+    """An op says where its kinks are (kinks.py); of those that say nothing, the check cannot
+    tell which is at a kink, so it names each one the element moves — the user's, and ours."""
+    report = gradcheck_report(lambda t: (MyReLU.apply(t) * 2).sum(), [leaf([0.0, 2.0])])
+    [kink] = report.kinks
+    assert kink.reason.endswith("it goes through MyReLU, Mul, Sum, Functions this check has no "
+                                "kink rule for")
+    report = gradcheck_report(lambda t: (t * 2).relu().sum(), [leaf([0.0, 2.0])])
+    assert [k.reason for k in report.kinks] == ["ReLU's input (0,) is 0, its kink: backward takes "
+                                                "relu'(0) = 0, as PyTorch"]
+
+
 def test_a_graph_that_changes_with_the_element_is_explained():
     def fn(t):  # Python control flow on the value: a different op either side of 0
         return t * 2 if float(t.numpy()[0]) > 0 else -t

@@ -174,10 +174,10 @@ def test_outputs_are_scrubbed_of_the_run_folder_and_addresses(builder):
         nbformat.v4.new_output("stream", name="stdout",
                                text=f"{run_dir}/tmpk3j_9x0a/graph.png {builder.REPO}/docs\n"),
         nbformat.v4.new_output("execute_result", execution_count=1, data={
-            "text/plain": "<tinygrad_pool.viz.replay.Replay at 0x7fc0bc65c290>",
+            "text/plain": "<tinygrad_pool.viz.replay_page.Replay at 0x7fc0bc65c290>",
             "text/html": f'<a href="{run_dir}/backprop.html">'})])])
     builder._scrub(nb, [run_dir])
     stream, result = nb.cells[0].outputs
     assert stream.text == "$TMPDIR/graph.png $REPO/docs\n"
-    assert result.data == {"text/plain": "<tinygrad_pool.viz.replay.Replay>",
+    assert result.data == {"text/plain": "<tinygrad_pool.viz.replay_page.Replay>",
                            "text/html": '<a href="$TMPDIR/backprop.html">'}

@@ -21,6 +21,8 @@ import tinygrad_pool as tp
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import autograd, draw_graph, nn, save_graph, Tensor, tensor
 from tinygrad_pool.viz import fan_in
+from tinygrad_pool.ops.conv import Conv2d
+from tinygrad_pool.ops.pool import AdaptiveAvgPool2d
 from tinygrad_pool.viz import summary
 from tinygrad_pool.viz.summary import (argument, arguments, ends, heat_colours, heat_plane, limits,
                                        number, plain, plural, shape_text, slice_kind, stats,
@@ -262,8 +264,9 @@ def test_saved_numbers_and_shapes_read_as_numbers_and_shapes():
     logits = tensor(np.zeros((4, 3), dtype=np.float32), requires_grad=True)
     loss = F.cross_entropy(logits.sum(dim=1, keepdim=True) * logits, tensor([0, 1, 2, 0]))
     text = visible(draw_graph(loss, show_saved=True).source)
-    # total_weight a 0-d array: its value, then what it is; a shape as a shape
-    assert "total_weight: 4 (scalar float32, 4 B)" in text and "input_shape: 4×3" in text
+    # total_weight a 0-d array: its value, then what it is; an array as its shape and dtype
+    assert "total_weight: 4 (scalar float32, 4 B)" in text and "classes: 4×1 int64" in text
+    assert "input_shape" not in text  # a shape kept as an attribute is structure, not saved
     check_plain(text, "saved")
 
 
@@ -458,7 +461,7 @@ def test_plain_rounds_floats_at_the_precision_asked():
 @pytest.mark.parametrize("key, value, op, text", [
     ("kernel_size", (2, 2), "MaxPool2d", "2"),             # a pair with equal halves, once
     ("repeats", (2, 2), "Repeat", "(2, 2)"),               # ... but not any tuple
-    ("padding", (1, 1, 2, 2), "Conv2d", "(1, 2)"),         # (top, bottom, left, right) as (h, w)
+    ("padding", (1, 1, 2, 2), Conv2d, "(1, 2)"),  # padding_per_side: (top, bottom, left, right) as (h, w)
     ("padding", (1, 1, 2, 2), "Pad", "(1, 1, 2, 2)"),
     ("widths", ((0, 0), (0, 0), (1, 2), (3, 3)), "Pad", "(3, 3, 1, 2)"),  # F.pad: last dim first
     ("index", (slice(None), slice(3, 9)), "Index", "[:, 3:9]"),
@@ -477,7 +480,7 @@ def test_arguments_are_pytorchs_in_pytorchs_order():
     assert arguments({"ties": "all", "dilation": (1, 1), "stride": (2, 2), "kernel_size": (2, 2),
                       "padding": (0, 0), "out_hw": (4, 4)}, "MaxPool2d") == \
         ["kernel_size=2", "stride=2", "padding=0", "dilation=1", "ties='all'"]
-    assert arguments({"out_hw": (3, 5)}, "AdaptiveAvgPool2d") == ["output_size=3×5"]
+    assert arguments({"out_hw": (3, 5)}, AdaptiveAvgPool2d) == ["output_size=3×5"]  # as it says
     assert arguments({"p": 0.5, "mask_shape": (2, 3), "generator": object()}) == ["p=0.5"]
     assert arguments({"scale": 1 / 3}, precision=4) == ["scale=0.3333"]
     assert arguments({}) == []

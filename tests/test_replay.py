@@ -19,7 +19,7 @@ from helpers import Cube, exp_function
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 import article_network as article  # noqa: E402
 
-replay_module = sys.modules["tinygrad_pool.viz.replay"]
+replay_module = sys.modules["tinygrad_pool.viz.replay_page"]
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 
 X = np.array([[0.5, -1.0, 2.0, 0.0, 1.5, -0.5],

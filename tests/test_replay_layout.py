@@ -19,7 +19,7 @@ from tinygrad_pool.viz.summary import argument, arguments, number as rounded
 
 from test_replay import browser, section  # noqa: F401  (the same headless chromium, by fixture)
 
-replay_module = sys.modules["tinygrad_pool.viz.replay"]
+replay_module = sys.modules["tinygrad_pool.viz.replay_page"]
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 
 # What Python or NumPy print and a reader would not write: np.float32(1.0), ((64, 10)),

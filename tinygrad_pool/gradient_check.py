@@ -242,9 +242,10 @@ def _why(fn, inputs, data, index, eps, at_x) -> tuple:
     if reasons:
         return "; ".join(reasons), True
     text = "left and right derivatives differ, so fn is not differentiable here"
-    if unknown:
-        return text + (f"; it goes through {', '.join(unknown)}, a Function this check has no "
-                       f"kink rule for"), False
+    if unknown:  # ops that declare no kinks (kinks.py): one of them may have one here
+        what = "a Function" if len(unknown) == 1 else "Functions"
+        return text + f"; it goes through {', '.join(unknown)}, {what} this check has no kink " \
+                      f"rule for", False
     return text + "; no op with a known kink rule is at its kink", False
 
 

@@ -37,13 +37,9 @@ import numpy as np
 
 from ..engine import Tensor, hooks, run_backward
 from ..grad_mode import _ModeSwitch
-from ..ops import activation, elementwise
 from ..ops.args import PACKAGE_DIR, check_flag, warn
 
 _RUN_BACKWARD = run_backward.__code__
-# Ops that compute each output element from the input elements at the same (broadcast) place:
-# for them a message can show the arithmetic that broke, e.g. log(0.0) = -inf.
-_ELEMENTWISE_MODULES = (elementwise.__name__, activation.__name__)
 _CHECK_NAN = [True]  # is_anomaly_check_nan_enabled(); torch keeps it while the mode is off
 
 
@@ -227,10 +223,11 @@ def _forward_message(ctx, inputs, out: np.ndarray) -> str:
 
 
 def _finite_inputs_reason(ctx, inputs, out: np.ndarray, index: tuple) -> str:
-    """Why an op made a NaN/inf out of finite inputs: the arithmetic, for an elementwise op;
-    for any other, the overflow limit of the dtype."""
+    """Why an op made a NaN/inf out of finite inputs: the arithmetic, for an op that says it is
+    elementwise (each output element from the inputs' elements at the same broadcast place:
+    ``Node.elementwise``); for any other, the overflow limit of the dtype."""
     shapes = [t._data.shape for t in inputs]
-    if type(ctx).__module__ in _ELEMENTWISE_MODULES and all(
+    if ctx.elementwise and all(
             len(s) <= out.ndim and np.broadcast_shapes(s, out.shape) == out.shape for s in shapes):
         places = [_broadcast_index(index, s) for s in shapes]
         values = [str(t._data[j]) for t, j in zip(inputs, places)]

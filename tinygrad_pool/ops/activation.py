@@ -61,6 +61,8 @@ def erf_values(x) -> np.ndarray:
 class Erf(Node):
     """d erf(x) = (2/√π) e^(-x²) dx"""
 
+    elementwise = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x=x)
         return erf_values(x).astype(x.dtype, copy=False)
@@ -73,6 +75,8 @@ class Erf(Node):
 class LeakyReLU(Node):
     """d leaky_relu(x) = (1 if x > 0 else negative_slope) dx"""
 
+    elementwise = True
+
     def forward(ctx, x, negative_slope):
         ctx.save_for_backward(x=x)
         return np.where(x > 0, x, x * x.dtype.type(negative_slope))
@@ -83,9 +87,16 @@ class LeakyReLU(Node):
         slope = np.where(x > 0, 1, ctx.attrs["negative_slope"]).astype(x.dtype)
         return grad * slope
 
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope jumps (gradcheck's kink report
+        asks, kinks.py)."""
+        return [(0.0, f"the negative side's slope {self.attrs['negative_slope']:g}, as PyTorch")]
+
 
 class ELU(Node):
     """d elu(x) = (1 if x > 0 else α eˣ) dx"""
+
+    elementwise = True
 
     def forward(ctx, x, alpha):
         ctx.save_for_backward(x=x)
@@ -104,9 +115,17 @@ class ELU(Node):
         constant = np.where(values == 0, alpha, 1).astype(x.dtype)
         return grad * Where.call(alpha * exp_negative, constant, condition=negative)
 
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope jumps: at 0, unless α = 1
+        (gradcheck's kink report asks, kinks.py)."""
+        alpha = self.attrs["alpha"]
+        return [(0.0, f"the negative side's slope α = {alpha:g}, as PyTorch")] if alpha != 1 else []
+
 
 class GELU(Node):
     """gelu(x) = x Φ(x);  d gelu(x) = (Φ(x) + x φ(x)) dx, Φ the standard normal CDF, φ its density"""
+
+    elementwise = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x=x)
@@ -125,6 +144,8 @@ class GELUTanh(Node):
     """gelu(x) ≈ ½ x (1 + tanh u), u = √(2/π)(x + 0.044715 x³);
     d gelu = (½ (1 + tanh u) + ½ x (1 - tanh² u) u′) dx, u′ = √(2/π)(1 + 3·0.044715 x²)
            = (σ(2u) + 2 x σ(2u) σ(-2u) u′) dx"""
+
+    elementwise = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x=x)
@@ -151,6 +172,8 @@ def _sigmoid_values(x: np.ndarray) -> np.ndarray:
 class SiLU(Node):
     """silu(x) = x σ(x);  d silu(x) = σ(x) (1 + x (1 - σ(x))) dx"""
 
+    elementwise = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x=x)
         with quiet():  # silu(-inf) = -inf · 0 = nan, as torch
@@ -167,6 +190,8 @@ class Softplus(Node):
     """softplus(x) = log(1 + e^(βx)) / β, and x itself where βx > threshold (torch's switch to
     the linear part, where the two agree to the rounding);  d softplus(x) = σ(βx) dx there, 1 past
     the threshold"""
+
+    elementwise = True
 
     def forward(ctx, x, beta, threshold):
         ctx.save_for_backward(x=x)
@@ -191,6 +216,8 @@ class LogSigmoid(Node):
     The form with -|x| never exponentiates a positive number: stable for any x (log σ(-1e4) is
     -1e4, not log 0 = -inf; log σ(1e4) is -0, not log 1 rounded).
     """
+
+    elementwise = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x=x)

@@ -64,6 +64,7 @@ class Broadcasting(Node):
     kept per node are two more objects for the garbage collector to walk, again and again,
     over a long graph; measured: see benchmarks/README.md.)"""
 
+    elementwise = True
     a_shape = b_shape = None
 
 
@@ -142,6 +143,8 @@ class Div(Broadcasting):
 class Pow(Node):
     """d(xᵖ) = p xᵖ⁻¹ dx, for a constant exponent p (0 for p = 0, even at x = 0, as torch)"""
 
+    elementwise = True
+
     def forward(ctx, x, exponent):
         ctx.save_for_backward(x=x)
         if x.dtype.kind == "f":
@@ -184,6 +187,8 @@ class PowTensor(Node):
     """d(aᵇ) = b aᵇ⁻¹ da + aᵇ log(a) db — torch's rules at the edges: da-part 0 where b = 0,
     db-part 0 where a = 0 and b ≥ 0 (saves a, b and the output, as torch)"""
 
+    elementwise = True
+
     def forward(ctx, base, exponent):
         if base.shape != exponent.shape and base.ndim and exponent.ndim:
             check_broadcast("pow", base, exponent)
@@ -218,6 +223,8 @@ class PowTensor(Node):
 class Neg(Node):
     """d(-x) = -dx"""
 
+    elementwise = True
+
     def forward(ctx, x):
         return -x
 
@@ -227,6 +234,10 @@ class Neg(Node):
 
 class Exp(Node):
     """d(eˣ) = eˣ dx — the output is its own derivative, so it is what we save"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    elementwise = True
 
     def forward(ctx, x):
         with quiet():  # exp(89) is inf in float32, as in torch
@@ -242,6 +253,10 @@ class Exp(Node):
 class Log(Node):
     """d(log x) = dx / x"""
 
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    elementwise = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x=x)
         with quiet():  # log 0 = -inf, log -1 = nan
@@ -254,6 +269,10 @@ class Log(Node):
 
 class Sqrt(Node):
     """d(√x) = dx / (2√x)"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    elementwise = True
 
     def forward(ctx, x):
         with quiet():  # √-1 = nan
@@ -277,6 +296,10 @@ class ReLU(Node):
     and 0 whatever arrives there (an inf, a nan); a NaN passes its gradient on: PyTorch's
     threshold_backward, out <= 0 ? 0 : grad"""
 
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    elementwise = True
+
     def forward(ctx, x):
         out = relu(x)
         ctx.save_for_backward(out=out)
@@ -287,9 +310,18 @@ class ReLU(Node):
         # torch's threshold_backward: 0 where out <= 0, whatever arrives there (an inf, a nan)
         return Where.call(grad, np.zeros((), grad.dtype), condition=~(np.asarray(out) <= 0))
 
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope jumps (gradcheck's kink report
+        asks, kinks.py)."""
+        return [(0.0, "relu'(0) = 0, as PyTorch")]
+
 
 class Sigmoid(Node):
     """d σ(x) = σ(x) (1 - σ(x)) dx"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    elementwise = True
 
     def forward(ctx, x):
         # exp(-|x|) ≤ 1 never overflows, and each side divides without cancelling: σ(-30) is
@@ -307,6 +339,10 @@ class Sigmoid(Node):
 class Tanh(Node):
     """d tanh(x) = (1 - tanh²(x)) dx"""
 
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    elementwise = True
+
     def forward(ctx, x):
         out = np.tanh(x)
         ctx.save_for_backward(out=out)
@@ -320,6 +356,8 @@ class Tanh(Node):
 class Arctan(Node):
     """d arctan(x) = dx / (1 + x²)"""
 
+    elementwise = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x=x)
         return np.arctan(x)
@@ -332,6 +370,8 @@ class Arctan(Node):
 class Abs(Node):
     """d|x| = sign(x) dx — 0 at x = 0, as in PyTorch"""
 
+    elementwise = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x=x)
         return np.abs(x)
@@ -340,10 +380,17 @@ class Abs(Node):
         (x,) = ctx.saved_tensors
         return grad * sign_values(np.asarray(x))
 
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope jumps (gradcheck's kink report
+        asks, kinks.py)."""
+        return [(0.0, "sign(0) = 0, as PyTorch")]
+
 
 class Clamp(Node):
     """d clamp(x, lo, hi) = [lo ≤ x ≤ hi] dx — the bounds themselves pass the gradient, as in
     PyTorch"""
+
+    elementwise = True
 
     def forward(ctx, x, low, high):
         ctx.save_for_backward(x=x)
@@ -359,9 +406,17 @@ class Clamp(Node):
             inside &= x <= high
         return grad * inside
 
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope jumps: at each bound given
+        (gradcheck's kink report asks, kinks.py)."""
+        return [(bound, "slope 1 at the bound itself, as PyTorch")
+                for bound in (self.attrs["low"], self.attrs["high"]) if bound is not None]
+
 
 class Log1p(Node):
     """d log(1 + x) = dx / (1 + x)"""
+
+    elementwise = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x=x)
@@ -375,6 +430,8 @@ class Log1p(Node):
 
 class Rsqrt(Node):
     """d x^(-½) = -½ x^(-3/2) dx = -½ out³ dx — written with the output, which is what torch saves"""
+
+    elementwise = True
 
     def forward(ctx, x):
         with quiet():  # rsqrt(0) = inf, rsqrt(-1) = nan
@@ -390,6 +447,8 @@ class Rsqrt(Node):
 class Sin(Node):
     """d sin x = cos x dx"""
 
+    elementwise = True
+
     def forward(ctx, x):
         ctx.save_for_backward(x=x)
         with quiet():  # sin(inf) = nan
@@ -402,6 +461,8 @@ class Sin(Node):
 
 class Cos(Node):
     """d cos x = -sin x dx"""
+
+    elementwise = True
 
     def forward(ctx, x):
         ctx.save_for_backward(x=x)
@@ -416,6 +477,9 @@ class Cos(Node):
 class StepFunction(Node):
     """A piecewise-constant function (sign, floor, ceil, round): its derivative is 0 wherever it
     exists, and torch passes back 0 everywhere — zeros, not None, so .grad is filled."""
+
+    elementwise = True
+    kink_jumps = True  # gradcheck's kink report: the output itself jumps (kinks.py)
 
     def backward(ctx, grad):
         return Fill.call(grad, value=0)
@@ -467,6 +531,9 @@ class Maximum(Node):
     """d max(a, b) = [a > b] da + [b > a] db; at a tie each side gets half, as torch
     (a nan on either side sends the whole gradient to both, as torch's masks do)"""
 
+    elementwise = True
+    kink_tie = "larger"  # gradcheck's kink report: a kink where a = b (kinks.py)
+
     def forward(ctx, a, b):
         if a.shape != b.shape and a.ndim and b.ndim:
             check_broadcast("maximum", a, b)
@@ -480,6 +547,9 @@ class Maximum(Node):
 
 class Minimum(Node):
     """d min(a, b) = [a < b] da + [b < a] db; at a tie each side gets half, as torch"""
+
+    elementwise = True
+    kink_tie = "smaller"  # gradcheck's kink report: a kink where a = b (kinks.py)
 
     def forward(ctx, a, b):
         if a.shape != b.shape and a.ndim and b.ndim:
@@ -514,6 +584,10 @@ class Where(Node):
     """where(c, a, b) takes a where c holds, else b: da gets the gradient where c, db where not
     (the condition is a constant, an attribute: it has no gradient; saved, as torch saves it)"""
 
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    elementwise = True
+
     def forward(ctx, a, b, condition):
         ctx.save_for_backward(condition=condition)
         return choose(condition, a, b)
@@ -533,6 +607,8 @@ class ClampTensor(Node):
     """clamp(x, lo, hi) = min(max(x, lo), hi) with tensor bounds, torch's gradient: x gets dx
     where lo ≤ x ≤ hi; lo gets dlo where x < lo < hi; hi gets dhi where x > hi or hi < lo (the
     output is hi there). ``sides`` names the bounds that follow x: ("min",), ("max",) or both."""
+
+    elementwise = True
 
     def forward(ctx, x, *bounds, sides):
         given = dict(zip(sides, bounds))
@@ -560,6 +636,11 @@ class ClampTensor(Node):
             grads.append(unbroadcast(Where.call(grad, zero, condition=masks[name]), parent.shape)
                          if needed else None)
         return tuple(grads)
+
+    def kink_bounds(self) -> list:
+        """(input index, side) of each bound: the slope jumps where x crosses it (gradcheck's kink
+        report asks, kinks.py)."""
+        return list(enumerate(self.attrs["sides"], start=1))
 
 
 # ---- torch's entry points -------------------------------------------------------------------

@@ -190,6 +190,8 @@ class Einsum(Node):
     gradient is the same all along it: broadcast back.
     """
 
+    equation_attrs = ("inputs", "output")  # PyTorch's one equation, "ij,jk->ik" (pictures ask)
+
     def forward(ctx, *operands, inputs, output):
         # Each operand another one's gradient needs is saved under its own name (operand0,
         # operand1...; None for one no other gradient needs): as saved tensors, double backward

@@ -486,6 +486,12 @@ class Reshape(Node):
     def backward(ctx, grad):
         return grad.reshape(ctx.input_shape)
 
+    def drops_leading_axis(self) -> bool:
+        """Whether this reshape only takes away a leading axis of length 1, (1, C, H, W) to
+        (C, H, W): an op's batch of one, as an op returns one unbatched image (fan_in asks)."""
+        before = tuple(self.parents[0].shape)
+        return before[:1] == (1,) and before[1:] == tuple(self.attrs["shape"])
+
 
 class Permute(Node):
     """Permuting axes: the gradient is permuted by the inverse permutation"""

@@ -212,6 +212,8 @@ class _Pool2d(Node):
     """What max and average pooling share: k×k windows over the input plane, which the op
     describes itself (``windows``, ``window_cells``) for pictures and kink reports."""
 
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
     def windows(self) -> tuple:
         """(pixel, inside), each (kh·kw, ho, wo): every window's cells in the input plane
         (``window_table``)."""
@@ -228,6 +230,22 @@ class _Pool2d(Node):
         w, kw = self.parents[0].shape[3], self.attrs["kernel_size"][1]
         cells = [(n, c) + divmod(int(p), w) for p in pixel[:, i, j][inside[:, i, j]]]
         return cells, [divmod(int(k), kw) for k in np.flatnonzero(~inside[:, i, j])]
+
+    def cells_reading(self, in_cell) -> list:
+        """(output cell, None) of every window that holds input cell (n, c, h, w): window_cells
+        turned round (None: no weight multiplies it)."""
+        n, c, h, w = in_cell
+        pixel, inside = self.windows()
+        _, rows, columns = np.nonzero(inside & (pixel == h * self.parents[0].shape[3] + w))
+        return [((n, c, int(i), int(j)), None) for i, j in zip(rows, columns)]
+
+    def channel_groups(self) -> tuple:
+        """(input channels, output channels) of each group: each channel is pooled alone."""
+        return 1, 1
+
+    def padding_read(self) -> tuple:
+        """(rows, columns) of padding the windows read above and left of the input."""
+        return tuple(self.attrs["padding"])
 
 
 class MaxPool2d(_Pool2d):
@@ -292,10 +310,45 @@ class MaxPool2d(_Pool2d):
         share = tied / np.maximum(count, 1) if ties == "split" else tied.astype(np.float64)
         return Paid(argmax, pixel, share)
 
+    def kink_candidates(self, x) -> tuple:
+        """The cells each window takes its max among, for gradcheck's kink report (kinks.py):
+        (values (windows, K), padding -inf: it never wins; cell(g, k) and group(g), their names)."""
+        n, c, h, w = x.shape
+        pixel, inside = self.windows()  # (kh·kw, out_h, out_w)
+        values = np.where(inside, x.reshape(n, c, h * w)[:, :, pixel], -np.inf)
+        shape = (n, c) + pixel.shape[1:]
+
+        def cell(g, k):
+            i, j = np.unravel_index(g, shape)[2:]
+            return (f"window cell {divmod(int(k), self.attrs['kernel_size'][1])} "
+                    f"(pixel {divmod(int(pixel[k, i, j]), w)})")
+
+        def group(g):
+            return f"{self.name} window {tuple(int(i) for i in np.unravel_index(g, shape))}"
+        return np.moveaxis(values, 2, -1).reshape(-1, len(pixel)), cell, group
+
+    def kink_choice(self, group, tied, cell) -> str:
+        """Where window ``group``'s gradient went: this op's tie rule, ``paid_cells`` (gradcheck
+        asks)."""
+        x, argmax = self.saved_tensors
+        share = self.paid_cells(x, argmax).share  # (N, C, K, out_h, out_w)
+        share = np.moveaxis(share, 2, -1).reshape(-1, share.shape[2])[group]  # the window's cells
+        ties, count = self.attrs["ties"], np.count_nonzero(share)
+        if ties == "split":
+            return f"ties='split' gives each of the {count} cells 1/{count} of the gradient"
+        if ties == "all":
+            return (f"ties='all' gives each of the {count} cells the whole gradient: for each cell "
+                    f"alone that is one of its one-sided derivatives, but together not a subgradient "
+                    f"(raising all {count} by t raises the max by t; backward predicts {count}·t)")
+        return (f"ties='first' chose {cell(group, np.flatnonzero(share)[0])}, PyTorch's rule: it gets "
+                f"the whole gradient")
+
 
 class RouteToArgmax(Node):
     """Each output's gradient added onto the pixel its window chose;  its derivative reads
     the pixels back: ∂L/∂grad = gather(G, argmax)"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
 
     def forward(ctx, grad, argmax, input_shape):
         ctx.save_for_backward(argmax=argmax)
@@ -308,6 +361,8 @@ class RouteToArgmax(Node):
 
 class GatherArgmax(Node):
     """Each window's chosen pixel, read;  its derivative routes back: ∂L/∂x = route(G, argmax)"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
 
     def forward(ctx, x, argmax):
         ctx.input_shape = x.shape
@@ -349,6 +404,8 @@ class SpreadOverWindows(Node):
     """Each value added onto every pixel of its window (the adjoint of a window sum);  its
     derivative sums the windows again: ∂L/∂values = Σ window of G"""
 
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
     def forward(ctx, values, *, input_shape, kernel_size, stride, padding, out_hw, **_):
         return spread_over_windows(values, input_shape, kernel_size, stride, padding, out_hw)
 
@@ -360,6 +417,8 @@ class SpreadOverWindows(Node):
 
 class WindowSum(Node):
     """Σ over each window;  ∂L/∂x = each output's gradient spread over its window"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
 
     def forward(ctx, x, *, kernel_size, stride, padding, out_hw):
         ctx.input_shape = x.shape
@@ -457,6 +516,10 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 class AdaptiveMaxPool2d(Node):
     """out = max over each adaptive window;  ∂L/∂x[argmax] += ∂L/∂out, zero elsewhere"""
 
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    argument_names = {"out_hw": "output_size"}  # as PyTorch names it (pictures ask)
+
     def forward(ctx, x, *, out_hw):
         out, argmax = adaptive_max_argmax(x, out_hw)
         ctx.save_for_backward(x=x, argmax=argmax)  # what PyTorch saves: the input, the indices
@@ -472,11 +535,37 @@ class AdaptiveMaxPool2d(Node):
         backward released it)."""
         return self.saved.get("argmax")
 
+    def kink_candidates(self, x) -> tuple:
+        """The pixels each adaptive window takes its max among, for gradcheck's kink report
+        (kinks.py): (values (windows, K); cell(g, k) and group(g), their names)."""
+        n, c, h, w = x.shape
+        shape = (n, c) + tuple(self.attrs["out_hw"])
+        pixel = adaptive_window_index((h, w), shape[2:])  # a short window repeats a cell: one name
+
+        def cell(g, k):
+            i, j = np.unravel_index(g, shape)[2:]
+            return f"pixel {divmod(int(pixel[i, j, k]), w)}"
+
+        def group(g):
+            return f"{self.name} window {tuple(int(i) for i in np.unravel_index(g, shape))}"
+        values = x.reshape(n, c, h * w)[:, :, pixel]
+        return values.reshape(-1, values.shape[-1]), cell, group
+
+    def kink_choice(self, group, tied, cell) -> str:
+        """Where window ``group``'s gradient went: its first maximum (gradcheck asks)."""
+        x, argmax = self.saved_tensors
+        return (f"backward sent the whole gradient to the first, pixel "
+                f"{divmod(int(argmax.reshape(-1)[group]), x.shape[3])} (PyTorch's rule)")
+
 
 class AdaptiveAvgPool2d(Node):
     """out = mean over each adaptive window (the windows' own pixels: a NaN stays in its own);
     it is linear, out = R · x · Cᵀ per plane, so  ∂L/∂x = Rᵀ · G · C  (R, C: the matrices that
     average the row and column windows)"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    argument_names = {"out_hw": "output_size"}  # as PyTorch names it (pictures ask)
 
     def forward(ctx, x, *, out_hw):
         ctx.save_for_backward(x=x)  # what PyTorch saves (backward reads only its shape)
@@ -492,6 +581,8 @@ class AdaptiveAvgPool2d(Node):
 class PlaneProduct(Node):
     """out = R · x · Cᵀ on every H×W plane, for constant matrices R and C (adaptive average
     pooling: the rows and columns that average each window);  ∂L/∂x = Rᵀ · G · C"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
 
     def forward(ctx, x, *, rows, columns):
         return rows @ (x @ columns.T)
@@ -575,6 +666,8 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 class MaxUnpool2d(Node):
     """out[n, c, indices] = x, zero elsewhere (a scatter);  ∂L/∂x = G read at the indices
     (a gather — PyTorch's rule, also where an index repeats)"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
 
     def forward(ctx, x, indices, *, out_hw):
         ctx.save_for_backward(indices=indices)  # an input: its version is checked before

@@ -158,6 +158,19 @@ class Max(Node):
         share = is_max / is_max.sum(axis=axis, keepdims=True, dtype=x.dtype)  # a constant
         return expand_reduced(grad, x.shape, axis, keepdims) * share
 
+    def kink_candidates(self, x) -> tuple:
+        """What the max is taken among, for gradcheck's kink report (kinks.py): (values (G, K),
+        each group's K candidates, oriented so that the larger wins; cell(g, k) and group(g),
+        their names)."""
+        axes = tuple(sorted(a % x.ndim for a in self.attrs["axis"])) if x.ndim else ()
+        sign = 1 if self.reducer is np.max else -1
+        return _reduced_candidates(axes, x.reshape(x.shape or (1,)), sign, self.name)
+
+    def kink_choice(self, group, tied, cell) -> str:
+        """Where backward sent the gradient of a group whose maxima tie (gradcheck asks)."""
+        return (f"backward splits the gradient equally among the {len(tied)} (1/{len(tied)} each), "
+                f"as PyTorch's amax and max()")
+
 
 class Min(Max):
     """d min(x) / d xⱼ = [xⱼ is a minimum] / (number of minima) — amin's rule, as Max"""
@@ -236,11 +249,41 @@ class MaxAlongDim(Node):
                       for a, n in enumerate(shape))
         return IndexScatter.call(grad, index=index, shape=shape)
 
+    def kink_candidates(self, x) -> tuple:
+        """What the max is taken among: the elements along ``dim`` (as Max's, gradcheck asks)."""
+        sign = 1 if self.pick is np.argmax else -1
+        return _reduced_candidates((self.attrs["dim"] % (x.ndim or 1),), x.reshape(x.shape or (1,)),
+                                   sign, self.name)
+
+    def kink_choice(self, group, tied, cell) -> str:
+        """Where backward sent a group's gradient: the index forward selected (gradcheck asks)."""
+        index = int(np.asarray(self.saved_for_backward()["indices"]).reshape(-1)[group])
+        return (f"{self.name} selected index {index} (the first, as PyTorch on the CPU): it gets the "
+                f"whole gradient")
+
 
 class MinAlongDim(MaxAlongDim):
     """min(x, dim) → values and indices; the gradient goes to the selected element only"""
 
     pick = staticmethod(np.argmin)
+
+
+def _reduced_candidates(axes, x, sign, name) -> tuple:
+    """The slices a reduction over ``axes`` takes its max (sign 1) or min (sign -1) of, as
+    ``kink_candidates`` gives them: (values (G, K), cell(g, k), group(g))."""
+    moved = list(range(x.ndim - len(axes), x.ndim))
+    kept_shape = tuple(n for d, n in enumerate(x.shape) if d not in axes)
+    values = np.moveaxis(x, axes, moved).reshape(int(np.prod(kept_shape)), -1) * sign
+    where = np.moveaxis(np.indices(x.shape), [d + 1 for d in axes], [d + 1 for d in moved])
+    where = where.reshape(x.ndim, values.shape[0], -1)
+
+    def cell(g, k):
+        return f"element {tuple(int(i) for i in where[:, g, k])}"
+
+    def group(g):
+        return (f"{name} of all elements" if not kept_shape else
+                f"the {name} slice at {tuple(int(i) for i in np.unravel_index(g, kept_shape))}")
+    return values, cell, group
 
 
 def _return_type_repr(self) -> str:

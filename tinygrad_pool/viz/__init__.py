@@ -1,5 +1,5 @@
 """Pictures of the graph the engine recorded: ``draw_graph``, ``save_graph`` (see ``viz/graph.py``),
-and the backward pass replayed frame by frame: ``replay`` (see ``viz/replay.py``).
+and the backward pass replayed frame by frame: ``replay`` (see ``viz/replay_page.py``).
 
     from tinygrad_pool import draw_graph, save_graph   # or: from tinygrad_pool.viz import ...
     draw_graph(loss, show_values=True)                 # a graphviz.Digraph; Jupyter shows it inline
@@ -26,7 +26,7 @@ from .dot import MISSING_PACKAGE, GraphvizNotFound, _graphviz
 
 if _graphviz is not None:
     from .graph import draw_graph, save_graph  # noqa: E402  (STYLE stays in .graph)
-    from .fan_in import fan_in  # noqa: E402  (a Graphviz picture too)
+    from .fan_in_figure import fan_in  # noqa: E402  (a Graphviz picture too)
 else:
     def draw_graph(tensor, **kwargs):
         """Stands in for draw_graph while the graphviz Python package is not installed."""
@@ -42,7 +42,7 @@ else:
         raise ModuleNotFoundError(MISSING_PACKAGE.replace("draw_graph needs", "fan_in needs", 1),
                                   name="graphviz")
 
-from .replay import Replay, replay  # noqa: E402
+from .replay_page import Replay, replay  # noqa: E402
 
 __all__ = ["draw_graph", "save_graph", "replay", "Replay", "fan_in", "GraphvizNotFound",
            "MISSING_PACKAGE"]

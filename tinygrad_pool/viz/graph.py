@@ -54,7 +54,7 @@ STYLE = {
     "constant": PALETTE["constant"],    # leaf without grad: input image, target, literal numbers
     "intermediate": "#ffffff",  # computed by an op
     "output": "#ffd083",        # the tensor draw_graph was called on
-    "op": PALETTE["op"],        # a Function node
+    "op": PALETTE["op"],        # an op's Node
     "saved": "#fbe3cc",         # what an op saved for backward
     "argmax": PALETTE["argmax"],  # the article's "blue circles": each pooling window's max
     "argmax_border": PALETTE["argmax_edge"],
@@ -454,7 +454,7 @@ def _chains(ops: dict, uses: Counter, min_length: int, owner: dict):
             g = p.grad_fn
             if (g is not None and g.name == fn.name and id(g) in ops and uses[id(p)] == 1
                     and p.name is None and not p.retains_grad
-                    and arguments(g.attrs, str(g.name)) == arguments(fn.attrs, str(fn.name))
+                    and arguments(g.attrs, g) == arguments(fn.attrs, fn)
                     and owner.get(id(g)) is owner.get(key)):
                 previous[key] = id(g)
                 break
@@ -562,7 +562,7 @@ def _op_label(run: list, show_saved: bool, constants: int, warning: str = "") ->
     title = fn.name if len(run) == 1 else f"{fn.name} ×{len(run):,}"
     rows = [f"<TR><TD><B>{html.escape(title)}</B></TD></TR>"]
     rows += [f'<TR><TD ALIGN="LEFT">{html.escape(line)}</TD></TR>'
-             for line in _lines(arguments(fn.attrs, str(fn.name)))]
+             for line in _lines(arguments(fn.attrs, fn))]
     if constants:
         rows.append(f"<TR><TD>{SMALL.format('+ ' + plural(constants, 'constant input'))}</TD></TR>")
     rows += _warning_rows(warning)
@@ -597,7 +597,7 @@ def _saved_rows(run: list) -> list:
             if same:
                 text += f" (= {same[0]}, no copy)"
         else:  # a number, a shape, a flag: as a learner reads it
-            text = f"{name}: {argument(name, value, str(fn.name))}"
+            text = f"{name}: {argument(name, value, fn)}"
         rows.append(cell(STYLE["saved"], html.escape(text)))
     if len(rows) == 1:
         rows.append(cell(STYLE["saved"], "(nothing)"))
@@ -832,7 +832,7 @@ def _all_pool_marks(ops) -> dict:
         if id(x) in marks:  # pooled twice: show both poolings' choices
             chosen, tied = chosen | marks[id(x)][0], tied | marks[id(x)][1]
         tied &= ~chosen
-        how = "recomputed: backward freed the saved one" if recomputed else "as saved by MaxPool2d"
+        how = "recomputed: backward freed the saved one" if recomputed else f"as saved by {fn.name}"
         ties = "; light blue = tied max" if tied.any() else ""
         marks[id(x)] = (chosen, tied, f"blue = window max (argmax, {how}){ties}")
     return marks
@@ -854,7 +854,7 @@ def _legend(dot: graphviz.Digraph, show_values: bool, show_saved: bool, clusters
                ("constant", "input / constant: no grad"),
                ("intermediate", "intermediate (computed)"),
                ("output", "output (the tensor drawn)"),
-               ("op", "op (Function node)")]
+               ("op", "op (a Node)")]
     if show_saved:
         entries.append(("saved", "saved for backward"))
     if show_values:

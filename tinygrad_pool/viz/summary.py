@@ -44,7 +44,7 @@ POSITIVE, NEGATIVE = (178, 24, 43), (33, 102, 172)  # heat-map red and blue
 # What a colour means in every picture (draw_graph's STYLE and replay's COLOURS take these).
 PALETTE = {"parameter": "#b9e3a5",    # leaf that requires grad
            "constant": "#e4e4e4",     # leaf without grad
-           "op": "#ddd5f3",           # a Function node
+           "op": "#ddd5f3",           # an op's Node
            "argmax": "#7fb0ff",       # the article's "blue circles": each pooling window's max
            "argmax_edge": "#1747b5",
            "tied": "#d5e5ff"}         # another cell equal to its window's max
@@ -176,12 +176,13 @@ def _array_text(a: np.ndarray, precision="g") -> str:
                                     for x in ends(a.tolist())) + "]"
 
 
-def argument(key: str, value, op: str = "", precision="g") -> str:
+def argument(key: str, value, op=None, precision="g") -> str:
     """An op's argument as PyTorch's would read (see ``plain``): a pair with equal halves once
-    (``kernel_size=2``), a convolution's (top, bottom, left, right) padding as PyTorch's
-    (h, w), a padding of widths per dim as F.pad's ``pad`` (last dim first), an index as it
-    was written between the brackets (``[:, 3:9]``); at most 48 characters."""
-    if key == "padding" and op in ("Conv2d", "Conv2dInputGrad", "Conv2dWeightGrad") \
+    (``kernel_size=2``), a padding of an op that keeps it per side (``op.padding_per_side``:
+    (top, bottom, left, right), a convolution's) as PyTorch's (h, w), a padding of widths per
+    dim as F.pad's ``pad`` (last dim first), an index as it was written between the brackets
+    (``[:, 3:9]``); at most 48 characters. ``op``: the node (or its class) whose argument it is."""
+    if key == "padding" and getattr(op, "padding_per_side", False) \
             and isinstance(value, tuple) and len(value) == 4 and value[0] == value[1] \
             and value[2] == value[3]:
         value = (value[0], value[2])
@@ -208,15 +209,22 @@ def argument(key: str, value, op: str = "", precision="g") -> str:
     return text if len(text) <= 48 else text[:47] + "…"
 
 
-def arguments(attrs: dict, op: str = "", precision="g") -> list:
-    """``name=value`` for each argument of an op (``attrs``; ``op``: its name), named as
-    PyTorch names the argument (``dim``, ``keepdim``), in PyTorch's order for pooling and
-    convolution, leaving out what the op keeps for itself (HIDDEN) and arguments that are None."""
+def arguments(attrs: dict, op=None, precision="g") -> list:
+    """``name=value`` for each argument of an op (``attrs``; ``op``: the node, or its class),
+    named as PyTorch names the argument (``dim``, ``keepdim``), in PyTorch's order for pooling
+    and convolution, leaving out what the op keeps for itself (HIDDEN) and arguments that are
+    None. The op says where it differs: ``argument_names`` maps an attribute to the argument
+    PyTorch has in its place (an adaptive pool's ``out_hw`` is its ``output_size``), and
+    ``equation_attrs`` names the subscripts PyTorch writes as one equation (einsum's)."""
     shown = {k: v for k, v in attrs.items() if k not in HIDDEN and v is not None}
-    if "out_hw" in attrs and op.startswith("Adaptive"):
-        shown["output_size"] = attrs["out_hw"]
-    if op == "Einsum" and {"inputs", "output"} <= set(shown):  # torch's one equation
-        shown = {"equation": ",".join(shown.pop("inputs")) + "->" + shown.pop("output"), **shown}
+    for name, torch_name in getattr(op, "argument_names", {}).items():
+        if name in attrs:  # (shown under PyTorch's name, even where HIDDEN hides the attribute)
+            shown.pop(name, None)
+            shown[torch_name] = attrs[name]
+    joined = getattr(op, "equation_attrs", None)
+    if joined and set(joined) <= set(shown):  # "ij,jk->ik"
+        inputs, output = (shown.pop(name) for name in joined)
+        shown = {"equation": ",".join(inputs) + "->" + output, **shown}
     keys = sorted(shown, key=lambda k: ORDER.index(k) if k in ORDER else len(ORDER))
     return [f"{attribute_name(k)}={argument(k, shown[k], op, precision)}" for k in keys]
 

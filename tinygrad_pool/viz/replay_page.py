@@ -198,7 +198,7 @@ def _record(loss: Tensor, gradient, retain_graph) -> list:
             # an array as its shape and dtype; a number (a 0-d array too), shape or flag by value
             frame.saved = {k: f"{shape_text(v.shape)} {v.dtype}"
                            if isinstance(v, np.ndarray) and v.ndim
-                           else argument(k, v, str(node.name), DIGITS) for k, v in saved.items()}
+                           else argument(k, v, node, DIGITS) for k, v in saved.items()}
             if isinstance(saved.get("argmax"), np.ndarray) and node.parents \
                     and node.parents[0]._data.ndim == 4:  # max pooling (ours, or one like it)
                 frame.argmax = np.array(saved["argmax"])
@@ -526,7 +526,7 @@ def _frame_html(frame: Frame, receivers: dict, waiting: list, show_values: bool,
     out = f" → {frame.output_name}" if frame.output_name else ""
     body = [f'<h2><span class="step">{frame.index + 1}.</span> '
             f'<span class="node-name">{html.escape(frame.name)}</span>{html.escape(out)}</h2>']
-    written = [] if leaf else arguments(getattr(frame.node, "attrs", None) or {}, str(frame.op), DIGITS)
+    written = [] if leaf else arguments(getattr(frame.node, "attrs", None) or {}, frame.node, DIGITS)
     if written:
         body.append(f'<p class="args">{html.escape(", ".join(written))}</p>')
     target = frame.name if leaf else (frame.output_name or f"({frame.name}'s output)")
@@ -896,7 +896,7 @@ def _png_panel(frame: Frame, show_values: bool, max_elements: int) -> str:
     text(f"{frame.index + 1}. {frame.name}" + (f" → {frame.output_name}" if frame.output_name else ""),
          bold=True)
     written = [] if frame.op is None else arguments(getattr(frame.node, "attrs", None) or {},
-                                                    str(frame.op), DIGITS)
+                                                    frame.node, DIGITS)
     if written:
         text(", ".join(written))
     if len(frame.parts) > 1:

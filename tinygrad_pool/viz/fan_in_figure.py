@@ -10,10 +10,11 @@ A transposed convolution is conv2d's adjoint: input cell (h, w) spreads onto the
 (h·s - p + i·d, w·s - p + j·d) that conv2d's window of output (h, w) would read, so its two
 pictures are conv2d's two with input and output exchanged.
 
-Both read only what the graph already holds: the op's attributes (kernel, stride, padding,
-dilation), its inputs (the image and the kernel) and, for max pooling, the argmax it saved (or,
-once backward freed it, the same first-maximum rule run again on the input). Nothing is
-changed: no ``.grad``, nothing a node saved.
+Both read only what the graph already holds, and ask the op about itself (see "what the op
+is" below): the cells each output read and the outputs that read each input cell, its weight,
+and for max pooling the cells its tie rule pays (from the argmax it saved or, once backward
+freed it, the same first-maximum rule run again on the input). Nothing is changed: no
+``.grad``, nothing a node saved.
 
 With a gradient at the output (``grad_output=``, or the output's ``.grad`` after
 ``retain_grad()`` and backward) the picture also shows the numbers of backward: for an input
@@ -102,13 +103,13 @@ def fan_in(output: Tensor, *, output_cell=None, input_cell=None, grad_output=Non
     called (``conv1.weight``: in ``model``, an nn.Module, when given; else in the outermost
     module whose call made ``output``). A plane more than CROP cells a side is cut to the
     cells lit in it, and a column shows at most MAX_PLANES planes; the rest are counted."""
-    op = _recorded_op(output)
+    op, out_shape = _recorded_op(output)
     if model is not None and not isinstance(model, Module):
         raise TypeError(f"fan_in: model must be an nn.Module or None, got {type(model).__name__}")
     if (output_cell is None) == (input_cell is None):
         raise ValueError("fan_in: pass exactly one of output_cell= and input_cell=, got "
                          f"output_cell={output_cell!r}, input_cell={input_cell!r}")
-    geometry, from_output = _geometry(op), output_cell is not None
+    geometry, from_output = _geometry(op, out_shape), output_cell is not None
     cell = _cell("output_cell", output_cell, geometry["out_shape"]) if from_output else \
         _cell("input_cell", input_cell, geometry["x"].shape)
     grad = _grad_output(output, grad_output, geometry["out_shape"])
@@ -123,52 +124,46 @@ def fan_in(output: Tensor, *, output_cell=None, input_cell=None, grad_output=Non
     return picture
 
 
-# ---- what the op is ---------------------------------------------------------------------------
-OPS = ("Conv2d", "ConvTranspose2d", "MaxPool2d")  # the nodes fan_in draws
-CONVS = ("Conv2d", "ConvTranspose2d")  # the ones with a weight
+# ---- what the op is: it says so itself ----------------------------------------------------------
+# fan_in draws an op that names the cells each output read (``window_cells``), the outputs that
+# read an input cell (``cells_reading``), how its channels are grouped (``channel_groups``: input
+# and output channels per group) and the padding its windows read (``padding_read``), and that
+# either has a weight (``weight_input``, its position among the inputs; ``spreads``: the adjoint
+# form, each input cell spread onto outputs) or pays cells by a rule (``paid_cells``: max
+# pooling). Conv2d, ConvTranspose2d and MaxPool2d do; so may a user's own op.
+def _drawn(fn) -> bool:
+    return fn is not None and callable(getattr(fn, "window_cells", None)) and (
+        getattr(fn, "weight_input", None) is not None or callable(getattr(fn, "paid_cells", None)))
 
 
-def _recorded_op(output):
+def _recorded_op(output) -> tuple:
+    """(the node drawn, the shape (n, c, h, w) of its output)."""
     if not isinstance(output, Tensor):
         raise TypeError(f"fan_in: output must be a Tensor made by conv2d, conv_transpose2d or "
                         f"max_pool2d, got {type(output).__name__}")
     fn = output.grad_fn
-    if fn is not None and fn.name == "Reshape" and fn.parents[0].grad_fn is not None \
-            and fn.parents[0].grad_fn.name in OPS and output.ndim == 3:
-        fn = fn.parents[0].grad_fn  # an unbatched image: the op ran on a batch of one
-    if fn is None or fn.name not in OPS:
+    unbatched = getattr(fn, "drops_leading_axis", None)  # (a view that says so)
+    if callable(unbatched) and output.ndim == 3 and _drawn(fn.parents[0].grad_fn) and unbatched():
+        return fn.parents[0].grad_fn, tuple(fn.parents[0].shape)  # the op ran on a batch of one
+    if not _drawn(fn):
         made_by = "a leaf" if fn is None else f"{fn.name}"
         raise ValueError(f"fan_in: output must be the result of conv2d, conv_transpose2d or "
                          f"max_pool2d recorded in the graph (some input requiring grad), got a "
                          f"tensor made by {made_by}")
-    return fn
+    return fn, tuple(output.shape)
 
 
-def _geometry(fn) -> dict:
+def _geometry(fn, out_shape: tuple) -> dict:
     if getattr(fn.parents[0], "value_freed", False):
         raise ValueError(f"fan_in: the input of this {fn.name} was freed (only the graph held "
                          f"it, and backward no longer needed it); keep a reference to the "
                          f"input, or call backward(retain_graph=True), to show it")
-    a, x = fn.attrs, fn.parents[0]._data
-    g = dict(op=fn.name, x=x, stride=a["stride"], dilation=a["dilation"])
-    if fn.name == "Conv2d":
-        weight = fn.parents[1]._data
-        g.update(weight=weight, kernel=weight.shape[2:], pad=(a["padding"][0], a["padding"][2]),
-                 groups=a["groups"], out_shape=(x.shape[0], weight.shape[0]) + tuple(a["out_hw"]))
-        return g
-    if fn.name == "ConvTranspose2d":  # weight (C_in, C_out/groups, kh, kw)
-        weight = fn.parents[1]._data
-        # torch's output length: (size - 1)·s - 2p + d·(k - 1) + output_padding + 1
-        out_hw = tuple((n - 1) * s - 2 * p + d * (k - 1) + extra + 1 for n, s, p, d, k, extra in
-                       zip(x.shape[2:], a["stride"], a["padding"], a["dilation"],
-                           weight.shape[2:], a["output_padding"]))
-        g.update(weight=weight, kernel=weight.shape[2:], pad=a["padding"], groups=a["groups"],
-                 out_shape=(x.shape[0], weight.shape[1] * a["groups"]) + out_hw)
-        return g
-    paid = fn.paid_cells(x)  # the op's own tie rule (its argmax run again if backward freed it)
-    g.update(kernel=a["kernel_size"], pad=a["padding"], ties=a["ties"], argmax=paid.argmax,
-             paid=paid, out_shape=x.shape[:2] + tuple(a["out_hw"]))
-    return g
+    x, k = fn.parents[0]._data, getattr(fn, "weight_input", None)
+    return dict(op=fn, x=x, out_shape=out_shape, weight=None if k is None else fn.parents[k]._data,
+                spreads=bool(getattr(fn, "spreads", False)), pad=tuple(fn.padding_read()),
+                groups=tuple(fn.channel_groups()), ties=fn.attrs.get("ties"),
+                # the op's own tie rule (its argmax run again if backward freed it)
+                paid=fn.paid_cells(x) if k is None else None)
 
 
 def _cell(argument: str, cell, shape: tuple) -> tuple:
@@ -207,11 +202,6 @@ def _grad_output(output: Tensor, grad_output, out_shape: tuple):
 
 
 # ---- the connections ----------------------------------------------------------------------------
-def _tap(g, axis: int, out, k):
-    """The input row (axis 0) or column (axis 1) that tap ``k`` of output ``out`` reads."""
-    return out * g["stride"][axis] - g["pad"][axis] + k * g["dilation"][axis]
-
-
 def _pool_derivative(g, inp: tuple, out: tuple) -> float:
     """Max pooling: the share of window ``out``'s gradient that ``inp`` receives, by the node's
     tie rule (``MaxPool2d.paid_cells``: 1, 1/k or 0), as the op's backward routes it."""
@@ -234,126 +224,30 @@ def _with_gradient(g, link: Link, grad) -> Link:
     return link._replace(gradient=arriving * link.derivative, weight_gradient=to_weight)
 
 
-def _channels(g, f: int) -> range:
-    """The input channels output channel ``f`` reads (its group's, for conv; its own, pooling)."""
-    if g["op"] == "MaxPool2d":
-        return range(f, f + 1)
-    per_group = g["weight"].shape[1]
-    group = f // (g["weight"].shape[0] // g["groups"])
-    return range(group * per_group, (group + 1) * per_group)
-
-
 def _partners(g, channel: int, of_output: bool) -> range:
     """The input channels an output channel reads (``of_output``), or the output channels an
-    input channel feeds: the planes a picture draws when no cell of them is lit."""
-    if g["op"] == "MaxPool2d":
-        return range(channel, channel + 1)
-    if g["op"] == "ConvTranspose2d":
-        if of_output:
-            return _transposed_groups(g, channel)[0]
-        per_group = g["weight"].shape[1]
-        group = channel // (g["weight"].shape[0] // g["groups"])
-        return range(group * per_group, (group + 1) * per_group)
-    if of_output:
-        return _channels(g, channel)
-    per_filter = g["weight"].shape[0] // g["groups"]
-    group = channel // g["weight"].shape[1]
-    return range(group * per_filter, (group + 1) * per_filter)
+    input channel feeds — its group's (``channel_groups``): the planes a picture draws when no
+    cell of them is lit."""
+    inputs, outputs = g["groups"]
+    size = inputs if of_output else outputs
+    group = channel // (outputs if of_output else inputs)
+    return range(group * size, (group + 1) * size)
 
 
 def _read_by(g, out: tuple):
-    if g["op"] == "ConvTranspose2d":
-        return _spread_onto(g, out)
-    n, f, ho, wo = out
-    (kh, kw), (h, w) = g["kernel"], g["x"].shape[2:]
-    links, padding = [], []
-    for c in _channels(g, f):
-        c_in_group = c - _channels(g, f).start
-        for i in range(kh):
-            for j in range(kw):
-                r, col = _tap(g, 0, ho, i), _tap(g, 1, wo, j)
-                weight = (f, c_in_group, i, j) if g["op"] == "Conv2d" else None
-                if not (0 <= r < h and 0 <= col < w):
-                    padding.append(weight or (i, j))
-                    continue
-                links.append(_link(g, (n, c, r, col), out, weight))
-    return links, padding
+    """The links of output cell ``out`` and the taps of its window that meet no input cell (a
+    weighted op names them by their weight cell, a pool by the tap (i, j)): ``window_cells``."""
+    if g["weight"] is None:
+        cells, padding = g["op"].window_cells(out)
+        return [_link(g, cell, out, None) for cell in cells], padding
+    cells = g["op"].window_cells(out)
+    return ([_link(g, c.input, out, c.weight) for c in cells if not c.padding],
+            [c.weight for c in cells if c.padding])
 
 
 def _flowing_into(g, inp: tuple) -> list:
-    if g["op"] == "ConvTranspose2d":
-        return _spread_from(g, inp)
-    n, c, h, w = inp
-    (kh, kw), (ho_n, wo_n) = g["kernel"], g["out_shape"][2:]
-    if g["op"] == "Conv2d":
-        per_filter = g["weight"].shape[0] // g["groups"]
-        group = c // g["weight"].shape[1]
-        filters = range(group * per_filter, (group + 1) * per_filter)
-    else:
-        filters = range(c, c + 1)
-    taps = []  # (output index, tap) pairs along each axis that land on this row / column
-    for axis, (at, k_n, o_n) in enumerate(((h, kh, ho_n), (w, kw, wo_n))):
-        k = np.arange(k_n)
-        start = at + g["pad"][axis] - k * g["dilation"][axis]
-        hit = (start % g["stride"][axis] == 0) & (start >= 0) & (start // g["stride"][axis] < o_n)
-        taps.append(list(zip((start[hit] // g["stride"][axis]).tolist(), k[hit].tolist())))
-    links = []
-    for f in filters:
-        for ho, i in taps[0]:
-            for wo, j in taps[1]:
-                weight = (f, c - group * g["weight"].shape[1], i, j) if g["op"] == "Conv2d" else None
-                links.append(_link(g, inp, (n, f, ho, wo), weight))
-    return sorted(links)
-
-
-# A transposed convolution's connections: input (h, w) meets output (_tap(h, i), _tap(w, j))
-# through tap (i, j) — conv2d's window arithmetic, with input and output exchanged.
-def _transposed_groups(g, c_out: int) -> tuple:
-    """(the input channels output channel ``c_out`` sums over, its index within its group)."""
-    per_group, c_in_per_group = g["weight"].shape[1], g["weight"].shape[0] // g["groups"]
-    group, within = divmod(c_out, per_group)
-    return range(group * c_in_per_group, (group + 1) * c_in_per_group), within
-
-
-def _source(g, axis: int, at: int, k: int):
-    """The input row (axis 0) or column (axis 1) that tap ``k`` brings onto output ``at``, or
-    None where it falls between two strided input cells or past the input's border."""
-    start, stride = at + g["pad"][axis] - k * g["dilation"][axis], g["stride"][axis]
-    if start % stride or not 0 <= start // stride < g["x"].shape[2 + axis]:
-        return None
-    return start // stride
-
-
-def _spread_onto(g, out: tuple):
-    """An output cell of a transposed convolution: the input cells its taps bring, and the taps
-    that bring none (they meet the zeros between or around the input cells)."""
-    n, f, r, q = out
-    (kh, kw), (channels, within) = g["kernel"], _transposed_groups(g, f)
-    links, padding = [], []
-    for c in channels:
-        for i in range(kh):
-            for j in range(kw):
-                h, w = _source(g, 0, r, i), _source(g, 1, q, j)
-                if h is None or w is None:
-                    padding.append((c, within, i, j))
-                    continue
-                links.append(_link(g, (n, c, h, w), out, (c, within, i, j)))
-    return links, padding
-
-
-def _spread_from(g, inp: tuple) -> list:
-    """An input cell of a transposed convolution: every output cell it is spread onto (those
-    past the output's border, cut off by padding, receive nothing)."""
-    n, c, h, w = inp
-    (kh, kw), (ho_n, wo_n) = g["kernel"], g["out_shape"][2:]
-    outputs, links = _partners(g, c, of_output=False), []
-    for f in outputs:
-        for i in range(kh):
-            for j in range(kw):
-                r, q = _tap(g, 0, h, i), _tap(g, 1, w, j)
-                if 0 <= r < ho_n and 0 <= q < wo_n:
-                    links.append(_link(g, inp, (n, f, r, q), (c, f - outputs.start, i, j)))
-    return sorted(links)
+    """The links of input cell ``inp``: every output that reads it (``cells_reading``)."""
+    return sorted(_link(g, inp, out, weight) for out, weight in g["op"].cells_reading(inp))
 
 
 # ---- the picture ----------------------------------------------------------------------------------
@@ -468,7 +362,7 @@ def _weight_title(op, model) -> str:
     """The weight's title: its name, else its path in the modules called (``conv1.weight``,
     in ``model`` when given, else in the outermost module whose call made this output), else
     ``weight``."""
-    weight = op.parents[1]
+    weight = op.parents[op.weight_input]
     if weight.name:
         return weight.name
     modules = [module for module, _ in (op.origin or {}).get("modules", ())]
@@ -480,7 +374,7 @@ def _weight_title(op, model) -> str:
 
 
 def _label(g, cell: tuple, from_output: bool, picture: FanIn, op, model) -> str:
-    conv, links, grad = g["op"] in CONVS, picture.links, picture.grad_output
+    conv, links, grad = g["weight"] is not None, picture.links, picture.grad_output
     n = cell[0]
     x_marks, out_marks, w_marks = {}, {}, {}
     for link in links:
@@ -500,8 +394,7 @@ def _label(g, cell: tuple, from_output: bool, picture: FanIn, op, model) -> str:
     else:
         x_marks.setdefault(cell[1], {})[cell[2:]] = ("white", "", True)
         channels, filters = [cell[1]], sorted(out_marks) or [_partners(g, cell[1], False)[0]]
-    # (a transposed conv's padding crops its output: no padding is read around its input)
-    drawn_pad = (0, 0) if g["op"] == "ConvTranspose2d" else g["pad"]
+    drawn_pad = g["pad"]  # (a transposed conv reads none: its padding crops its output)
     x_shape, out_shape = g["x"].shape[2:], g["out_shape"][2:]
     # Where nothing of a role is lit, its window follows the picked cell across the op.
     scale = lambda at, src, dst: tuple(int(a * d / s) for a, s, d in zip(at, src, dst))
@@ -520,7 +413,7 @@ def _label(g, cell: tuple, from_output: bool, picture: FanIn, op, model) -> str:
         # the weight planes of the drawn planes: conv2d's of the output channels drawn, a
         # transposed conv's (input channel first) of the input channels drawn
         drawn = [key for key in sorted(w_marks) if key[0] in (
-            shown_filters if g["op"] == "Conv2d" else channels[:MAX_PLANES])][:MAX_PLANES]
+            channels[:MAX_PLANES] if g["spreads"] else shown_filters)][:MAX_PLANES]
         columns.append([_grid(f"{title} [{f}, {c}]", g["weight"][f, c], (0, 0), w_marks[f, c])
                         for f, c in drawn] + more(len(w_marks) - len(drawn), "more weight plane"))
     outputs = []
@@ -544,7 +437,7 @@ def _label(g, cell: tuple, from_output: bool, picture: FanIn, op, model) -> str:
 
 def _terms(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
     """Backward's arithmetic at the picked cell as a table: one row per link, and the sum."""
-    conv, grad = g["op"] in CONVS, picture.grad_output
+    conv, grad = g["weight"] is not None, picture.grad_output
     links = picture.links
     if from_output:
         title = f"g = ∂L/∂output{_where(cell)} = {number(grad[cell], DECIMALS)} goes back to"
@@ -561,7 +454,7 @@ def _terms(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
         total = None
     else:
         title = f"∂L/∂input{_where(cell)}: one term for each output " + (
-            "it is spread onto" if g["op"] == "ConvTranspose2d" else "whose window holds it")
+            "it is spread onto" if g["spreads"] else "whose window holds it")
         if conv:
             header = ("output", "weight", "g = ∂L/∂output", "w", "g · w")
             rows = [(_where(link.output), _where(link.weight), number(grad[link.output], DECIMALS),
@@ -604,32 +497,15 @@ def _terms(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
 
 
 def _output_plane(g, n: int, f: int) -> np.ndarray:
-    """One output plane, recomputed from the input (the op's output array is not kept)."""
-    (kh, kw), (ho_n, wo_n) = g["kernel"], g["out_shape"][2:]
-    x = g["x"][n]
-    if g["op"] == "MaxPool2d":
-        return x[f].reshape(-1)[g["argmax"][n, f]]
-    plane = np.zeros((ho_n, wo_n))
-    if g["op"] == "ConvTranspose2d":  # each input plane spread by each tap (no bias, as conv2d's)
-        channels, within = _transposed_groups(g, f)
-        rows, cols = np.arange(x.shape[1]), np.arange(x.shape[2])
-        for c in channels:
-            for i in range(kh):
-                for j in range(kw):
-                    r, col = _tap(g, 0, rows, i), _tap(g, 1, cols, j)
-                    ok_r, ok_c = (r >= 0) & (r < ho_n), (col >= 0) & (col < wo_n)
-                    plane[np.ix_(r[ok_r], col[ok_c])] += g["weight"][c, within, i, j] * \
-                        x[c][np.ix_(ok_r, ok_c)]
-        return plane
-    rows, cols = np.arange(ho_n), np.arange(wo_n)
-    for c_in_group, c in enumerate(_channels(g, f)):
-        for i in range(kh):
-            for j in range(kw):
-                r, col = _tap(g, 0, rows, i), _tap(g, 1, cols, j)
-                ok_r, ok_c = (r >= 0) & (r < x.shape[1]), (col >= 0) & (col < x.shape[2])
-                plane[np.ix_(ok_r, ok_c)] += g["weight"][f, c_in_group, i, j] * \
-                    x[c][np.ix_(r[ok_r], col[ok_c])]
-    return plane
+    """One output plane: the op's own forward run again on image ``n`` (the op's output array
+    is not kept) — a weighted op's in float64 and without the inputs after its weight (a bias),
+    so that it is the sum of the terms drawn."""
+    if g.get("out_of") != n:
+        op, k = g["op"], getattr(g["op"], "weight_input", None)
+        arrays = [g["x"][n:n + 1]] if k is None else [g["x"][n:n + 1].astype(np.float64)] + [
+            p._data.astype(np.float64) for p in op.parents[1:k + 1]]
+        g["out"], g["out_of"] = type(op).call(*arrays, **op.attrs)[0], n
+    return g["out"][f]
 
 
 def _summary(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
@@ -637,18 +513,18 @@ def _summary(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
     where = _where(cell)
     hint = "" if known else (" Pass grad_output= (or call output.retain_grad() before backward) "
                              "to see the gradients.")
-    if from_output and g["op"] == "ConvTranspose2d":
+    if from_output and g["spreads"]:
         cells, taps = plural(len(links), 'yellow input cell'), plural(len(padding), 'weight tap')
         return (f"output{where} = Σ weight · input over the {cells} spread onto it (each tagged "
                 f"with its weight); {taps} meet{'s' if len(padding) == 1 else ''} no input cell "
                 f"(the zeros between strided input cells, or past the border). Its gradient g "
                 f"flows back to each input cell times its weight (g · w), and to each weight "
                 f"times its input (g · x).{hint}")
-    if g["op"] == "ConvTranspose2d":
+    if g["spreads"]:
         return (f"input{where} is spread onto {plural(len(links), 'output')} (yellow), by the "
                 f"weight tagged in each; each sends back its gradient times that weight, and the "
                 f"cell's gradient from this transposed conv is their sum.{hint}")
-    if from_output and g["op"] == "Conv2d":
+    if from_output and g["weight"] is not None:
         return (f"output{where} = Σ weight · input over the {plural(len(links), 'yellow input cell')}"
                 f" (each tagged with its weight); {plural(len(padding), 'weight tap', verb='read')} "
                 f"padding (0). Its gradient g flows back to each input cell times its weight (g · w),"
@@ -659,7 +535,7 @@ def _summary(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
                 f"(yellow); blue: the {plural(chosen, 'cell')} its gradient flows back to "
                 f"(ties='{g['ties']}'). {plural(len(padding), 'window cell', verb='lie')} in the padding."
                 f"{hint}")
-    if g["op"] == "Conv2d":
+    if g["weight"] is not None:
         return (f"input{where} is read by {plural(len(links), 'output')} (yellow); each sends "
                 f"back its gradient times the weight tagged in its cell, and the cell's gradient "
                 f"from this conv is their sum.{hint}")
