@@ -78,10 +78,10 @@ def test_the_switch_runs_the_references_and_back():
         tinygrad_pool.set_kernels("reference")
         assert tinygrad_pool.get_kernels() == "reference"
         for name in kernels.names():
-            assert kernels._running[name] is kernels.implementations(name)[0]
+            assert kernels.running(name) is kernels.implementations(name)[0]
         tinygrad_pool.set_kernels("fast")
         for name in kernels.replaced():
-            assert kernels._running[name] is kernels.implementations(name)[1]
+            assert kernels.running(name) is kernels.implementations(name)[1]
     finally:
         tinygrad_pool.set_kernels(before)
 

@@ -9,14 +9,17 @@ same arguments and returns the same numbers, only sooner. One switch picks which
     TINYGRAD_POOL_KERNELS=reference python train.py
 
 so every gradient can be checked on the plain definitions, and each replacement against its
-reference (tests/test_kernels.py). Nothing above this file knows which one ran.
+reference (tests/test_kernels.py). The switch binds the kernel's name in the op's module to the
+implementation chosen, so a call costs nothing more than a call of that function, and nothing
+above this file knows which one ran.
 """
 import os
+import sys
 
 _MODES = ("fast", "reference")
 _references = {}  # name -> the reference implementation (ops/)
 _replacements = {}  # name -> its faster replacement (fast/)
-_running = {}  # name -> the implementation calls go to now
+_modules = {}  # name -> the op module whose global of that name calls go through
 _mode = [os.environ.get("TINYGRAD_POOL_KERNELS", "fast")]
 if _mode[0] not in _MODES:
     raise ValueError(f"TINYGRAD_POOL_KERNELS: expected one of {', '.join(_MODES)}, "
@@ -24,20 +27,15 @@ if _mode[0] not in _MODES:
 
 
 def kernel(reference):
-    """Declare a kernel by its reference implementation (a decorator in ``ops/``); what it
-    returns calls the implementation that the switch picks."""
+    """Declare a kernel by its reference implementation (a decorator in ``ops/``): the name is
+    bound to the implementation the switch picks."""
     name = reference.__name__
+    reference.reference = reference  # (each implementation names its reference: tests read it)
     _references[name] = reference
-    _running[name] = _pick(name)
-    running = _running
-
-    def run(*args, **kwargs):
-        return running[name](*args, **kwargs)
-
-    run.__name__ = run.__qualname__ = name
-    run.__doc__ = reference.__doc__
-    run.reference = reference
-    return run
+    _modules[name] = sys.modules[reference.__module__]
+    if name in _replacements:
+        _replacements[name].reference = reference
+    return _pick(name)
 
 
 def replaces(name: str):
@@ -45,7 +43,8 @@ def replaces(name: str):
     def register(fast):
         _replacements[name] = fast
         if name in _references:
-            _running[name] = _pick(name)
+            fast.reference = _references[name]
+            _bind(name)
         return fast
     return register
 
@@ -56,6 +55,15 @@ def _pick(name: str):
     return _references[name]
 
 
+def _bind(name: str) -> None:
+    setattr(_modules[name], name, _pick(name))
+
+
+def running(name: str):
+    """The implementation kernel ``name`` calls now."""
+    return getattr(_modules[name], name)
+
+
 def set_kernels(mode: str) -> None:
     """Run every kernel on its reference implementation (``"reference"``) or on its faster
     replacement where ``fast/`` has one (``"fast"``, the default)."""
@@ -64,7 +72,7 @@ def set_kernels(mode: str) -> None:
                          f"got {mode!r}")
     _mode[0] = mode
     for name in _references:
-        _running[name] = _pick(name)
+        _bind(name)
 
 
 def get_kernels() -> str:

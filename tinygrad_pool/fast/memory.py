@@ -50,16 +50,17 @@ MAX_KEPT_BYTES = 256 << 20
 class _Block:
     """One block of memory; ``free`` turns True when the lease on it is deallocated."""
 
-    __slots__ = ("memory", "size", "stamp", "free", "watch")
+    __slots__ = ("memory", "size", "stamp", "free", "watch", "lease_type")
 
     def __init__(self, size: int, stamp: int):
         self.memory = np.empty(size, dtype=np.uint8)
         self.size, self.stamp, self.free, self.watch = size, stamp, True, None
+        self.lease_type = ctypes.c_uint8 * size
 
     def lease(self, shape, dtype, stamp: int) -> np.ndarray:
         """An array over this block, which is in use until the array and every view of it
         are gone."""
-        lease = (ctypes.c_uint8 * self.size).from_buffer(self.memory)
+        lease = self.lease_type.from_buffer(self.memory)
         self.free, self.stamp = False, stamp
         self.watch = weakref.ref(lease, self._returned)
         return np.ndarray(shape, dtype, buffer=lease)

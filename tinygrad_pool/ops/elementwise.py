@@ -21,14 +21,9 @@ import numpy as np
 from .. import dtypes
 from ..fast.quiet import quiet
 from ..kernels import kernel
-from ..engine import Node, NotAnOperand, Tensor, unbroadcast
+from ..engine import BroadcastError, Node, NotAnOperand, Tensor, unbroadcast
 from .args import check_scalar
 from .movement import Cast, Fill
-
-
-class BroadcastError(RuntimeError, ValueError):
-    """Shapes that do not broadcast: torch raises RuntimeError; this package raised ValueError
-    before it followed torch, so the error is both."""
 
 
 # The operators' symbols, named in their errors beside the method's name: ``a + b`` and
