@@ -125,7 +125,7 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
             _check_node(node)
 
     grads = {}  # keyed by identity: equal values are still different nodes
-    fresh = set()  # the keys whose gradient nothing else holds: a sum, or an op's fresh one
+    fresh = set()  # the leaves whose gradient nothing else holds: a sum, or an op's fresh one
     for node, seed in zip(nodes, seeds):
         key = id(node)
         grads[key] = grads[key] + seed if key in grads else seed
@@ -184,10 +184,11 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
                     key = id(edge)
                     if key in grads:
                         grads[key] = grads[key] + parent_grad
-                        fresh.add(key)
+                        if type(edge) is Tensor:  # (only a leaf's .grad may take it over)
+                            fresh.add(key)
                     else:
                         grads[key] = parent_grad
-                        if fn.fresh_gradients:
+                        if type(edge) is Tensor and fn.fresh_gradients:
                             fresh.add(key)
                 if not retain_graph:
                     fn.release()
