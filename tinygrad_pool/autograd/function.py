@@ -103,13 +103,7 @@ class BackwardNode(Node):
         """The Tensors forward saved. An input comes back as the input itself and an output as
         a tensor made by this node, so that under ``create_graph`` the operations of backward
         on them are recorded; an intermediate comes back as a constant."""
-        if self.released:
-            raise RuntimeError(
-                f"{self.name}: Trying to backward through the graph a second time (or directly "
-                f"access saved tensors after they have already been freed). Saved intermediate "
-                f"values of the graph are freed when you call .backward() or autograd.grad(). "
-                f"Specify retain_graph=True if you need to backward through the graph a second "
-                f"time or if you need to access saved tensors after calling backward.")
+        self._check_not_released()
         sources = dict(self._saved_sources())  # the engine's finding: input index, or -1
         saved_outputs = self.__dict__.get("saved_outputs", {})
         saved = []

@@ -196,6 +196,10 @@ class Node:
     @property
     def saved_tensors(self) -> tuple:
         """What forward saved, in the order it was saved (arrays; Tensors under create_graph)."""
+        self._check_not_released()
+        return tuple(self.saved.values())
+
+    def _check_not_released(self) -> None:
         if self.released:
             raise RuntimeError(
                 f"{self.name}: Trying to backward through the graph a second time (or directly "
@@ -203,7 +207,6 @@ class Node:
                 f"values of the graph are freed when you call .backward() or autograd.grad(). "
                 f"Specify retain_graph=True if you need to backward through the graph a second "
                 f"time or if you need to access saved tensors after calling backward.")
-        return tuple(self.saved.values())
 
     def _saved_items(self):
         """(name, array) of each saved array (None and, under create_graph, Tensors skipped)."""

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from ..fast import views
-from ..engine import OMITTED, Node, Tensor, unbroadcast
+from ..engine import OMITTED, Cast, Node, Tensor, unbroadcast  # noqa: F401  (Cast: ops import it here)
 from .args import DimensionError
 from .args import check_choice, plural, tensor_arg
 
@@ -596,17 +596,6 @@ class Clone(Node):
         return grad
 
 
-class Cast(Node):
-    """A change of dtype: the gradient changes back"""
-
-    def forward(ctx, x, dtype):
-        ctx.input_dtype = x.dtype
-        return x.astype(dtype)
-
-    def backward(ctx, grad):
-        return Cast.call(grad, dtype=ctx.input_dtype)
-
-
 class Index(Node):
     """x[index]: each selected element's gradient goes back to where it was read from;
     an element read twice (advanced indexing with repeats) gets the sum"""
@@ -700,33 +689,6 @@ class IndexPut(Node):
         grad_value = unbroadcast(Index.call(grad, index=index), ctx.value_shape) \
             if ctx.needs_input_grad[1] else None
         return grad_x, grad_value
-
-
-def apply_view_path(base, path: tuple):
-    """Replay the view ops that led from a base to one of its views (arrays or Tensors)."""
-    for fn, attrs in path:
-        base = fn.call(base, **attrs)
-    return base
-
-
-class WriteView(Node):
-    """A base whose view (reached by ``path``) was overwritten with ``value`` — what an in-place
-    op on a view does to the base (PyTorch's CopySlices): the view's region of the base takes
-    ``value``'s gradient, the rest passes through"""
-
-    def forward(ctx, base, value, path):
-        ctx.value_shape = value.shape
-        out = np.array(base, order="C")  # (an array: a 0-d gradient may come as a NumPy scalar)
-        np.copyto(apply_view_path(out, path), value)
-        return out
-
-    def backward(ctx, grad):
-        path = ctx.attrs["path"]
-        grad_base = WriteView.call(grad, np.zeros((), grad.dtype), path=path) \
-            if ctx.needs_input_grad[0] else None
-        grad_value = unbroadcast(apply_view_path(grad, path), ctx.value_shape) \
-            if ctx.needs_input_grad[1] else None
-        return grad_base, grad_value
 
 
 # ---- the functional entries (torch's signatures; Tensor methods call these) ----------------
