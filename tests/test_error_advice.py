@@ -12,7 +12,7 @@ import tinygrad_pool as tp
 import tinygrad_pool.nn.functional as F
 from tinygrad_pool import Node, gradcheck, nn, tensor
 from tinygrad_pool.gradient_check import gradcheck_report
-from tinygrad_pool.ops.args import cast_spelling, dtype_advice, operands_advice, plural
+from tinygrad_pool.args import cast_spelling, dtype_advice, operands_advice, plural
 
 # advice that would turn weights (or a whole model) into an integer or bool dtype
 INTEGER_WEIGHTS = re.compile(r"\b(weight|bias|model|running_\w+|mat2|other)\."

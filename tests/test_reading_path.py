@@ -20,7 +20,7 @@ BUDGET = 1200  # lines, all the reading path's files together
 # __init__.py that re-exports), and what nearly everything imports (its own row, no arrows).
 GATHERERS = {"tinygrad_pool", "tinygrad_pool.__main__", "tinygrad_pool.optim",
              "tinygrad_pool.utils", "tinygrad_pool.viz"}
-LEFT_OUT_IMPORTS = {"tinygrad_pool.ops.args", "tinygrad_pool.unsupported"}
+LEFT_OUT_IMPORTS = {"tinygrad_pool.args", "tinygrad_pool.unsupported"}
 NOT_IN_THE_CHART = GATHERERS | LEFT_OUT_IMPORTS | {"tinygrad_pool.threads"}
 
 PATHS = {module: path.relative_to(PACKAGE).as_posix() for module, path in MODULES.items()}

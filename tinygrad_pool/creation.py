@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes
 from .random import check_generator, default_generator
-from .ops.args import check_flag, check_floating, check_scalar, tensor_arg
+from .args import check_flag, check_floating, check_scalar, tensor_arg
 from .engine import OMITTED, Size, Tensor, check_device, ragged_detail
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from .ops import join
 from .ops import elementwise
 from .ops import matmul as matmul_ops
-from .ops.args import check_flag, check_number, tensor_arg
+from .args import check_flag, check_number, tensor_arg
 from .engine import OMITTED, Tensor, numpy_spellings
 
 

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from . import kinks
-from .ops.args import check_number, plural
+from .args import check_number, plural
 from .engine import Tensor, _node_of, run_backward
 from .grad_mode import enable_grad, no_grad
 

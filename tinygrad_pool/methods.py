@@ -19,7 +19,8 @@ from .engine import OMITTED, Cast, NotAnOperand, Size, Tensor, attach, numpy_spe
 from .engine.data import _BOOLS, _NOT_COMPARABLE, _check_can_require_grad
 from .engine.tensor import _as_array
 from .random import default_generator
-from .ops import args, conv, elementwise, join, loss, matmul, movement, pool, reduce, select
+from . import args
+from .ops import conv, elementwise, join, loss, matmul, movement, pool, reduce, select
 
 
 class TensorMethods:

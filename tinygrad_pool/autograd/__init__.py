@@ -16,7 +16,7 @@ from __future__ import annotations
 import warnings
 
 from .. import unsupported
-from ..ops.args import check_flag
+from ..args import check_flag
 from ..engine import Tensor
 from ..gradient_check import gradcheck  # noqa: F401  (torch.autograd.gradcheck)
 from .differentiate import backward, grad  # noqa: F401

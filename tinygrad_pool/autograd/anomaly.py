@@ -37,7 +37,7 @@ import numpy as np
 
 from ..engine import Tensor, hooks, run_backward
 from ..grad_mode import _ModeSwitch
-from ..ops.args import PACKAGE_DIR, check_flag, warn
+from ..args import PACKAGE_DIR, check_flag, warn
 
 _RUN_BACKWARD = run_backward.__code__
 _CHECK_NAN = [True]  # is_anomaly_check_nan_enabled(); torch keeps it while the mode is off

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..engine import Tensor, _node_of, run_backward
-from ..ops.args import check_flag
+from ..args import check_flag
 
 
 def _tensors(function: str, argument: str, values) -> tuple:

@@ -1,7 +1,7 @@
 """Dropout layers: Dropout (elements) and Dropout2d (whole channels), active only in training
 mode (``model.train()``); in eval mode (``model.eval()``) they return their input unchanged."""
 from . import functional
-from ..ops.args import check_flag
+from ..args import check_flag
 from ..ops.dropout import _check_p
 from .module import Module
 

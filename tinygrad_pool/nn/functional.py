@@ -7,7 +7,7 @@ Each function is the op's own (``tinygrad_pool.ops``), which checks its argument
 that name the op, the argument and the shapes; this module only gathers them under torch's names.
 """
 from ..ops.activation import elu, gelu, leaky_relu, logsigmoid, silu, softplus
-from ..ops.args import REDUCTIONS, check_flag, tensor_arg
+from ..args import REDUCTIONS, check_flag, tensor_arg
 from ..ops.conv import conv2d, conv_transpose2d, fold, unfold
 from ..ops.dropout import dropout, dropout2d
 from ..ops.embedding import embedding, one_hot

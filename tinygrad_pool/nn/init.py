@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from ..ops.args import check_choice, check_floating, check_number, tensor_arg
+from ..args import check_choice, check_floating, check_number, tensor_arg
 from ..random import default_generator
 from .. import unsupported
 from ..engine import Tensor

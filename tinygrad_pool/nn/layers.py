@@ -15,7 +15,7 @@ from . import functional
 from . import init
 from .. import dtypes
 from ..engine import check_device
-from ..ops.args import check_dim, check_dimension, check_flag, check_int, check_size, tensor_arg
+from ..args import check_dim, check_dimension, check_flag, check_int, check_size, tensor_arg
 from ..ops.conv import _transposed_size
 from ..windows import check_batched, pair
 from .module import Module, Parameter

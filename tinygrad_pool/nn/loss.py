@@ -8,7 +8,7 @@ Each module keeps its settings and calls its function in ``ops/loss.py``, where 
 ``reduction`` as PyTorch does.
 """
 from ..ops import loss
-from ..ops.args import check_int, check_number, tensor_arg
+from ..args import check_int, check_number, tensor_arg
 from .module import Module
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from ..grad_mode import _mode
-from ..ops.args import check_flag
+from ..args import check_flag
 from ..engine import Tensor, _node_of, check_device, zero_grad
 
 

@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from ..ops.args import check_dimension, check_flag, check_number, tensor_arg
+from ..args import check_dimension, check_flag, check_number, tensor_arg
 from ..ops.normalization import batch_norm, layer_norm
 from .. import dtypes
 from ..engine import Tensor, check_device

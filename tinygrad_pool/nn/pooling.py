@@ -8,7 +8,7 @@ from ..ops.conv import fold, unfold
 from ..ops.pool import adaptive_avg_pool2d, adaptive_max_pool2d, max_unpool2d
 from collections.abc import Iterable
 
-from ..ops.args import check_flag
+from ..args import check_flag
 from .module import Module
 
 

@@ -2,7 +2,7 @@
 in the file named as PyTorch's)."""
 import numpy as np
 
-from ..ops.args import check_dimension, check_flag, check_number
+from ..args import check_dimension, check_flag, check_number
 from ..ops.embedding import _padding_index, embedding
 from ..random import default_generator
 from .. import dtypes

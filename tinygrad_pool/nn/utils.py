@@ -12,7 +12,7 @@ import numpy as np
 
 from ..grad_mode import no_grad
 from .. import unsupported
-from ..ops.args import DimensionError, plural
+from ..args import DimensionError, plural
 from ..engine import Node, Tensor
 
 

@@ -19,7 +19,6 @@ dropout        dropout dropout2d (the mask saved on ctx)
 embedding      embedding (rows by index, scatter-add gradient), one_hot
 loss           sum_of_squares, log_softmax softmax, nll_loss cross_entropy, mse l1 smooth_l1
                huber, binary_cross_entropy (with logits)
-args           the argument checks the op functions share
 
 Each op function checks its own arguments (nn.functional re-exports these functions; the
 Tensor methods and the module-level functions of ``tinygrad_pool`` call them). Where a faster

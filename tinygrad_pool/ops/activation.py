@@ -13,7 +13,7 @@ import numpy as np
 
 from ..fast.quiet import quiet
 from ..engine import Node, Tensor
-from .args import check_choice, check_flag, check_floating, check_number, tensor_arg
+from ..args import check_choice, check_flag, check_floating, check_number, tensor_arg
 from .elementwise import Exp, Sigmoid, Where
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)

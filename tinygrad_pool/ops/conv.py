@@ -30,7 +30,7 @@ from ..fast.quiet import quiet
 from ..kernels import kernel
 from ..windows import (GeometryError, check_4d, check_batched, conv_output_size, pair, tap,
                        windows_view)
-from .args import (_TORCH_NAMES, DimensionError, check_dimension, check_same_dtype,
+from ..args import (_TORCH_NAMES, DimensionError, check_dimension, check_same_dtype,
                    plural, product_operands, tensor_arg)
 
 

@@ -9,7 +9,7 @@ The mask is drawn from ``generator`` (a NumPy Generator), else the package's def
 
 from ..random import default_generator
 from ..engine import Node, Tensor
-from .args import check_flag, check_number, tensor_arg, warn
+from ..args import check_flag, check_number, tensor_arg, warn
 
 
 class Dropout(Node):

@@ -22,7 +22,7 @@ from .. import dtypes
 from ..fast.quiet import quiet
 from ..kernels import kernel
 from ..engine import BroadcastError, Node, NotAnOperand, Tensor, unbroadcast
-from .args import check_scalar
+from ..args import check_scalar
 from .movement import Cast, Fill
 
 

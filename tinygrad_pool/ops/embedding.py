@@ -8,7 +8,7 @@ import numpy as np
 
 from ..grad_mode import no_grad
 from ..engine import Node, Tensor
-from .args import check_flag, check_int, check_number, plural, tensor_arg
+from ..args import check_flag, check_int, check_number, plural, tensor_arg
 from .movement import IndexScatter
 
 INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))  # torch's Long and Int

@@ -21,7 +21,7 @@ from ..fast.quiet import quiet
 from ..grad_mode import is_grad_enabled
 from ..engine import Node, Tensor, unbroadcast
 from .activation import LogSigmoid
-from .args import (DimensionError, check_floating, check_int, check_number, check_reduction,
+from ..args import (DimensionError, check_floating, check_int, check_number, check_reduction,
                    cast_spelling, check_same_dtype, tensor_arg, warn)
 from .elementwise import Clamp, Exp, Log, Where
 from .reduce import normalize_axis

@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from ..engine import Node, Tensor, unbroadcast
-from .args import operands_advice, plural, product_operands, tensor_arg
+from ..args import operands_advice, plural, product_operands, tensor_arg
 from .elementwise import BroadcastError
 
 

@@ -21,8 +21,8 @@ import numpy as np
 
 from ..fast import views
 from ..engine import OMITTED, Cast, Node, Tensor, unbroadcast  # noqa: F401  (Cast: ops import it here)
-from .args import DimensionError
-from .args import check_choice, plural, tensor_arg
+from ..args import DimensionError
+from ..args import check_choice, plural, tensor_arg
 
 
 def is_int(value) -> bool:

@@ -17,7 +17,7 @@ import numpy as np
 from ..fast.quiet import quiet
 from ..grad_mode import no_grad
 from ..engine import Node, Tensor
-from .args import check_flag, check_floating, check_number, dtype_advice, tensor_arg
+from ..args import check_flag, check_floating, check_number, dtype_advice, tensor_arg
 
 
 class Standardize(Node):

@@ -35,7 +35,7 @@ from ..engine import Node, Tensor
 from ..kernels import kernel
 from ..windows import (GeometryError, adaptive_mean, adaptive_mean_matrix, adaptive_window_index,
                        check_batched, check_windows_reach_input, pair, pool_output_size, tap)
-from .args import DimensionError, check_dimension, check_flag, check_floating, tensor_arg
+from ..args import DimensionError, check_dimension, check_flag, check_floating, tensor_arg
 
 TIE_RULES = ("first", "split", "all")
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..fast.quiet import quiet
 from ..engine import OMITTED, Node, Tensor
-from .args import DimensionError, check_flag, check_scalar, warn
+from ..args import DimensionError, check_flag, check_scalar, warn
 from .elementwise import Abs, Exp, Pow, Sign, Where, check_tensor, floating
 from .movement import Expand, Fill, Flip, IndexScatter, is_int, wrap_dim
 

@@ -13,7 +13,7 @@ so writing into it in place before backward is caught (its gradient is always No
 import numpy as np
 
 from ..engine import Node, Tensor, unbroadcast
-from .args import DimensionError, check_scalar, plural
+from ..args import DimensionError, check_scalar, plural
 from .movement import (Clone, Expand, Index, IndexPut, IndexScatter, Pad, Reshape,
                        expanded_shape, wrap_dim)
 

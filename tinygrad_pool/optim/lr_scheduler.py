@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections import Counter
 
 from .. import unsupported
-from ..ops.args import check_choice, check_int, check_number, plural
+from ..args import check_choice, check_int, check_number, plural
 from .optimizers import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",

@@ -42,7 +42,7 @@ except ModuleNotFoundError as error:
     raise ModuleNotFoundError(MISSING_PACKAGE, name="graphviz") from error
 
 from ..nn.module import Module
-from ..ops.args import _shown, check_flag, check_size
+from ..args import _shown, check_flag, check_size
 from ..engine import Tensor
 from .modules import ModuleLayout, module_layout, parameter_paths
 from .summary import (PALETTE, SMALL, argument, arguments, as_2d, ends, heat_colours, heat_plane,

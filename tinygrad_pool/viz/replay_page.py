@@ -51,7 +51,7 @@ from .modules import dotted_paths, outermost_modules
 from .summary import (EDGE, MAX_SLICES, PALETTE, SMALL, argument, arguments, as_2d, ends,
                       heat_colours, heat_plane, number, plural, shape_text, slice_kind, slices,
                       stats)
-from ..ops.args import check_flag, check_size
+from ..args import check_flag, check_size
 from ..ops.pool import argmax_mask
 from ..engine import Node, Tensor, _node_of, _topological_order, run_backward
 

@@ -10,8 +10,8 @@ import warnings
 
 import numpy as np
 
-from ..dtypes import cast_spelling  # noqa: F401  (re-exported: the ops' messages use it)
-from ..engine import Tensor
+from .dtypes import cast_spelling  # noqa: F401  (re-exported: the ops' messages use it)
+from .engine import Tensor
 
 REDUCTIONS = ("mean", "sum", "none")
 _INTEGERS = (int, np.integer)
@@ -117,7 +117,7 @@ def check_dimension(op: str, name: str, value, minimum: int = 0) -> int:
     """A count that becomes a dimension of a layer's weight (in_features, num_features): an int,
     not a bool. Too small is torch's RuntimeError ("Trying to create tensor with negative
     dimension"), a ValueError too, as the other geometry errors."""
-    from ..windows import GeometryError  # (windows is below the ops; imported where needed)
+    from .windows import GeometryError  # (windows is below the ops; imported where needed)
     if not isinstance(value, _INTEGERS) or isinstance(value, _BOOLS):
         raise TypeError(f"{op}: {name} must be an int, got {_shown(value)}")
     if value < minimum:
@@ -222,7 +222,7 @@ def product_operands(op: str, input, weight, bias=None) -> tuple:
 
 # tinygrad_pool's own folder: a frame from a file below it is the package's, not the user's
 # (warn here, and anomaly mode's "the line that created this op").
-PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def warn(message: str, category=UserWarning) -> None:
