@@ -15,7 +15,7 @@ from .node import BroadcastError, Cast, Node, OnceDifferentiable, _last_write, h
 from .tensor import Tensor, _as_array, attach
 
 def _node_of(t: Tensor):
-    """The node a tensor's gradient flows into: its Function, or the leaf itself."""
+    """The node a tensor's gradient flows into: its Node, or the leaf itself."""
     if t._view is not None:
         return t._view_edge()
     if t.grad_fn is not None:
@@ -104,7 +104,7 @@ def run_backward(roots, gradients, retain_graph=None, create_graph=False, inputs
     (an empty dict: no ``.grad`` is touched at all).
 
     ``observe(node, grad_output, input_grads)``, when given, sees each node as the pass reaches
-    it, in the engine's order: a Function with the gradient arriving at its output and what it
+    it, in the engine's order: a Node with the gradient arriving at its output and what it
     sends to each input (one per input, None where nothing), before it releases its buffers;
     a leaf with the summed gradient it receives and ``input_grads`` None. viz.replay draws from
     this; anomaly mode checks the gradients with it.
@@ -299,7 +299,7 @@ class Backward:
         """Accumulate d(self)/d(leaf) into ``.grad`` of every leaf that requires grad.
 
         The chain rule in reverse topological order: each node's gradient is complete (summed
-        over all its uses) before its Function passes it on to the node's inputs. With
+        over all its uses) before its Node passes it on to the node's inputs. With
         ``create_graph=True`` the backward pass is itself recorded (higher derivatives);
         ``inputs`` limits accumulation to those tensors.
         """

@@ -47,7 +47,7 @@ _FLAGS_OF_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
 
 
 def _edge(t: "Tensor"):
-    """Where the gradient for input ``t`` of a new node goes: its Function, the leaf itself, or
+    """Where the gradient for input ``t`` of a new node goes: its Node, the leaf itself, or
     nowhere (a constant)."""
     if t._view is not None:
         return t._view_edge()
@@ -137,7 +137,7 @@ class Node:
             out = ctx._as_array_output(out)
         if True in needs and _mode.grad_enabled:
             result = Tensor._make(out, ctx)
-            # Each input's node now: its Function, the leaf itself, or nothing to send to; and
+            # Each input's node now: its Node, the leaf itself, or nothing to send to; and
             # for the saved-tensor check (see _saved_tensors) the inputs' versions if any was
             # ever written (else all 0). (Spelled out for one and two inputs, made by an op and
             # no view: a call or a loop per input is a few % of a small op.)
@@ -288,7 +288,7 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        """torch's view of the edges: ``(node, 0)`` per input — the Function that made it, an
+        """torch's view of the edges: ``(node, 0)`` per input — the Node that made it, an
         ``AccumulateGrad`` for a leaf that requires grad, or None for a constant."""
         return tuple([(AccumulateGrad.of(edge) if isinstance(edge, Tensor) else edge, 0)
                       for edge in self.edges])
@@ -411,7 +411,7 @@ class Cast(Node):
 
 
 class OnceDifferentiable(Node):
-    """Stands in for the backward of a Function marked ``once_differentiable``: differentiating
+    """Stands in for the backward of a Node marked ``once_differentiable``: differentiating
     it again is an error, as in PyTorch."""
 
     @classmethod

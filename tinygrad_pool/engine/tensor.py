@@ -78,7 +78,7 @@ class Tensor:
     """An n-dimensional array that remembers how it was computed.
 
     ``_data`` is its NumPy array (``numpy()`` hands it to the user; ``data`` is torch's detached
-    Tensor over the same memory); ``grad_fn`` the Function that produced it (None for a leaf);
+    Tensor over the same memory); ``grad_fn`` the Node that produced it (None for a leaf);
     ``grad`` the gradient backward() accumulated into it (a Tensor, or None).
     """
 
