@@ -251,9 +251,9 @@ def _backward_on_graph(fn: Node, grad: Tensor):
     constant), so every operation in the backward is recorded and can itself be differentiated."""
     if fn.once_differentiable:  # its backward works on arrays; its result cannot go further
         return fn.backward(np.asarray(grad))
-    arrays = dict(fn._saved_items())
     sources = dict(fn._saved_sources())
-    for name, array in arrays.items():
+    on_graph = dict(fn.saved)
+    for name, array in fn._saved_items():
         source = sources.get(name)
         if source is None:  # an intermediate: a constant, kept an array
             continue
@@ -269,12 +269,12 @@ def _backward_on_graph(fn: Node, grad: Tensor):
             else:
                 value = Tensor._make(array, edge)
                 value._version_counter = fn.parents[source]._counter()
-        fn._resave(name, value)
+        on_graph[name] = value
+    saved, fn.saved = fn.saved, on_graph
     try:
         return fn.backward(grad)
     finally:
-        for name, array in arrays.items():
-            fn._resave(name, array)
+        fn.saved = saved
 
 
 def zero_grad(tensors, set_to_none: bool = True) -> None:

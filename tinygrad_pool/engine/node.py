@@ -215,8 +215,7 @@ class Node:
                 yield name, value
 
     def _resave(self, name: str, value) -> None:
-        """Put ``value`` in the place of the saved array ``name`` (an in-place commit, or
-        create_graph handing backward Tensors)."""
+        """Put ``value`` in the place of the saved array ``name`` (the in-place commit)."""
         self.saved = {**self.saved, name: value}
 
     def _hold_unsaved_weakly(self) -> None:

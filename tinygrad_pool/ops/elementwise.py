@@ -21,9 +21,9 @@ import numpy as np
 from .. import dtypes
 from ..fast.quiet import quiet
 from ..kernels import kernel
-from ..engine import BroadcastError, Node, NotAnOperand, Tensor, unbroadcast
+from ..engine import BroadcastError, Cast, Node, NotAnOperand, Tensor, unbroadcast
 from ..args import check_scalar
-from .movement import Cast, Fill
+from .movement import Fill
 
 
 # The operators' symbols, named in their errors beside the method's name: ``a + b`` and

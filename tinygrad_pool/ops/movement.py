@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from ..fast import views
-from ..engine import OMITTED, Cast, Node, Tensor, unbroadcast  # noqa: F401  (Cast: ops import it here)
+from ..engine import OMITTED, Node, Tensor, unbroadcast
 from ..args import DimensionError
 from ..args import check_choice, plural, tensor_arg
 
