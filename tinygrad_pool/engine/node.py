@@ -272,7 +272,7 @@ class Node:
                 now = self.parents[source]._version
                 then = 0 if self.input_versions is None else self.input_versions[source]
             if now != then:
-                array = dict(self._saved_items())[name]
+                array = self.saved[name]
                 what = "its output" if source < 0 else f"its input {source}"
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been modified by "
