@@ -745,6 +745,20 @@ class TensorMethods:
     def softmax(self, dim: int = -1):
         return loss.softmax(self, args.check_int("softmax", "dim", dim))
 
+    # ==== [math] (issue 33: insert below this line) ====
+
+    # ==== [division] (issue 33: insert below this line) ====
+
+    # ==== [activation] (issue 33: insert below this line) ====
+
+    # ==== [conv] (issue 33: insert below this line) ====
+
+    # ==== [resize] (issue 33: insert below this line) ====
+
+    # ==== [sort] (issue 33: insert below this line) ====
+
+    # ==== [select] (issue 33: insert below this line) ====
+
 
 attach(TensorMethods)
 

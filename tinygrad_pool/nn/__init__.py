@@ -41,6 +41,20 @@ __all__ = ["functional", "init", "utils", "parallel", "DataParallel",
            "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout2d", "Embedding",
            "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
            "BCELoss", "BCEWithLogitsLoss"]
+# ==== [math] (issue 33: insert below this line) ====
+
+# ==== [division] (issue 33: insert below this line) ====
+
+# ==== [activation] (issue 33: insert below this line) ====
+
+# ==== [conv] (issue 33: insert below this line) ====
+
+# ==== [resize] (issue 33: insert below this line) ====
+
+# ==== [sort] (issue 33: insert below this line) ====
+
+# ==== [select] (issue 33: insert below this line) ====
+
 
 
 # A submodule torch has and we lack (torch.nn.quantized, torch.nn.utils.rnn) is refused on import
