@@ -178,6 +178,17 @@ def is_tensor(obj) -> bool:
 
 
 # ==== [math] (issue 33: insert below this line) ====
+tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh = map(
+    _unary, ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"))
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = map(
+    _unary, ("arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh"))
+erf, erfc, exp2, log2, log10, expm1, reciprocal, trunc, fix, frac = map(
+    _unary, ("erf", "erfc", "exp2", "log2", "log10", "expm1", "reciprocal", "trunc", "fix",
+             "frac"))
+atan2, arctan2, copysign, lerp, nan_to_num = map(
+    _unary, ("atan2", "arctan2", "copysign", "lerp", "nan_to_num"))
+isnan, isinf, isfinite, isposinf, isneginf, signbit = map(
+    _unary, ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"))
 
 # ==== [division] (issue 33: insert below this line) ====
 

@@ -21,6 +21,7 @@ from .engine.tensor import _as_array
 from .random import default_generator
 from . import args
 from .ops import conv, elementwise, join, loss, matmul, movement, pool, reduce, select
+from .ops import math_functions
 
 
 class TensorMethods:
@@ -746,6 +747,95 @@ class TensorMethods:
         return loss.softmax(self, args.check_int("softmax", "dim", dim))
 
     # ==== [math] (issue 33: insert below this line) ====
+    # torch's other elementwise math (ops/math_functions.py); integer and bool inputs of the
+    # float functions compute in the default float dtype, as torch
+    def tan(self): return math_functions.float_function("tan", self)
+    def asin(self): return math_functions.float_function("asin", self)
+    def acos(self): return math_functions.float_function("acos", self)
+    def sinh(self): return math_functions.float_function("sinh", self)
+    def cosh(self): return math_functions.float_function("cosh", self)
+    def asinh(self): return math_functions.float_function("asinh", self)
+    def acosh(self): return math_functions.float_function("acosh", self)
+    def atanh(self): return math_functions.float_function("atanh", self)
+    def erf(self): return math_functions.float_function("erf", self)
+    def erfc(self): return math_functions.float_function("erfc", self)
+    def exp2(self): return math_functions.float_function("exp2", self)
+    def log2(self): return math_functions.float_function("log2", self)
+    def log10(self): return math_functions.float_function("log10", self)
+    def expm1(self): return math_functions.float_function("expm1", self)
+    def reciprocal(self): return math_functions.float_function("reciprocal", self)
+    def trunc(self): return math_functions.trunc(self)
+    def frac(self): return math_functions.frac(self)
+    def atan2(self, other): return math_functions.atan2(self, other)
+    def copysign(self, other): return math_functions.copysign(self, other)
+    def lerp(self, end, weight): return math_functions.lerp(self, end, weight)
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        return math_functions.nan_to_num(self, nan, posinf, neginf)
+
+    def isnan(self): return math_functions.isnan(self)
+    def isinf(self): return math_functions.isinf(self)
+    def isfinite(self): return math_functions.isfinite(self)
+    def isposinf(self): return math_functions.isposinf(self)
+    def isneginf(self): return math_functions.isneginf(self)
+    def signbit(self): return math_functions.signbit(self)
+    atan = arctan
+    arcsin, arccos, arcsinh, arccosh, arctanh, arctan2, fix = asin, acos, asinh, acosh, atanh, atan2, trunc
+
+    def tan_(self): return self._inplace_unary("tan_", math_functions.Tan, floating=True)
+    def asin_(self): return self._inplace_unary("asin_", math_functions.Arcsin, floating=True)
+    def acos_(self): return self._inplace_unary("acos_", math_functions.Arccos, floating=True)
+    def atan_(self): return self._inplace_unary("atan_", elementwise.Arctan, floating=True)
+    def sinh_(self): return self._inplace_unary("sinh_", math_functions.Sinh, floating=True)
+    def cosh_(self): return self._inplace_unary("cosh_", math_functions.Cosh, floating=True)
+    def asinh_(self): return self._inplace_unary("asinh_", math_functions.Arcsinh, floating=True)
+    def acosh_(self): return self._inplace_unary("acosh_", math_functions.Arccosh, floating=True)
+    def atanh_(self): return self._inplace_unary("atanh_", math_functions.Arctanh, floating=True)
+    def erf_(self): return self._inplace_unary("erf_", math_functions.Erf, floating=True)
+    def erfc_(self): return self._inplace_unary("erfc_", math_functions.Erfc, floating=True)
+    def exp2_(self): return self._inplace_unary("exp2_", math_functions.Exp2, floating=True)
+    def log2_(self): return self._inplace_unary("log2_", math_functions.Log2, floating=True)
+    def log10_(self): return self._inplace_unary("log10_", math_functions.Log10, floating=True)
+    def expm1_(self): return self._inplace_unary("expm1_", math_functions.Expm1, floating=True)
+    def reciprocal_(self):
+        return self._inplace_unary("reciprocal_", math_functions.Reciprocal, floating=True)
+
+    def trunc_(self):
+        if self._data.dtype is dtypes.bool:
+            elementwise.refuse_bool("trunc_", self)
+        return self._inplace(math_functions.Trunc)
+
+    def frac_(self): return math_functions.frac_(self)
+
+    def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+        values = math_functions.replacements("nan_to_num_", nan, posinf, neginf)
+        return self._inplace(math_functions.NanToNum, **values)
+
+    def atan2_(self, other):
+        other = elementwise.check_tensor("atan2_", "other", other)
+        return self._inplace_math("atan2_", math_functions.Atan2, other)
+
+    def copysign_(self, other):
+        if not (isinstance(other, Tensor) or elementwise.is_number(other)):
+            raise TypeError(f"copysign_(): argument 'other' must be Tensor or Number, not "
+                            f"{type(other).__name__}")
+        return self._inplace_math("copysign_", math_functions.Copysign, other)
+
+    def _inplace_math(self, op: str, fn: type, other) -> "Tensor":
+        """atan2_/copysign_: a float result (integers compute in the default float dtype) of
+        self and ``other`` (broadcast to self's shape), written into self."""
+        dtype = elementwise.result_dtype(self, other)
+        self._check_fits(op, "other", other if isinstance(other, Tensor) else None,
+                         dtype if dtype.kind == "f" else dtypes.get_default_dtype())
+        return self._inplace(fn, elementwise.as_dtype(other, self._data.dtype))
+
+    def lerp_(self, end, weight):
+        _, end, weight = math_functions.check_lerp("lerp_", self, end, weight)
+        self._check_fits("lerp_", "end", end)
+        self._check_fits("lerp_", "weight", weight)
+        return self._inplace(math_functions.Lerp, end, weight)
+
+    arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, asinh_, acosh_, atanh_
+    arctan2_, fix_ = atan2_, trunc_
 
     # ==== [division] (issue 33: insert below this line) ====
 
