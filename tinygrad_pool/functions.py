@@ -191,6 +191,61 @@ isnan, isinf, isfinite, isposinf, isneginf, signbit = map(
     _unary, ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"))
 
 # ==== [division] (issue 33: insert below this line) ====
+from .ops import bitwise as _bitwise, division as _division  # noqa: E402
+
+
+def div(input, other, *, rounding_mode=None) -> Tensor:
+    """input / other; rounded towards zero or down with rounding_mode "trunc" or "floor"."""
+    return _division.div(input, other, rounding_mode=rounding_mode)
+
+
+def divide(input, other, *, rounding_mode=None) -> Tensor:
+    return _division.div(input, other, rounding_mode=rounding_mode, op="divide")
+
+
+def true_divide(input, other) -> Tensor:
+    return _division.div(input, other, op="true_divide")
+
+
+def floor_divide(input, other) -> Tensor:
+    return _division.floor_divide(input, other)
+
+
+def remainder(input, other) -> Tensor:
+    """input - ⌊input / other⌋ · other, the sign of other (Python's %)."""
+    return _division.remainder(input, other)
+
+
+def fmod(input, other) -> Tensor:
+    """input - trunc(input / other) · other, the sign of input (C's fmod)."""
+    return _division.fmod(input, other)
+
+
+absolute = _unary("absolute")
+
+
+def bitwise_and(input, other) -> Tensor:
+    return _bitwise.bitwise("bitwise_and", input, other)
+
+
+def bitwise_or(input, other) -> Tensor:
+    return _bitwise.bitwise("bitwise_or", input, other)
+
+
+def bitwise_xor(input, other) -> Tensor:
+    return _bitwise.bitwise("bitwise_xor", input, other)
+
+
+def bitwise_left_shift(input, other) -> Tensor:
+    return _bitwise.bitwise("bitwise_left_shift", input, other)
+
+
+def bitwise_right_shift(input, other) -> Tensor:
+    return _bitwise.bitwise("bitwise_right_shift", input, other)
+
+
+def bitwise_not(input) -> Tensor:
+    return _bitwise.bitwise_not(input)
 
 # ==== [activation] (issue 33: insert below this line) ====
 

@@ -21,6 +21,7 @@ from .engine.tensor import _as_array
 from .random import default_generator
 from . import args
 from .ops import conv, elementwise, join, loss, matmul, movement, pool, reduce, select
+from .ops import bitwise, division
 from .ops import math_functions
 
 
@@ -281,14 +282,22 @@ class TensorMethods:
         return self - elementwise.scaled_operand("sub", other, alpha)
 
     def mul(self, other): return self * elementwise.check_operand("mul", "other", other)
-    def div(self, other): return self / elementwise.check_operand("div", "other", other)
+    def div(self, other, *, rounding_mode=None):
+        if rounding_mode is None and self._data.dtype.kind == "f":  # the operator's fast path
+            return self / elementwise.check_operand("div", "other", other)
+        return division.div(self, other, rounding_mode=rounding_mode)
+
+    def divide(self, other, *, rounding_mode=None):
+        return division.div(self, other, rounding_mode=rounding_mode, op="divide")
+
+    def true_divide(self, other): return self / elementwise.check_operand("true_divide", "other", other)
     def neg(self):
         if self._data.dtype is dtypes.bool:
             elementwise.refuse_bool("neg", self)
         return -self
 
     def square(self): return self * self
-    multiply, divide, true_divide, subtract, negative = mul, div, div, sub, neg
+    multiply, subtract, negative = mul, sub, neg
 
     def __pow__(self, exponent):
         if isinstance(exponent, np.ndarray):  # (torch takes an array operand too)
@@ -355,29 +364,31 @@ class TensorMethods:
 
     greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 
-    def _logical(self, other, op, name: str) -> "Tensor":
-        if not isinstance(other, (Tensor, np.ndarray)) and not elementwise.is_number(other):
+    # Bitwise operators (ops/bitwise.py): integer and bool tensors, no gradient
+    def _bitwise(self, op: str, symbol: str, other, reflected: bool = False):
+        if isinstance(other, np.ndarray):  # (torch takes an array operand too)
+            other = Tensor._make(_as_array(other, None), None)
+        elif not isinstance(other, Tensor) and not elementwise.is_number(other):
             return NotImplemented  # (Python's TypeError: unsupported operand type(s) for &)
-        other = self._const(other)._data
-        if self._data.dtype.kind == "f" or other.dtype.kind == "f":
-            raise NotImplementedError(f"{name}: not implemented for floating-point tensors (input "
-                                      f"of dtype {self._data.dtype} and other of dtype "
-                                      f"{other.dtype}); use bool or integer tensors, e.g. masks "
-                                      f"from comparisons such as x > 0, or x.bool()")
-        if self._data.shape != other.shape and self._data.ndim and other.ndim:
-            elementwise.check_broadcast(name, self._data, other)
-        return Tensor._make(np.asarray(op(self._data, other)), None)
+        return bitwise.bitwise(op, other, self, symbol) if reflected else \
+            bitwise.bitwise(op, self, other, symbol)
 
-    def __and__(self, other): return self._logical(other, np.bitwise_and, "and (&)")
-    def __or__(self, other): return self._logical(other, np.bitwise_or, "or (|)")
-    def __xor__(self, other): return self._logical(other, np.bitwise_xor, "xor (^)")
-    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+    def __and__(self, other): return self._bitwise("bitwise_and", "&", other)
+    def __or__(self, other): return self._bitwise("bitwise_or", "|", other)
+    def __xor__(self, other): return self._bitwise("bitwise_xor", "^", other)
+    def __lshift__(self, other): return self._bitwise("bitwise_left_shift", "<<", other)
+    def __rshift__(self, other): return self._bitwise("bitwise_right_shift", ">>", other)
+    def __rand__(self, other): return self._bitwise("bitwise_and", "&", other, reflected=True)
+    def __ror__(self, other): return self._bitwise("bitwise_or", "|", other, reflected=True)
+    def __rxor__(self, other): return self._bitwise("bitwise_xor", "^", other, reflected=True)
+    def __rlshift__(self, other): return self._bitwise("bitwise_left_shift", "<<", other, reflected=True)
+    def __rrshift__(self, other): return self._bitwise("bitwise_right_shift", ">>", other, reflected=True)
 
     def __invert__(self):
-        if self._data.dtype.kind == "f":
-            raise TypeError(f"~: input must be an integer or bool tensor (bitwise not), got "
-                            f"dtype {self._data.dtype}")
-        return Tensor._make(np.asarray(~self._data), None)
+        if self._data.dtype.kind == "f":  # (torch's TypeError here, NotImplementedError in bitwise_not)
+            raise TypeError(f"~: input has dtype {self._data.dtype}: ~ (operator.invert) is only "
+                            f"implemented on integer and Boolean-type tensors")
+        return bitwise.bitwise_not(self, "~")
 
     def logical_not(self): return Tensor._make(np.asarray(self._data == 0), None)
     def logical_and(self, other):
@@ -486,7 +497,17 @@ class TensorMethods:
     def add_(self, other, *, alpha=1): return self._inplace_binary("add_", elementwise.Add, other, alpha)
     def sub_(self, other, *, alpha=1): return self._inplace_binary("sub_", elementwise.Sub, other, alpha)
     def mul_(self, other): return self._inplace_binary("mul_", elementwise.Mul, other)
-    def div_(self, other): return self._inplace_binary("div_", elementwise.Div, other)
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return self._inplace_binary("div_", elementwise.Div, other)
+        division.check_rounding("div_", rounding_mode)
+        return self._division_inplace("div_", other, rounding_mode)
+
+    def divide_(self, other, *, rounding_mode=None):
+        division.check_rounding("divide_", rounding_mode)
+        return self._division_inplace("divide_", other, rounding_mode)
+
+    def true_divide_(self, other): return self._inplace_binary("true_divide_", elementwise.Div, other)
 
     def pow_(self, exponent):
         if isinstance(exponent, complex):
@@ -838,6 +859,91 @@ class TensorMethods:
     arctan2_, fix_ = atan2_, trunc_
 
     # ==== [division] (issue 33: insert below this line) ====
+    # Rounded division and remainders (ops/division.py): integers stay integers, and an
+    # integer divisor of 0 raises, as torch
+    def floor_divide(self, other): return division.floor_divide(self, other)
+    def remainder(self, other): return division.remainder(self, other)
+    def fmod(self, other): return division.fmod(self, other)
+
+    def _division(self, function, symbol: str, other, reflected: bool = False):
+        if isinstance(other, np.ndarray):  # (torch takes an array operand too)
+            other = Tensor._make(_as_array(other, None), None)
+        elif not isinstance(other, Tensor) and not elementwise.is_number(other):
+            return NotImplemented  # (Python's TypeError: unsupported operand type(s) for //)
+        op = f"{function.__name__} ({symbol})"
+        return function(other, self, op=op) if reflected else function(self, other, op=op)
+
+    def __floordiv__(self, other): return self._division(division.floor_divide, "//", other)
+    def __rfloordiv__(self, other): return self._division(division.floor_divide, "//", other, True)
+    def __mod__(self, other): return self._division(division.remainder, "%", other)
+    def __rmod__(self, other): return self._division(division.remainder, "%", other, True)
+
+    def _division_inplace(self, op: str, other, kernel) -> "Tensor":
+        """``x.remainder_(y)``, ``x //= y``...: ``kernel`` the rounding ("trunc", "floor"),
+        "remainder", "fmod", or None for true division."""
+        node, other, attrs, dtype = division.inplace_args(op, self, other, kernel)
+        self._check_fits(op, "other", other, dtype)
+        return self._inplace(node, other, **attrs)
+
+    def floor_divide_(self, other): return self._division_inplace("floor_divide_", other, "floor")
+    def remainder_(self, other): return self._division_inplace("remainder_", other, "remainder")
+    def fmod_(self, other): return self._division_inplace("fmod_", other, "fmod")
+
+    # ``x //= y`` with a y that no in-place op takes: NotImplemented, and Python falls back to
+    # ``x = x // y``, as with torch
+    def __ifloordiv__(self, other):
+        if not isinstance(other, Tensor) and not elementwise.is_number(other):
+            return NotImplemented
+        return self._division_inplace("//=", other, "floor")
+
+    def __imod__(self, other):
+        if not isinstance(other, Tensor) and not elementwise.is_number(other):
+            return NotImplemented
+        return self._division_inplace("%=", other, "remainder")
+
+    def __abs__(self): return self.abs()
+    absolute, absolute_ = abs, abs_
+
+    # Bitwise ops (ops/bitwise.py): integer and bool tensors (the operators are above)
+    def bitwise_and(self, other): return bitwise.bitwise("bitwise_and", self, other)
+    def bitwise_or(self, other): return bitwise.bitwise("bitwise_or", self, other)
+    def bitwise_xor(self, other): return bitwise.bitwise("bitwise_xor", self, other)
+    def bitwise_left_shift(self, other): return bitwise.bitwise("bitwise_left_shift", self, other)
+    def bitwise_right_shift(self, other): return bitwise.bitwise("bitwise_right_shift", self, other)
+    def bitwise_not(self): return bitwise.bitwise_not(self)
+
+    def _bitwise_inplace(self, op: str, name: str, other) -> "Tensor":
+        """``x.bitwise_and_(y)``, ``x &= y``...: the result written into x (it has no graph:
+        integers and bools have no gradient)."""
+        result = bitwise.bitwise(op, self, other) if op != "bitwise_not" else bitwise.bitwise_not(self, name)
+        self._check_fits(name, "other", result, result._data.dtype)
+        self._check_inplace()
+        self._write(result._data)
+        return self
+
+    def bitwise_and_(self, other): return self._bitwise_inplace("bitwise_and", "bitwise_and_", other)
+    def bitwise_or_(self, other): return self._bitwise_inplace("bitwise_or", "bitwise_or_", other)
+    def bitwise_xor_(self, other): return self._bitwise_inplace("bitwise_xor", "bitwise_xor_", other)
+    def bitwise_not_(self): return self._bitwise_inplace("bitwise_not", "bitwise_not_", None)
+
+    def bitwise_left_shift_(self, other):
+        return self._bitwise_inplace("bitwise_left_shift", "bitwise_left_shift_", other)
+
+    def bitwise_right_shift_(self, other):
+        return self._bitwise_inplace("bitwise_right_shift", "bitwise_right_shift_", other)
+
+    def _bitwise_augmented(self, op: str, name: str, other):
+        if isinstance(other, np.ndarray):
+            other = Tensor._make(_as_array(other, None), None)
+        elif not isinstance(other, Tensor) and not elementwise.is_number(other):
+            return NotImplemented
+        return self._bitwise_inplace(op, name, other)
+
+    def __iand__(self, other): return self._bitwise_augmented("bitwise_and", "&=", other)
+    def __ior__(self, other): return self._bitwise_augmented("bitwise_or", "|=", other)
+    def __ixor__(self, other): return self._bitwise_augmented("bitwise_xor", "^=", other)
+    def __ilshift__(self, other): return self._bitwise_augmented("bitwise_left_shift", "<<=", other)
+    def __irshift__(self, other): return self._bitwise_augmented("bitwise_right_shift", ">>=", other)
 
     # ==== [activation] (issue 33: insert below this line) ====
 
