@@ -248,6 +248,27 @@ def bitwise_not(input) -> Tensor:
     return _bitwise.bitwise_not(input)
 
 # ==== [activation] (issue 33: insert below this line) ====
+from .ops import activation as _activation  # noqa: E402
+
+
+def selu(input):
+    """``F.selu(input)``, as ``torch.selu`` (which has no ``inplace``)."""
+    return _activation.selu(input)
+
+
+def selu_(input):
+    """``F.selu_(input)``: selu written into ``input``, as ``torch.selu_``."""
+    return _activation.selu_(input)
+
+
+def celu(input, alpha: float = 1.0):
+    """``F.celu(input, alpha)``, as ``torch.celu`` (which has no ``inplace``)."""
+    return _activation.celu(input, alpha)
+
+
+def celu_(input, alpha: float = 1.0):
+    """``F.celu_(input, alpha)``: celu written into ``input``, as ``torch.celu_``."""
+    return _activation.celu_(input, alpha)
 
 # ==== [conv] (issue 33: insert below this line) ====
 

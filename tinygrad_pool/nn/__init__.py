@@ -46,6 +46,9 @@ __all__ = ["functional", "init", "utils", "parallel", "DataParallel",
 # ==== [division] (issue 33: insert below this line) ====
 
 # ==== [activation] (issue 33: insert below this line) ====
+from .activation import (CELU, SELU, Hardsigmoid, Hardswish, Hardtanh, Mish,  # noqa: E402
+                         ReLU6, Softsign)
+__all__ += ["ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "Mish", "SELU", "CELU", "Softsign"]
 
 # ==== [conv] (issue 33: insert below this line) ====
 

@@ -2,6 +2,8 @@
 (the Functions and their derivatives live in ``ops/activation.py``, ``ops/elementwise.py`` and
 ``ops/loss.py``). Their reprs are torch's, so a printed model reads the same in both.
 """
+import warnings
+
 from ..ops import activation
 from ..ops.loss import implicit_softmax_dim, log_softmax, softmax  # noqa: F401
 from .module import Module
@@ -47,6 +49,115 @@ class ELU(Module):
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class SELU(Module):
+    """λ x where x > 0, else λ α (eˣ - 1), with SELU's fixed α ≈ 1.6733, λ ≈ 1.0507."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return activation.selu(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class CELU(Module):
+    """x where x > 0, else α (e^(x/α) - 1)."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return activation.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Hardtanh(Module):
+    """x clamped to [min_val, max_val] (slope 0 at the bounds). ``min_value``/``max_value``:
+    torch's deprecated spellings, with its FutureWarning."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value=None, max_value=None):
+        super().__init__()
+        if min_value is not None:
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`",
+                          FutureWarning, stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`",
+                          FutureWarning, stacklevel=2)
+            max_val = max_value
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+        if self.max_val <= self.min_val:  # (torch's check and error type, at construction)
+            raise AssertionError(f"Hardtanh: max_val ({max_val}) must be greater than min_val "
+                                 f"({min_val})")
+
+    def forward(self, input):
+        return activation.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (
+            ", inplace=True" if self.inplace else "")
+
+
+class ReLU6(Hardtanh):
+    """min(max(x, 0), 6): Hardtanh(0.0, 6.0), as torch's."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Hardswish(Module):
+    """x · relu6(x + 3) / 6. (Its repr does not show ``inplace``, as torch's.)"""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return activation.hardswish(input, self.inplace)
+
+
+class Hardsigmoid(Module):
+    """relu6(x + 3) / 6. (Its repr does not show ``inplace``, as torch's.)"""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return activation.hardsigmoid(input, self.inplace)
+
+
+class Mish(Module):
+    """x tanh(softplus(x))."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return activation.mish(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, input):
+        return activation.softsign(input)
 
 
 class GELU(Module):

@@ -43,6 +43,10 @@ def tanh(input): return tensor_arg("tanh", "input", input).tanh()
 # ==== [division] (issue 33: insert below this line) ====
 
 # ==== [activation] (issue 33: insert below this line) ====
+from ..ops.activation import (celu, celu_, hardsigmoid, hardswish, hardtanh, hardtanh_,  # noqa: E402
+                              mish, relu6, selu, selu_, softsign)
+__all__ += ["relu6", "hardtanh", "hardtanh_", "hardswish", "hardsigmoid", "mish", "selu", "selu_",
+            "celu", "celu_", "softsign"]
 
 # ==== [conv] (issue 33: insert below this line) ====
 

@@ -1,11 +1,14 @@
-"""Activations beyond relu, sigmoid and tanh (those are in elementwise.py): leaky ReLU, ELU, GELU
-(exact and tanh-approximated), SiLU, softplus, log-sigmoid, and the error function GELU rests on.
+"""Activations beyond relu, sigmoid and tanh (those are in elementwise.py): leaky ReLU, ELU (and
+its scaled forms SELU and CELU), GELU (exact and tanh-approximated), SiLU, softplus, log-sigmoid,
+the piecewise-linear hardtanh (relu6), hardswish and hardsigmoid, mish, softsign, and the error
+function GELU rests on.
 
 Each Function saves what PyTorch saves — the input, ``ctx.save_for_backward(x=x)`` — and
 writes its backward with operators and ``Node.call`` (``Exp``, ``Tanh``, ``Erf``...), so that
 under ``create_graph=True`` the backward is recorded and differentiates again, as all of these
-do in torch. Which side of zero an element lies on is read from the saved input's values
-(``np.asarray``): a constant mask, with no derivative of its own.
+do in torch (but hardsigmoid, whose second derivative torch lacks). Which side of a kink an
+element lies on is read from the saved input's values (``np.asarray``): a constant mask, with
+no derivative of its own.
 """
 import math
 
@@ -14,7 +17,7 @@ import numpy as np
 from ..fast.quiet import quiet
 from ..engine import Node, Tensor
 from ..args import check_choice, check_flag, check_floating, check_number, tensor_arg
-from .elementwise import Exp, Sigmoid, Where
+from .elementwise import Exp, Sigmoid, Tanh, Where
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _SQRT_HALF = math.sqrt(0.5)
@@ -94,32 +97,66 @@ class LeakyReLU(Node):
 
 
 class ELU(Node):
-    """d elu(x) = (1 if x > 0 else α eˣ) dx"""
+    """d elu(x) = (1 if x > 0 else α eˣ) dx — with torch's two scales (SELU and CELU set them),
+    elu(x) = λ x for x > 0, else λ α (e^(κx) - 1), and d elu(x) = (λ if x > 0 else λ α κ e^(κx)) dx"""
 
     elementwise = True
 
-    def forward(ctx, x, alpha):
+    def forward(ctx, x, alpha, scale=1.0, input_scale=1.0):
         ctx.save_for_backward(x=x)
-        # (minimum in this order: elu(-0) is -0, as torch's)
-        return np.where(x > 0, x, x.dtype.type(alpha) * np.expm1(np.minimum(0, x)))
+        negative = np.minimum(0, x)  # (in this order: elu(-0) is -0, as torch's)
+        if input_scale != 1:
+            negative = negative * x.dtype.type(input_scale)
+        positive = x if scale == 1 else x * x.dtype.type(scale)
+        return np.where(x > 0, positive, x.dtype.type(alpha * scale) * np.expm1(negative))
 
     def backward(ctx, grad):
-        (x,), alpha = ctx.saved_tensors, ctx.attrs["alpha"]
+        (x,), attrs = ctx.saved_tensors, ctx.attrs
+        alpha, scale, input_scale = attrs["alpha"], attrs.get("scale", 1.0), ctx.slope_scale()
         values = np.asarray(x)
-        # At 0 the slope is α, a constant: torch's second derivative is 0 there. eˣ is taken
-        # of the negative side only (0 elsewhere): a large positive x would overflow exp, and
-        # a NaN — "positive", slope 1, as in torch — would leak through 0 · NaN, into the
-        # second derivative too. So: selections (Where), never products with masks.
+        # At 0 the slope is λακ, a constant: torch's second derivative is 0 there. The
+        # exponential is taken of the negative side only (0 elsewhere): a large positive x would
+        # overflow exp, and a NaN — "positive", slope λ, as in torch — would leak through 0 · NaN,
+        # into the second derivative too. So: selections (Where), never products with masks.
         negative = values < 0
-        exp_negative = Exp.call(Where.call(x, np.zeros((), x.dtype), condition=negative))
-        constant = np.where(values == 0, alpha, 1).astype(x.dtype)
-        return grad * Where.call(alpha * exp_negative, constant, condition=negative)
+        exponent = Where.call(x, np.zeros((), x.dtype), condition=negative)
+        if input_scale != 1:
+            exponent = input_scale * exponent
+        constant = np.where(values == 0, alpha * scale * input_scale, scale).astype(x.dtype)
+        return grad * Where.call((alpha * scale * input_scale) * Exp.call(exponent), constant,
+                                 condition=negative)
+
+    def slope_scale(self) -> float:
+        """κ as backward takes it."""
+        return self.attrs.get("input_scale", 1.0)
 
     def kink_points(self) -> list:
-        """(input value, what backward takes there) where the slope jumps: at 0, unless α = 1
-        (gradcheck's kink report asks, kinks.py)."""
-        alpha = self.attrs["alpha"]
-        return [(0.0, f"the negative side's slope α = {alpha:g}, as PyTorch")] if alpha != 1 else []
+        """(input value, what backward takes there) where the slope jumps: at 0, unless the
+        negative side's slope λακ there equals the positive side's λ (gradcheck's kink report
+        asks, kinks.py)."""
+        attrs = self.attrs
+        scale = attrs.get("scale", 1.0)
+        slope = attrs["alpha"] * scale * attrs.get("input_scale", 1.0)
+        return [(0.0, f"the negative side's slope {slope:g}, as PyTorch")] if slope != scale else []
+
+
+class SELU(ELU):
+    """selu(x) = λ x for x > 0, else λ α (eˣ - 1), with the fixed α ≈ 1.6733, λ ≈ 1.0507 of
+    Klambauer et al.;  d selu(x) = (λ if x > 0 else λ α eˣ) dx"""
+
+
+class CELU(ELU):
+    """celu(x) = x for x > 0, else α (e^(x/α) - 1);  d celu(x) = (1 if x > 0 else e^(x/α)) dx —
+    continuous in slope at 0 for every α"""
+
+    def slope_scale(self) -> float:
+        """κ = 1/α as torch's CeluBackward takes it: of α rounded to float32 (derivatives.yaml,
+        ``1.0/alpha.toFloat()``), in float64 too — a slope 3e-7 off e^(x/α) for α = 0.3."""
+        return 1 / float(np.float32(self.attrs["alpha"]))
+
+    def kink_points(self) -> list:
+        """None: both sides' slope is 1 at 0 (α · 1/α, which may round to 1 - 1e-16)."""
+        return []
 
 
 class GELU(Node):
@@ -206,7 +243,13 @@ class Softplus(Node):
         # σ(βx) is torch's e^(βx) / (e^(βx) + 1), written so that it never divides inf by inf
         # (torch's nan for 88 < βx ≤ a large threshold) and differentiates again stably.
         (x,), beta, threshold = ctx.saved_tensors, ctx.attrs["beta"], ctx.attrs["threshold"]
-        linear = np.asarray(x) * beta > threshold  # a constant mask
+        scaled = np.asarray(x) * beta
+        linear = scaled > threshold  # a constant mask
+        at_threshold = scaled == threshold
+        if at_threshold.any():
+            # Exactly at the switch the slope is σ(βx), but torch's second derivative is 0
+            # there (its softplus_double_backward takes βx < threshold): x enters as a constant
+            x = Where.call(x, np.asarray(x), condition=~at_threshold)
         return Where.call(grad, grad * Sigmoid.call(beta * x), condition=linear)
 
 
@@ -228,6 +271,121 @@ class LogSigmoid(Node):
         # round to 0.
         (x,) = ctx.saved_tensors
         return grad * Sigmoid.call(-x)
+
+
+class Hardtanh(Node):
+    """hardtanh(x) = min_val below min_val, max_val above max_val, else x;
+    d hardtanh(x) = [min_val < x < max_val] dx — 0 at the bounds themselves, as torch's (where
+    clamp's slope is 1)"""
+
+    elementwise = True
+
+    def forward(ctx, x, min_val, max_val):
+        ctx.save_for_backward(x=x)
+        low, high = _bounds_in(x.dtype, min_val, max_val)
+        # Comparisons, so that x itself is kept at a bound (hardtanh(-0) is -0 with min_val 0)
+        # and a NaN stays NaN; max_val last, so that it wins where min_val > max_val (only
+        # hardtanh_ lets that through), as torch's.
+        raised = np.where(x < low, low, x)
+        return np.where(raised > high, high, raised)
+
+    def backward(ctx, grad):
+        (x,), attrs = ctx.saved_tensors, ctx.attrs
+        values = np.asarray(x)
+        low, high = _bounds_in(values.dtype, attrs["min_val"], attrs["max_val"])
+        inside = (values > low) & (values < high)  # (a NaN is not)
+        # A selection of grad: differentiable in grad (torch's double backward), constant in x
+        return Where.call(grad, np.zeros((), grad.dtype), condition=inside)
+
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope jumps: at each bound
+        (gradcheck's kink report asks, kinks.py)."""
+        return [(self.attrs[bound], "slope 0 at the bound itself, as PyTorch")
+                for bound in ("min_val", "max_val")]
+
+
+def _bounds_in(dtype, min_val, max_val) -> tuple:
+    """The bounds as the input's dtype: an integer input takes them truncated toward 0 (torch
+    clamps a Long tensor with hardtanh(x, -1.5, 1.5) to [-1, 1])."""
+    if dtype.kind == "f":
+        return dtype.type(min_val), dtype.type(max_val)
+    return dtype.type(int(min_val)), dtype.type(int(max_val))
+
+
+class Hardswish(Node):
+    """hardswish(x) = x · relu6(x + 3) / 6: 0 for x ≤ -3, x for x ≥ 3, else x (x + 3) / 6;
+    d hardswish(x) = (0 if x ≤ -3, x/3 + ½ if -3 < x < 3, else 1) dx — torch's choice at the
+    kinks, and 1 at a NaN"""
+
+    elementwise = True
+
+    def forward(ctx, x):
+        ctx.save_for_backward(x=x)
+        three, six = x.dtype.type(3), x.dtype.type(6)
+        with quiet():  # hardswish(-inf) = -inf · 0 = nan, as torch
+            return x * np.minimum(np.maximum(x + three, 0), six) / six
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        values = np.asarray(x)
+        inside = (values > -3) & (values < 3)
+        # Outside (-3, 3) the slope is a constant (0 from -3 down, else 1: 3 up, and a NaN), so
+        # the second derivative is 1/3 strictly inside and 0 at the kinks, as torch's
+        outside = np.where(values <= -3, 0, 1).astype(x.dtype)
+        return grad * Where.call(x / 3 + 0.5, outside, condition=inside)
+
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope jumps (gradcheck's kink
+        report asks, kinks.py)."""
+        return [(-3.0, "the slope below, 0, as PyTorch"), (3.0, "the slope above, 1, as PyTorch")]
+
+
+# torch's hardsigmoid_backward takes its slope 1/6 as a float32 constant, in float64 too
+_ONE_SIXTH = float(np.float32(1 / 6))
+
+
+class Hardsigmoid(Node):
+    """hardsigmoid(x) = relu6(x + 3) / 6;  d hardsigmoid(x) = [-3 < x < 3] dx / 6 (0 at the
+    kinks, as torch's)"""
+
+    elementwise = True
+
+    def forward(ctx, x):
+        ctx.save_for_backward(x=x)
+        six = x.dtype.type(6)
+        return np.minimum(np.maximum(x + x.dtype.type(3), 0), six) / six
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        values = np.asarray(x)
+        inside = (values > -3) & (values < 3)
+        return Where.call(grad * _ONE_SIXTH, np.zeros((), grad.dtype), condition=inside)
+
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope jumps (gradcheck's kink
+        report asks, kinks.py)."""
+        return [(-3.0, "slope 0 at the kink itself, as PyTorch"),
+                (3.0, "slope 0 at the kink itself, as PyTorch")]
+
+
+class Mish(Node):
+    """mish(x) = x tanh(softplus(x));  d mish(x) = (t + x σ(x) (1 - t²)) dx, t = tanh(softplus(x))
+    (softplus' = σ)"""
+
+    elementwise = True
+
+    def forward(ctx, x):
+        ctx.save_for_backward(x=x)
+        softplus = np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))  # never overflows
+        with quiet():  # mish(-inf) = -inf · 0 = nan, as torch
+            return x * np.tanh(softplus)
+
+    def backward(ctx, grad):
+        # softplus(x) = -log σ(-x), LogSigmoid's stable form: no e^x to overflow (torch's
+        # log1p(eˣ) does past 88 in float32, where its first derivative still comes out 1)
+        (x,) = ctx.saved_tensors
+        t = Tanh.call(-LogSigmoid.call(-x))
+        return grad * (t + x * Sigmoid.call(x) * (1 - t * t))  # ±inf · 0 = nan at ±inf, as torch
 
 
 # ---- the functional forms (torch.nn.functional's names and signatures) ----------------------
@@ -277,6 +435,96 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
 def logsigmoid(input) -> Tensor:
     """log σ(x) = -softplus(-x), computed without overflow for any x."""
     return LogSigmoid.apply(_float_input("logsigmoid", input))
+
+
+# SELU's constants (Klambauer et al., "Self-Normalizing Neural Networks"), as torch's
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace: bool = False) -> Tensor:
+    """λ x where x > 0, else λ α (eˣ - 1), with α ≈ 1.6733 and λ ≈ 1.0507."""
+    input = _float_input("selu", input)
+    return _run("selu", SELU, input, inplace, alpha=SELU_ALPHA, scale=SELU_SCALE, input_scale=1.0)
+
+
+def celu(input, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, else α (e^(x/α) - 1)."""
+    input = _float_input("celu", input)
+    alpha = check_number("celu", "alpha", alpha)
+    if alpha == 0:
+        raise RuntimeError("celu: ZeroDivisionError: alpha cannot be 0 for CELU (it divides "
+                           "the input), got alpha=0.0")
+    return _run("celu", CELU, input, inplace, alpha=alpha, scale=1.0, input_scale=1 / alpha)
+
+
+def selu_(input) -> Tensor:
+    """selu written into ``input``."""
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha: float = 1.0) -> Tensor:
+    """celu written into ``input``."""
+    return celu(input, alpha, inplace=True)
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """x clamped to [min_val, max_val], with slope 0 at the bounds themselves."""
+    input = tensor_arg("hardtanh", "input", input)
+    low, high = (check_number("hardtanh", name, value) for name, value in
+                 (("min_val", min_val), ("max_val", max_val)))
+    if low > high:
+        raise ValueError(f"hardtanh: min_val cannot be greater than max_val, got "
+                         f"min_val={min_val}, max_val={max_val}")
+    return _hardtanh("hardtanh", input, low, high, inplace)
+
+
+def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """hardtanh written into ``input`` (torch's builtin: min_val > max_val is not checked,
+    every element becomes max_val)."""
+    input = tensor_arg("hardtanh_", "input", input)
+    low, high = (check_number("hardtanh_", name, value) for name, value in
+                 (("min_val", min_val), ("max_val", max_val)))
+    return _hardtanh("hardtanh_", input, low, high, True)
+
+
+def relu6(input, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6): hardtanh(x, 0, 6)."""
+    return _hardtanh("relu6", tensor_arg("relu6", "input", input), 0.0, 6.0, inplace)
+
+
+def _hardtanh(op: str, input: Tensor, low: float, high: float, inplace) -> Tensor:
+    """hardtanh on a float or integer tensor (as torch; bool refused), in place or not."""
+    kind = input._data.dtype.kind
+    if kind == "b":
+        raise RuntimeError(f"{op}: Bool inputs not supported for hardtanh; convert the input "
+                           f"with .float() or .int()")
+    if kind == "u" and (low < 0 or high < 0):
+        raise RuntimeError(f"{op}: cannot do hardtanh on an unsigned type with negative limits "
+                           f"(min_val={low:g}, max_val={high:g}, dtype {input._data.dtype})")
+    return _run(op, Hardtanh, input, inplace, min_val=low, max_val=high)
+
+
+def hardswish(input, inplace: bool = False) -> Tensor:
+    """x · relu6(x + 3) / 6: 0 below -3, x above 3."""
+    return _run("hardswish", Hardswish, _float_input("hardswish", input), inplace)
+
+
+def hardsigmoid(input, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6: 0 below -3, 1 above 3."""
+    return _run("hardsigmoid", Hardsigmoid, _float_input("hardsigmoid", input), inplace)
+
+
+def mish(input, inplace: bool = False) -> Tensor:
+    """x tanh(softplus(x))."""
+    return _run("mish", Mish, _float_input("mish", input), inplace)
+
+
+def softsign(input) -> Tensor:
+    """x / (1 + |x|) — composed of abs, add and div, as torch's (so its gradient, its second
+    derivative and its nan at ±inf = inf/inf are torch's too)."""
+    input = tensor_arg("softsign", "input", input)
+    return input / (input.abs() + 1)
 
 
 def erf(input) -> Tensor:
