@@ -271,6 +271,25 @@ def celu_(input, alpha: float = 1.0):
     return _activation.celu_(input, alpha)
 
 # ==== [conv] (issue 33: insert below this line) ====
+from .ops.conv import conv1d, conv_transpose1d
+from .ops.conv3d import conv3d
+from .ops import pool as _pool, pool3d as _pool3d
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """``F.max_pool1d`` without ``return_indices``, as ``torch.max_pool1d``."""
+    return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """``F.avg_pool1d``, as ``torch.avg_pool1d``."""
+    return _pool.avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """``F.max_pool3d`` without ``return_indices``, as ``torch.max_pool3d``."""
+    return _pool3d.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 # ==== [resize] (issue 33: insert below this line) ====
 

@@ -51,6 +51,10 @@ from .activation import (CELU, SELU, Hardsigmoid, Hardswish, Hardtanh, Mish,  # 
 __all__ += ["ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "Mish", "SELU", "CELU", "Softsign"]
 
 # ==== [conv] (issue 33: insert below this line) ====
+from .layers import (AvgPool1d, AvgPool3d, Conv1d, Conv3d, ConvTranspose1d, MaxPool1d,
+                     MaxPool3d)
+__all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "MaxPool1d", "AvgPool1d", "MaxPool3d",
+            "AvgPool3d"]
 
 # ==== [resize] (issue 33: insert below this line) ====
 

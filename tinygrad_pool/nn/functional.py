@@ -49,6 +49,12 @@ __all__ += ["relu6", "hardtanh", "hardtanh_", "hardswish", "hardsigmoid", "mish"
             "celu", "celu_", "softsign"]
 
 # ==== [conv] (issue 33: insert below this line) ====
+from ..ops.conv import conv1d, conv_transpose1d
+from ..ops.conv3d import conv3d
+from ..ops.pool import avg_pool1d, max_pool1d
+from ..ops.pool3d import avg_pool3d, max_pool3d
+__all__ += ["conv1d", "conv3d", "conv_transpose1d", "max_pool1d", "avg_pool1d", "max_pool3d",
+            "avg_pool3d"]
 
 # ==== [resize] (issue 33: insert below this line) ====
 

@@ -1,5 +1,6 @@
 """The layers of a small CNN — Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, Flatten, Unflatten,
-Linear — as
+Linear, and the 1-D and 3-D convolutions and pools (Conv1d, Conv3d, ConvTranspose1d, MaxPool1d,
+AvgPool1d, MaxPool3d, AvgPool3d) — as
 Modules (ReLU and the other activations are in ``activation.py``).
 
 Each layer holds its settings and Parameters and calls one function of ``nn.functional`` in
@@ -16,7 +17,7 @@ from . import init
 from .. import dtypes
 from ..engine import check_device
 from ..args import check_dim, check_dimension, check_flag, check_int, check_size, tensor_arg
-from ..ops.conv import _transposed_size
+from ..ops.conv import _transposed_size, ntuple
 from ..windows import check_batched, pair
 from .module import Module, Parameter
 
@@ -52,8 +53,9 @@ def _conv_repr(layer) -> str:
     (``output_padding`` is the transposed convolution's)."""
     text = (f"{layer.in_channels}, {layer.out_channels}, kernel_size={layer.kernel_size}, "
             f"stride={layer.stride}")
-    for name, default in (("padding", (0, 0)), ("dilation", (1, 1)), ("output_padding", (0, 0)),
-                          ("groups", 1)):
+    axes = len(layer.kernel_size)  # (1, 2 or 3: the defaults are tuples of as many)
+    for name, default in (("padding", (0,) * axes), ("dilation", (1,) * axes),
+                          ("output_padding", (0,) * axes), ("groups", 1)):
         value = getattr(layer, name, default)
         if value != default:
             text += f", {name}={value}"
@@ -292,3 +294,219 @@ class Unflatten(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+# ---- 1-D and 3-D convolution and pooling (issue 33) ------------------------------------------------
+def _conv_settings(layer, name: str, axes: int, in_channels, out_channels, kernel_size, stride,
+                   padding, dilation, groups) -> None:
+    """A 1-D or 3-D conv layer's settings, checked, as torch's: ``axes``-tuples, and channels
+    that divide by groups (a ValueError at construction)."""
+    in_channels = check_dimension(name, "in_channels", in_channels)
+    out_channels = check_dimension(name, "out_channels", out_channels, minimum=1)
+    groups = check_size(name, "groups", groups, minimum=1)
+    if in_channels % groups or out_channels % groups:
+        raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels "
+                         f"({out_channels}) must both be divisible by groups ({groups})")
+    layer.in_channels, layer.out_channels, layer.groups = in_channels, out_channels, groups
+    layer.kernel_size = ntuple(name, "kernel_size", kernel_size, axes)
+    layer.stride = ntuple(name, "stride", stride, axes)
+    layer.dilation = ntuple(name, "dilation", dilation, axes)
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise ValueError(f"{name}: padding must be an int, a tuple, 'valid' or 'same', "
+                             f"got {padding!r}")
+        if padding == "same" and layer.stride != (1,) * axes:
+            raise ValueError(f"{name}: padding='same' is not supported for strided "
+                             f"convolutions, got stride={stride!r}")
+        layer.padding = padding
+    else:
+        layer.padding = ntuple(name, "padding", padding, axes, minimum=0)
+
+
+def _check_padding_mode(name: str, padding_mode) -> None:
+    """Zero padding only, as Conv2d here (torch's other modes: NotImplementedError)."""
+    if padding_mode not in PADDING_MODES:
+        raise ValueError(f"{name}: padding_mode must be one of {PADDING_MODES}, got "
+                         f"{padding_mode!r}")
+    if padding_mode != "zeros":
+        raise NotImplementedError(f"{name}: padding_mode {padding_mode!r} is not supported "
+                                  f"here, only 'zeros' (see docs/porting.md)")
+
+
+class _ConvNd(Module):
+    """Conv1d and Conv3d: Conv2d's settings, parameters and initialisation over ``axes`` axes."""
+
+    axes = 0
+    function = None
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None, generator=None):
+        super().__init__()
+        name = type(self).__name__
+        check_device(name, device)
+        _check_padding_mode(name, padding_mode)
+        _conv_settings(self, name, self.axes, in_channels, out_channels, kernel_size, stride,
+                       padding, dilation, groups)
+        bias = check_flag(name, "bias", bias)
+        shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
+        _add_weight_and_bias(self, shape, bias, dtype, generator)
+
+    def reset_parameters(self, generator=None) -> None:
+        _reset_weight_and_bias(self.weight, self.bias, generator)
+
+    def forward(self, input):
+        return type(self).function(input, self.weight, self.bias, self.stride, self.padding,
+                                   self.dilation, self.groups)
+
+    def extra_repr(self) -> str:
+        return _conv_repr(self)
+
+
+class Conv1d(_ConvNd):
+    """1-D cross-correlation over (N, C, L) input; weight (out_channels, in_channels/groups, k).
+    ``padding`` is an int, a 1-tuple, "valid" or "same" (zero padding only)."""
+
+    axes, function = 1, staticmethod(functional.conv1d)
+
+
+class Conv3d(_ConvNd):
+    """3-D cross-correlation over (N, C, D, H, W) input; weight (out_channels,
+    in_channels/groups, kd, kh, kw). ``padding`` is an int, a triple, "valid" or "same"."""
+
+    axes, function = 3, staticmethod(functional.conv3d)
+
+
+class ConvTranspose1d(Module):
+    """1-D transposed convolution (functional.conv_transpose1d) over (N, C, L) input; weight
+    (in_channels, out_channels/groups, k). ``forward(input, output_size=None)``: ``output_size``
+    (L), or the full shape, picks one of the ``stride`` lengths it can make, as torch's."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None, generator=None):
+        super().__init__()
+        name = "ConvTranspose1d"
+        check_device(name, device)
+        if not isinstance(padding_mode, str) or padding_mode != "zeros":  # (torch's ValueError)
+            raise ValueError(f"{name}: padding_mode must be 'zeros', the only mode torch has for "
+                             f"ConvTranspose1d, got {padding_mode!r}")
+        if isinstance(padding, str):
+            raise ValueError(f"{name}: padding must be an int or a 1-tuple, got {padding!r}")
+        _conv_settings(self, name, 1, in_channels, out_channels, kernel_size, stride, padding,
+                       dilation, groups)
+        self.output_padding = ntuple(name, "output_padding", output_padding, 1, minimum=0)
+        self.padding_mode = padding_mode
+        bias = check_flag(name, "bias", bias)
+        shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
+        _add_weight_and_bias(self, shape, bias, dtype, generator, outputs=self.out_channels)
+
+    def reset_parameters(self, generator=None) -> None:
+        _reset_weight_and_bias(self.weight, self.bias, generator)
+
+    def forward(self, input, output_size=None):
+        output_padding = self.output_padding if output_size is None else \
+            self._output_padding(input, output_size)
+        return functional.conv_transpose1d(input, self.weight, self.bias, self.stride,
+                                           self.padding, output_padding, self.groups,
+                                           self.dilation)
+
+    def _output_padding(self, input, output_size) -> tuple:
+        """The output_padding that makes the output ``output_size`` long (torch's rule: from the
+        smallest length this geometry gives to ``stride - 1`` more)."""
+        input = tensor_arg("ConvTranspose1d", "input", input)
+        if not isinstance(output_size, (tuple, list)) or not output_size or not all(
+                isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+                for n in output_size):
+            raise TypeError(f"ConvTranspose1d: output_size must be a sequence of ints (L,), "
+                            f"got {output_size!r}")
+        if len(output_size) not in (1, input.ndim):
+            raise ValueError(f"ConvTranspose1d: for {input.ndim}D input, output_size must have 1 "
+                             f"or {input.ndim} elements, got {len(output_size)}: {output_size!r}")
+        (s,), (p,), (d,), (k,) = self.stride, self.padding, self.dilation, self.kernel_size
+        smallest = _transposed_size(input.shape[-1], k, s, p, 0, d)
+        if not smallest <= output_size[-1] < smallest + s:
+            raise ValueError(f"ConvTranspose1d: requested an output size of {list(output_size)},"
+                             f" but valid sizes range from [{smallest}] to [{smallest + s - 1}] "
+                             f"(for an input of length {input.shape[-1]})")
+        return (int(output_size[-1]) - smallest,)
+
+    def extra_repr(self) -> str:
+        return _conv_repr(self)
+
+
+class MaxPool1d(Module):
+    """Max over windows along the last axis of (N, C, L); stride defaults to kernel_size."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        # (the geometry is max_pool1d's to check, at the first call, as torch's)
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.dilation = padding, dilation
+        name = type(self).__name__  # (MaxPool3d's too)
+        self.return_indices = check_flag(name, "return_indices", return_indices)
+        self.ceil_mode = check_flag(name, "ceil_mode", ceil_mode)
+
+    def forward(self, input):
+        return functional.max_pool1d(input, self.kernel_size, self.stride, self.padding,
+                                     self.dilation, ceil_mode=self.ceil_mode,
+                                     return_indices=self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool3d(MaxPool1d):
+    """Max over kd×kh×kw windows of (N, C, D, H, W); stride defaults to kernel_size."""
+
+    def forward(self, input):
+        return functional.max_pool3d(input, self.kernel_size, self.stride, self.padding,
+                                     self.dilation, ceil_mode=self.ceil_mode,
+                                     return_indices=self.return_indices)
+
+
+class AvgPool1d(Module):
+    """Mean over windows along the last axis of (N, C, L); stride defaults to kernel_size
+    (torch keeps each setting as a 1-tuple, and prints it so)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__()
+        self.kernel_size = ntuple("AvgPool1d", "kernel_size", kernel_size, 1)
+        self.stride = self.kernel_size if stride is None else ntuple("AvgPool1d", "stride",
+                                                                     stride, 1)
+        self.padding = ntuple("AvgPool1d", "padding", padding, 1, minimum=0)
+        self.ceil_mode = check_flag("AvgPool1d", "ceil_mode", ceil_mode)
+        self.count_include_pad = check_flag("AvgPool1d", "count_include_pad", count_include_pad)
+
+    def forward(self, input):
+        return functional.avg_pool1d(input, self.kernel_size, self.stride, self.padding,
+                                     self.ceil_mode, self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(Module):
+    """Mean over kd×kh×kw windows of (N, C, D, H, W); stride defaults to kernel_size."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+        self.ceil_mode = check_flag("AvgPool3d", "ceil_mode", ceil_mode)
+        self.count_include_pad = check_flag("AvgPool3d", "count_include_pad", count_include_pad)
+        self.divisor_override = divisor_override
+
+    def forward(self, input):
+        return functional.avg_pool3d(input, self.kernel_size, self.stride, self.padding,
+                                     self.ceil_mode, self.count_include_pad,
+                                     self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

@@ -20,6 +20,9 @@ registers faster ones under the same names, and ``set_kernels("reference")`` run
 ``unfold`` is im2col itself, PyTorch's F.unfold, and ``fold`` its adjoint col2im: each one's
 derivative is the other. ``conv_transpose2d`` is conv2d's input gradient made an op of its
 own (PyTorch's "deconvolution"): ⟨conv_transpose(x, w), z⟩ = ⟨x, conv(z, w)⟩.
+
+``conv1d`` and ``conv_transpose1d`` are the 2-D ops over a height of one (a composition of Tensor
+ops); conv3d.py has the 3-D convolution.
 """
 from typing import NamedTuple, Optional
 
@@ -592,3 +595,108 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
     out = Fold.apply(input, output_hw=output_hw, blocks=blocks, **args)
     return out if batched else out.reshape(out.shape[1:])
 
+
+
+# ---- 1-D convolutions: the 2-D ones over a height of one -----------------------------------------
+# conv1d is conv2d with a unit height axis added to input and weight (and taken off the result):
+# a composition of Tensor ops, so its gradients — to any order — are conv2d's, through reshapes.
+def ntuple(op: str, name: str, value, n: int, minimum: int = 1) -> tuple:
+    """An int or a sequence of ``n`` ints (or of one, as torch's convs and pools also take),
+    checked, as a tuple of ``n``: an element that is not an int is torch's TypeError, a wrong
+    length or a size below ``minimum`` its RuntimeError (here GeometryError)."""
+    if type(value) is int and value >= minimum:  # the common case
+        return (value,) * n
+    try:
+        values = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    except TypeError:  # not a sequence at all, e.g. 2.5
+        values = (value,)
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+               for v in values):
+        raise TypeError(f"{op}: {name} must be an int or a tuple of {plural(n, 'int')}, got "
+                        f"{value!r}")
+    if len(values) == 1:
+        values = values * n
+    if len(values) != n:
+        raise GeometryError(f"{op}: expected {name} to be a single integer value or a list of "
+                            f"{n} values to match the {n}-D windows, but got {name}={value!r}")
+    if any(v < minimum for v in values):
+        raise GeometryError(f"{op}: {name} must be at least {minimum}, got {value!r}")
+    return tuple(int(v) for v in values)
+
+
+def check_rank(op: str, x: Tensor, spatial: int) -> bool:
+    """True for a batch (N, C, *spatial axes), False for one unbatched sample (C, *spatial axes),
+    torch's RuntimeError for any other rank."""
+    if x._data.ndim not in (spatial + 1, spatial + 2):
+        raise GeometryError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) "
+                            f"input to {op}, but got input of size: {list(x.shape)}")
+    return x._data.ndim == spatial + 2
+
+
+def _check_conv1d_weight(op: str, weight: Tensor) -> None:
+    if weight._data.ndim != 3:
+        raise GeometryError(f"{op}: weight must be 3-D, (out_channels, in_channels/groups, "
+                            f"kernel_size) for conv1d, (in_channels, out_channels/groups, "
+                            f"kernel_size) for conv_transpose1d, got shape {weight.shape}")
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """Cross-correlate ``input`` (N, C, L), or one unbatched sequence (C, L), with ``weight``
+    (F, C/groups, k), like torch: conv2d over a height of one. ``padding`` is an int, a
+    1-tuple, "valid" or "same"."""
+    op = "conv1d"
+    input, weight = tensor_arg(op, "input", input), tensor_arg(op, "weight", weight)
+    check_rank(op, input, 1)
+    _check_conv1d_weight(op, weight)
+    (stride,), (dilation,) = ntuple(op, "stride", stride, 1), ntuple(op, "dilation", dilation, 1)
+    groups = check_dimension(op, "groups", groups, minimum=1)
+    (f, cg, k), (c, length) = weight._data.shape, input._data.shape[-2:]
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise GeometryError(f"{op}: padding must be an int, a 1-tuple, 'valid' or 'same', "
+                                f"got {padding!r}")
+        if padding == "same" and stride != 1:
+            raise GeometryError(f"{op}: padding='same' is not supported for strided "
+                                f"convolutions, got stride={stride}")
+        pads, wide = padding, (length + dilation * (k - 1) if padding == "same" else length)
+    else:
+        (pads,) = ntuple(op, "padding", padding, 1, minimum=0)
+        wide, pads = length + 2 * pads, (0, pads)
+    if f % groups or c != cg * groups:
+        raise GeometryError(f"{op}: given groups={groups} and weight of size {list(weight.shape)}"
+                            f", expected input {list(input.shape)} to have {cg * groups} "
+                            f"channels and the weight's {f} filters to divide by groups")
+    if 0 < k and wide < dilation * (k - 1) + 1:
+        raise GeometryError(f"{op}: kernel size {dilation * (k - 1) + 1} (kernel {k}, dilation "
+                            f"{dilation}) is larger than the padded input length {wide} (input "
+                            f"shape {input.shape}, weight shape {weight.shape})")
+    out = conv2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, stride), pads,
+                 (1, dilation), groups)
+    return out.squeeze(-2)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """The transposed convolution of ``input`` (N, C_in, L), or (C_in, L), with ``weight``
+    (C_in, C_out/groups, k), like torch: conv_transpose2d over a height of one — conv1d's
+    input gradient."""
+    op = "conv_transpose1d"
+    input, weight = tensor_arg(op, "input", input), tensor_arg(op, "weight", weight)
+    check_rank(op, input, 1)
+    _check_conv1d_weight(op, weight)
+    (stride,), (dilation,) = ntuple(op, "stride", stride, 1), ntuple(op, "dilation", dilation, 1)
+    (padding,) = ntuple(op, "padding", padding, 1, minimum=0)
+    (output_padding,) = ntuple(op, "output_padding", output_padding, 1, minimum=0)
+    groups = check_dimension(op, "groups", groups, minimum=1)
+    if weight._data.shape[0] % groups or input._data.shape[-2] != weight._data.shape[0]:
+        raise GeometryError(f"{op}: given groups={groups} and weight of size {list(weight.shape)}"
+                            f" (laid out (in_channels, out_channels/groups, kernel_size)), "
+                            f"expected input {list(input.shape)} to have {weight.shape[0]} "
+                            f"channels, divisible by groups")
+    if output_padding >= max(stride, dilation):
+        raise GeometryError(f"{op}: output padding must be smaller than either stride or "
+                            f"dilation, got output_padding={output_padding}, stride={stride}, "
+                            f"dilation={dilation}")
+    out = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, stride),
+                           (0, padding), (0, output_padding), groups, (1, dilation))
+    return out.squeeze(-2)

@@ -21,6 +21,8 @@ Max unpooling is the scatter that sends values back to the pixels max pooling's 
 its derivative is the gather by the same indices (PyTorch's, also where indices repeat).
 
 Every op takes a batch (N, C, H, W) or one unbatched image (C, H, W), as PyTorch does.
+``max_pool1d`` and ``avg_pool1d`` are the 2-D pools over a height of one (a composition of
+Tensor ops); pool3d.py has the 3-D pools.
 
 The arithmetic is a handful of named kernels (``max_pool_argmax``, ``route_to_argmax``,
 ``gather_argmax``, ``route_ties``, ``window_sum``, ``spread_over_windows``, ``avg_divisor``,
@@ -36,6 +38,7 @@ from ..kernels import kernel
 from ..windows import (GeometryError, adaptive_mean, adaptive_mean_matrix, adaptive_window_index,
                        check_batched, check_windows_reach_input, pair, pool_output_size, tap)
 from ..args import DimensionError, check_dimension, check_flag, check_floating, tensor_arg
+from .conv import ntuple
 
 TIE_RULES = ("first", "split", "all")
 
@@ -751,3 +754,65 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
         input, indices = input.reshape(1, *input.shape), indices.reshape(1, *indices.shape)
     out = MaxUnpool2d.apply(input, indices, out_hw=out_hw)
     return out if batched else unbatched(out)
+
+
+# ---- 1-D pooling: the 2-D pools over a height of one ---------------------------------------------
+# A composition of Tensor ops (a unit height axis added and taken off again), so the gradients,
+# to any order, are the 2-D pools'; max_pool1d's indices are its 2-D indices into a 1×L plane,
+# the position along L, as torch's.
+def _pool1d_args(op, input, kernel_size, stride, padding, dilation, rank_error: str) -> tuple:
+    """(the input as (N, C, 1, L), whether it was batched, 2-D kernel, stride, padding,
+    dilation) — each 1-D argument checked as torch's, then given a height of one."""
+    input = tensor_arg(op, "input", input)
+    if input._data.ndim not in (2, 3):
+        raise GeometryError(f"{op}: {rank_error}, but got input of size {list(input.shape)}")
+    (kernel,) = ntuple(op, "kernel_size", kernel_size, 1)
+    omitted = stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0)
+    (stride,) = (kernel,) if omitted else ntuple(op, "stride", stride, 1)
+    (padding,) = ntuple(op, "padding", padding, 1, minimum=0)
+    (dilation,) = ntuple(op, "dilation", dilation, 1)
+    if padding > kernel // 2:
+        raise GeometryError(f"{op}: padding should be at most half of kernel size, but got "
+                            f"padding={padding} and kernel_size={kernel}")
+    batched = input._data.ndim == 3
+    input = input.unsqueeze(-2) if batched else input.unsqueeze(0).unsqueeze(-2)  # (N, C, 1, L)
+    return input, batched, (1, kernel), (1, stride), (0, padding), (1, dilation)
+
+
+def _squeeze_height(out: Tensor, batched: bool) -> Tensor:
+    """(N, C, 1, L) back to (N, C, L), or to (C, L) for an unbatched input."""
+    return out.squeeze(-2) if batched else out.reshape(out.shape[1], out.shape[3])
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over windows of ``kernel_size`` along the last axis of ``input`` (N, C, L) or (C, L),
+    like torch: max_pool2d over a height of one. With ``return_indices=True`` also each
+    window's argmax, its position along L (int64)."""
+    op = "max_pool1d"
+    return_indices = check_flag(op, "return_indices", return_indices)
+    input, batched, *geometry = _pool1d_args(op, input, kernel_size, stride, padding, dilation,
+                                             "expected a 2-D (C, L) or 3-D (N, C, L) input")
+    check_floating(op, "input", input)  # (torch's max_pool1d has no integer kernel)
+    kernel, stride, padding, dilation = geometry
+    attrs, dilation, input = _pool_args(op, input, kernel, stride, padding, dilation, ceil_mode)
+    out, ctx = MaxPool2d.apply(input, dilation=dilation, ties="first", return_ctx=True, **attrs)
+    if return_indices:
+        indices = ctx.argmax[:, :, 0].astype(np.int64)  # a copy: the op reuses its buffer
+        return _squeeze_height(out, batched), Tensor._make(indices if batched else indices[0], None)
+    return _squeeze_height(out, batched)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True) -> Tensor:
+    """Mean over windows of ``kernel_size`` along the last axis of ``input`` (N, C, L) or
+    (C, L), like torch: avg_pool2d over a height of one."""
+    op = "avg_pool1d"
+    input, batched, kernel, stride, padding, _ = _pool1d_args(
+        op, input, kernel_size, stride, padding, 1, "expected 2 to 3 dimensions, (C, L) or "
+        "(N, C, L)")
+    attrs, _, input = _pool_args(op, input, kernel, stride, padding, (1, 1), ceil_mode)
+    count_include_pad = check_flag(op, "count_include_pad", count_include_pad)
+    out = AvgPool2d.apply(input, count_include_pad=count_include_pad, divisor_override=None,
+                          **attrs)
+    return _squeeze_height(out, batched)
