@@ -288,3 +288,79 @@ def test_picture_writes_the_terms_their_sum_and_counts_in_the_singular_and_plura
     assert "lies in 4 pooling windows; 1 chose it (blue, ties='first') and sends it its gradient; " \
            "the other 3 send none" in fan_in(pooled, input_cell=(3, 3)).summary
     assert "lies in 1 pooling window; none chose it" in fan_in(pooled, input_cell=(0, 0)).summary
+
+
+# ---- linear maps: interpolate's modes and pad's copying modes -------------------------------------
+# Each takes the functional module (ours or torch's: one signature) and the input.
+LINEAR_MAPS = {
+    "nearest 1.7": lambda f, x: f.interpolate(x, scale_factor=1.7),
+    "nearest 0.6": lambda f, x: f.interpolate(x, scale_factor=0.6),
+    "nearest-exact": lambda f, x: f.interpolate(x, size=(7, 3), mode="nearest-exact"),
+    "bilinear": lambda f, x: f.interpolate(x, scale_factor=1.7, mode="bilinear"),
+    "bilinear corners": lambda f, x: f.interpolate(x, size=(3, 7), mode="bilinear",
+                                                   align_corners=True),
+    "bicubic": lambda f, x: f.interpolate(x, scale_factor=1.5, mode="bicubic"),
+    "area": lambda f, x: f.interpolate(x, size=(3, 2), mode="area"),
+    "reflect": lambda f, x: f.pad(x, (2, 1, 3, 0), mode="reflect"),
+    "replicate": lambda f, x: f.pad(x, (3, 1, 0, 2), mode="replicate"),
+    "circular": lambda f, x: f.pad(x, (1, 2, -1, 3), mode="circular"),
+}
+
+
+def jacobian_row(make, x, cell, torch):
+    """d out[cell] / dx by torch's own backward of a one-hot gradient (the brute force)."""
+    xt = torch.tensor(x, requires_grad=True)
+    out = make(torch.nn.functional, xt)
+    upstream = torch.zeros(out.shape, dtype=torch.float64)
+    upstream[cell] = 1.0
+    out.backward(upstream)
+    return xt.grad.numpy()
+
+
+@pytest.mark.parametrize("name", sorted(LINEAR_MAPS))
+def test_linear_map_output_cell_lights_exactly_the_cells_it_reads(rng, name, torch):
+    """Each output cell: the yellow input cells are the nonzero entries of its Jacobian row (by
+    torch's backward), each link's coefficient that entry."""
+    make = LINEAR_MAPS[name]
+    x = rng.standard_normal((1, 2, 5, 4))
+    out = make(F, tensor(x, requires_grad=True))
+    for cell in cells(out.shape)[::7]:
+        picture = fan_in(out, output_cell=cell)
+        row = jacobian_row(make, x, cell, torch)
+        assert {link.input for link in picture.links} == set(zip(*np.nonzero(row)))
+        for link in picture.links:
+            assert link.derivative == pytest.approx(row[link.input], abs=1e-12)
+        assert picture.padding == ()
+
+
+@pytest.mark.parametrize("name", sorted(LINEAR_MAPS))
+def test_linear_map_input_cell_lights_every_output_reading_it(rng, name):
+    """Each input cell: the outputs lit are where the op's own forward sends a one-hot (linear:
+    that is the Jacobian column), each with that response as its coefficient."""
+    make = LINEAR_MAPS[name]
+    x = rng.standard_normal((1, 2, 5, 4))
+    out = make(F, tensor(x, requires_grad=True))
+    for cell in cells(x.shape)[::3]:
+        one_hot = np.zeros(x.shape)
+        one_hot[cell] = 1.0
+        response = make(F, tensor(one_hot)).numpy()
+        picture = fan_in(out, input_cell=cell)
+        assert {link.output for link in picture.links} == set(zip(*np.nonzero(response)))
+        for link in picture.links:
+            assert link.derivative == pytest.approx(response[link.output], abs=1e-12)
+
+
+def test_linear_map_pictures_tag_blends_and_say_copies(rng):
+    x = tensor(rng.standard_normal((1, 1, 4, 4)), requires_grad=True)
+    blend = fan_in(F.interpolate(x, scale_factor=1.7, mode="bilinear"), output_cell=(3, 4),
+                   grad_output=np.ones((1, 1, 6, 6)))
+    assert len(blend.links) == 4 and sum(link.derivative for link in blend.links) == pytest.approx(1)
+    assert "×0.376" in blend.source and "g · coefficient" in blend.source
+    assert blend.summary.startswith("output[0, 0, 3, 4] = Σ coefficient · input over the 4 yellow")
+    copy = fan_in(F.pad(x, (2, 2, 2, 2), mode="reflect"), output_cell=(0, 0))
+    [link] = copy.links
+    assert link.input == (0, 0, 2, 2) and link.derivative == 1  # mirrored about the edge cell
+    assert copy.summary.startswith("output[0, 0, 0, 0] is a copy of the yellow input cell")
+    with pytest.raises(ValueError, match="4-D"):
+        fan_in(F.pad(tensor(np.ones((2, 5)), requires_grad=True), (1, 1), mode="reflect"),
+               output_cell=(0, 1))

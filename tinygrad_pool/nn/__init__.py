@@ -57,6 +57,15 @@ __all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "MaxPool1d", "AvgPool1d", "Ma
             "AvgPool3d"]
 
 # ==== [resize] (issue 33: insert below this line) ====
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: E402
+                      ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
+                      ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+                      ZeroPad1d, ZeroPad2d, ZeroPad3d)
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
+__all__ += ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+            "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+            "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 # ==== [sort] (issue 33: insert below this line) ====
 

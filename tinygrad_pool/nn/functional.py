@@ -15,7 +15,7 @@ from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, 
                         huber_loss, l1_loss, log_softmax, mse_loss, nll_loss, smooth_l1_loss,
                         softmax, sum_of_squares)
 from ..ops.matmul import linear
-from ..ops.movement import pad
+from ..ops.padding import pad
 from ..ops.normalization import batch_norm, layer_norm
 from ..ops.pool import (TIE_RULES, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d,
                         max_pool2d, max_unpool2d)
@@ -57,6 +57,8 @@ __all__ += ["conv1d", "conv3d", "conv_transpose1d", "max_pool1d", "avg_pool1d", 
             "avg_pool3d"]
 
 # ==== [resize] (issue 33: insert below this line) ====
+from ..ops.resize import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
 # ==== [sort] (issue 33: insert below this line) ====
 

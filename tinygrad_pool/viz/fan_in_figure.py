@@ -130,10 +130,18 @@ def fan_in(output: Tensor, *, output_cell=None, input_cell=None, grad_output=Non
 # and output channels per group) and the padding its windows read (``padding_read``), and that
 # either has a weight (``weight_input``, its position among the inputs; ``spreads``: the adjoint
 # form, each input cell spread onto outputs) or pays cells by a rule (``paid_cells``: max
-# pooling). Conv2d, ConvTranspose2d and MaxPool2d do; so may a user's own op.
+# pooling), or is a fixed linear map of its input whose ``coefficients(out_cell)`` give
+# {input cell: ∂out/∂input} (interpolate's modes, pad's reflect/replicate/circular). Conv2d,
+# ConvTranspose2d, MaxPool2d, Interpolate and EdgePad do; so may a user's own op.
 def _drawn(fn) -> bool:
     return fn is not None and callable(getattr(fn, "window_cells", None)) and (
-        getattr(fn, "weight_input", None) is not None or callable(getattr(fn, "paid_cells", None)))
+        getattr(fn, "weight_input", None) is not None or callable(getattr(fn, "paid_cells", None))
+        or callable(getattr(fn, "coefficients", None)))
+
+
+def _is_linear_map(fn) -> bool:
+    """An op each output cell of which is a fixed weighted sum of input cells."""
+    return callable(getattr(fn, "coefficients", None))
 
 
 def _recorded_op(output) -> tuple:
@@ -147,9 +155,14 @@ def _recorded_op(output) -> tuple:
         return fn.parents[0].grad_fn, tuple(fn.parents[0].shape)  # the op ran on a batch of one
     if not _drawn(fn):
         made_by = "a leaf" if fn is None else f"{fn.name}"
-        raise ValueError(f"fan_in: output must be the result of conv2d, conv_transpose2d or "
-                         f"max_pool2d recorded in the graph (some input requiring grad), got a "
-                         f"tensor made by {made_by}")
+        raise ValueError(f"fan_in: output must be the result of conv2d, conv_transpose2d, "
+                         f"max_pool2d, interpolate or pad (reflect, replicate, circular) recorded "
+                         f"in the graph (some input requiring grad), got a tensor made by "
+                         f"{made_by}")
+    if _is_linear_map(fn) and (fn.parents[0].ndim != 4 or output.ndim != 4):
+        raise ValueError(f"fan_in: draws planes of a 4-D (N, C, H, W) input and output; this "
+                         f"{fn.name} maps a {fn.parents[0].ndim}-D input to a {output.ndim}-D "
+                         f"output")
     return fn, tuple(output.shape)
 
 
@@ -163,7 +176,8 @@ def _geometry(fn, out_shape: tuple) -> dict:
                 spreads=bool(getattr(fn, "spreads", False)), pad=tuple(fn.padding_read()),
                 groups=tuple(fn.channel_groups()), ties=fn.attrs.get("ties"),
                 # the op's own tie rule (its argmax run again if backward freed it)
-                paid=fn.paid_cells(x) if k is None else None)
+                paid=fn.paid_cells(x) if k is None and not _is_linear_map(fn) else None,
+                linear=_is_linear_map(fn))
 
 
 def _cell(argument: str, cell, shape: tuple) -> tuple:
@@ -211,7 +225,8 @@ def _pool_derivative(g, inp: tuple, out: tuple) -> float:
 
 
 def _link(g, inp: tuple, out: tuple, weight) -> Link:
-    derivative = float(g["weight"][weight]) if weight else _pool_derivative(g, inp, out)
+    derivative = float(g["weight"][weight]) if weight else (
+        g["op"].coefficients(out).get(inp, 0.0) if g["linear"] else _pool_derivative(g, inp, out))
     return Link(inp, out, weight, derivative, None, None)
 
 
@@ -379,7 +394,9 @@ def _label(g, cell: tuple, from_output: bool, picture: FanIn, op, model) -> str:
     x_marks, out_marks, w_marks = {}, {}, {}
     for link in links:
         tap = f"w[{link.weight[2]},{link.weight[3]}]" if link.weight else ""
-        colour = CHOSEN if (link.derivative and not conv) else READ
+        if g["linear"] and link.derivative != 1:  # a blend: each cell tagged with its weight
+            tap = f"×{number(link.derivative, '.3g')}"
+        colour = CHOSEN if (link.derivative and not conv and not g["linear"]) else READ
         if from_output:
             x_marks.setdefault(link.input[1], {})[link.input[2:]] = (colour, tap, False)
         else:  # pooling: yellow windows contain the cell, blue ones chose it
@@ -446,6 +463,11 @@ def _terms(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
             rows = [(_where(link.weight), _where(link.input), number(link.derivative, DECIMALS),
                      number(g["x"][link.input], DECIMALS), number(link.gradient, DECIMALS),
                      number(link.weight_gradient, DECIMALS)) for link in links]
+        elif g["linear"]:
+            header = ("input", "x", "coefficient", "g · coefficient\n→ ∂L/∂input")
+            rows = [(_where(link.input), number(g["x"][link.input], DECIMALS),
+                     number(link.derivative, DECIMALS), number(link.gradient, DECIMALS))
+                    for link in links]
         else:  # only the cells the window chose receive anything
             links = [link for link in links if link.derivative]
             header = ("input", "x", "share", "g · share\n→ ∂L/∂input")
@@ -454,11 +476,17 @@ def _terms(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
         total = None
     else:
         title = f"∂L/∂input{_where(cell)}: one term for each output " + (
-            "it is spread onto" if g["spreads"] else "whose window holds it")
+            "it is spread onto" if g["spreads"] else "that reads it" if g["linear"]
+            else "whose window holds it")
         if conv:
             header = ("output", "weight", "g = ∂L/∂output", "w", "g · w")
             rows = [(_where(link.output), _where(link.weight), number(grad[link.output], DECIMALS),
                      number(link.derivative, DECIMALS), number(link.gradient, DECIMALS)) for link in links]
+        elif g["linear"]:
+            header = ("output", "g = ∂L/∂output", "coefficient", "g · coefficient")
+            rows = [(_where(link.output), number(grad[link.output], DECIMALS),
+                     number(link.derivative, DECIMALS), number(link.gradient, DECIMALS))
+                    for link in links]
         else:
             header = ("output", "g = ∂L/∂output", "share", "g · share")
             rows = [(_where(link.output), number(grad[link.output], DECIMALS), _share(link.derivative),
@@ -529,6 +557,17 @@ def _summary(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
                 f" (each tagged with its weight); {plural(len(padding), 'weight tap', verb='read')} "
                 f"padding (0). Its gradient g flows back to each input cell times its weight (g · w),"
                 f" and to each weight times its input (g · x).{hint}")
+    if g["linear"] and from_output:
+        if len(links) == 1 and links[0].derivative == 1:
+            return (f"output{where} is a copy of the yellow input cell, and its gradient g flows "
+                    f"back to that cell alone.{hint}")
+        return (f"output{where} = Σ coefficient · input over the "
+                f"{plural(len(links), 'yellow input cell')} (each tagged with its coefficient). "
+                f"Its gradient g flows back to each of them times its coefficient (g · c).{hint}")
+    if g["linear"]:
+        return (f"input{where} is read by {plural(len(links), 'output')} (yellow); each sends back "
+                f"its gradient times its coefficient (tagged where it is not 1: a copy), and the "
+                f"cell's gradient from this {g['op'].name} is their sum.{hint}")
     if from_output:
         chosen = sum(1 for link in links if link.derivative)
         return (f"output{where} is the max of the {plural(len(links), 'cell')} of its window "
