@@ -294,6 +294,10 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 # ==== [resize] (issue 33: insert below this line) ====
 
 # ==== [sort] (issue 33: insert below this line) ====
+sort, argsort, msort, topk, kthvalue, median, nanmedian = map(
+    _unary, ("sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian"))
+cumprod, cummax, cummin, logcumsumexp = map(
+    _unary, ("cumprod", "cummax", "cummin", "logcumsumexp"))
 
 # ==== [select] (issue 33: insert below this line) ====
 

@@ -952,6 +952,63 @@ class TensorMethods:
     # ==== [resize] (issue 33: insert below this line) ====
 
     # ==== [sort] (issue 33: insert below this line) ====
+    # (ops.sort and ops.cumulative imported in each method: the module's import lines are shared)
+    @numpy_spellings
+    def sort(self, dim=-1, descending=False, *, stable=False):
+        """(values, indices) sorted along ``dim``, as torch's ``sort`` (NaN the largest)."""
+        from .ops import sort as ordering
+        return ordering.sort(self, dim, descending, stable=stable)
+
+    @numpy_spellings
+    def argsort(self, dim=-1, descending=False, *, stable=False):
+        from .ops import sort as ordering
+        return ordering.argsort(self, dim, descending, stable=stable)
+
+    def msort(self):
+        from .ops import sort as ordering
+        return ordering.msort(self)
+
+    @numpy_spellings
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        from .ops import sort as ordering
+        return ordering.topk(self, k, dim, largest, sorted)
+
+    @numpy_spellings
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        from .ops import sort as ordering
+        return ordering.kthvalue(self, k, dim, keepdim)
+
+    @numpy_spellings
+    def median(self, dim=OMITTED, keepdim=False):
+        """The lower median of all elements (0-d), or ``(values, indices)`` along ``dim``."""
+        from .ops import sort as ordering
+        return ordering.median(self, dim, keepdim)
+
+    @numpy_spellings
+    def nanmedian(self, dim=OMITTED, keepdim=False):
+        from .ops import sort as ordering
+        return ordering.nanmedian(self, dim, keepdim)
+
+    @numpy_spellings
+    def cumprod(self, dim, *, dtype=None):
+        from .ops import cumulative
+        return cumulative.cumprod(self, dim, dtype=dtype)
+
+    @numpy_spellings
+    def cummax(self, dim):
+        from .ops import cumulative
+        return cumulative.cummax(self, dim)
+
+    @numpy_spellings
+    def cummin(self, dim):
+        from .ops import cumulative
+        return cumulative.cummin(self, dim)
+
+    @numpy_spellings
+    def logcumsumexp(self, dim):
+        from .ops import cumulative
+        return cumulative.logcumsumexp(self, dim)
+
 
     # ==== [select] (issue 33: insert below this line) ====
 
