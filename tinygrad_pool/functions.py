@@ -112,10 +112,14 @@ def bmm(input, mat2) -> Tensor:
 
 
 def einsum(equation: str, *operands) -> Tensor:
-    """Sums of products by subscripts, e.g. ``einsum("bij,bjk->bik", a, b)`` (a subset of
-    torch's: letters and ``->``, no ``...``, no letter twice in one operand). As in torch, a
-    dimension of size 1 broadcasts against the same letter's size in the other operands."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+    """Sums of products by subscripts, e.g. ``einsum("bij,bjk->bik", a, b)``, with torch's
+    rules: ``...`` for the dims no letter names (broadcast across operands), the implicit output
+    without ``->``, a letter twice in one operand for a diagonal (``"ii->i"``), and the sublist
+    form ``einsum(a, [0, 1], b, [1, 2], [0, 2])``. As in torch, a dimension of size 1
+    broadcasts against the same letter's size in the other operands."""
+    if isinstance(equation, Tensor):  # the sublist form
+        equation, operands = matmul_ops.sublist_equation((equation,) + operands)
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     for i, operand in enumerate(operands):
         if not isinstance(operand, Tensor):
@@ -300,6 +304,29 @@ cumprod, cummax, cummin, logcumsumexp = map(
     _unary, ("cumprod", "cummax", "cummin", "logcumsumexp"))
 
 # ==== [select] (issue 33: insert below this line) ====
+from .ops import select as _select  # noqa: E402
+scatter_reduce = _unary("scatter_reduce")
+
+
+def tril(input, diagonal: int = 0) -> Tensor:
+    return _select.tril(input, diagonal)
+
+
+def triu(input, diagonal: int = 0) -> Tensor:
+    return _select.triu(input, diagonal)
+
+
+def masked_select(input, mask) -> Tensor:
+    return _select.masked_select(input, mask)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
+    return _select.repeat_interleave(input, repeats, dim, output_size=output_size)
+
+
+def meshgrid(*tensors, indexing=None) -> tuple:
+    return _select.meshgrid(*tensors, indexing=indexing)
+
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in (
     "np", "join", "elementwise", "matmul_ops", "check_flag", "check_number", "tensor_arg", "Tensor", "OMITTED",

@@ -690,7 +690,7 @@ class TensorMethods:
     def reshape(self, *shape):
         return movement.Reshape.apply(self, shape=movement.resolve_shape("reshape", self._data.shape, shape))
 
-    def view(self, *shape): return movement.view(self, *shape)
+    def view(self, *shape, dtype=None): return movement.view(self, *shape, dtype=dtype)
 
     def expand(self, *shape):
         return movement.Expand.apply(self, shape=movement.expanded_shape(self._data.shape, shape))
@@ -728,11 +728,11 @@ class TensorMethods:
     def gather(self, dim, index, *, sparse_grad: bool = False):
         return select.gather(self, dim, index, sparse_grad=sparse_grad)
 
-    def scatter(self, dim, index, src=None, *, value=None):
-        return select.scatter(self, dim, index, src, value=value)
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        return select.scatter(self, dim, index, src, value=value, reduce=reduce)
 
-    def scatter_(self, dim, index, src=None, *, value=None):
-        return select.scatter_(self, dim, index, src, value=value)
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        return select.scatter_(self, dim, index, src, value=value, reduce=reduce)
 
     def scatter_add(self, dim, index, src): return select.scatter_add(self, dim, index, src)
     def scatter_add_(self, dim, index, src): return select.scatter_add_(self, dim, index, src)
@@ -1011,6 +1011,20 @@ class TensorMethods:
 
 
     # ==== [select] (issue 33: insert below this line) ====
+    def tril(self, diagonal: int = 0): return select.tril(self, diagonal)
+    def triu(self, diagonal: int = 0): return select.triu(self, diagonal)
+    def tril_(self, diagonal: int = 0): return select.tril_(self, diagonal)
+    def triu_(self, diagonal: int = 0): return select.triu_(self, diagonal)
+    def masked_select(self, mask): return select.masked_select(self, mask)
+
+    def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+        return select.repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self: bool = True):
+        return select.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self: bool = True):
+        return select.scatter_reduce_(self, dim, index, src, reduce, include_self=include_self)
 
 
 attach(TensorMethods)

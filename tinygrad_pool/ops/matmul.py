@@ -1,5 +1,6 @@
 """Matrix product with NumPy's rules: batched over leading axes, 1-D operands promoted."""
 import math
+import string
 
 import numpy as np
 
@@ -135,46 +136,64 @@ def linear(input, weight, bias=None) -> Tensor:
 
 def parse_einsum(equation: str, operands: list) -> tuple:
     """``"ij,jk->ik"`` as ([input subscripts], output subscripts, {letter: size}), checked
-    against the operands' shapes.
+    against the operands' shapes, with torch's rules.
 
-    The subset supported: letters only, no ``...``, no letter repeated within one operand (no
-    diagonals). Without ``->`` the output is torch's implicit one: the letters that appear
-    exactly once, in alphabetical order. A letter's size is the same in every operand, except
-    that a size of 1 broadcasts (as in torch). Malformed equations are RuntimeErrors, as in
-    torch; the unsupported forms NotImplementedError."""
+    ``...`` stands for the dims no letter names; it is given letters of its own here (unused
+    ones), right-aligned across operands, so it broadcasts as numbers do. Without ``->`` the
+    output is torch's implicit one: the ellipsis dims, then the letters that appear exactly once,
+    in alphabetical order. A letter repeated within one operand reads its diagonal. A letter's
+    size is the same in every operand, except that a size of 1 broadcasts (as in torch).
+    Malformed equations are RuntimeErrors, as in torch."""
     if not isinstance(equation, str):
         raise TypeError(f"einsum: equation must be a string, got {type(equation).__name__}")
     text = equation.replace(" ", "")
     inputs, arrow, output = text.partition("->")
     inputs = inputs.split(",")
-    if "." in text:
-        raise NotImplementedError("einsum: '...' (ellipsis) is not supported here; see "
-                                  "docs/porting.md")
-    if not all(s.isalpha() and s.isascii() for s in inputs if s) or \
-            (output and not (output.isalpha() and output.isascii())):
-        raise RuntimeError(f"einsum: equation {equation!r} may only contain letters, ',' and "
-                           f"'->'")
-    if not arrow:
-        letters = "".join(inputs)
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    for k, subscripts in enumerate(inputs + ([output] if arrow else [])):
+        what = f"operand {k}" if k < len(inputs) else "output"
+        rest = subscripts.replace("...", "", 1)
+        if "." in rest:
+            found = "for which an ellipsis was already found" if "..." in subscripts \
+                else "that is not part of any ellipsis"
+            raise RuntimeError(f"einsum(): found '.' for {what} {found} (equation "
+                               f"{equation!r})")
+        if rest and not (rest.isalpha() and rest.isascii()):
+            raise RuntimeError(f"einsum: equation {equation!r} may only contain letters, "
+                               f"'...', ',' and '->'")
     if len(inputs) != len(operands):
         raise RuntimeError(f"einsum: equation {equation!r} names "
                            f"{plural(len(inputs), 'operand')} but {len(operands)} "
                            f"{'was' if len(operands) == 1 else 'were'} given")
+    # How many dims each ellipsis covers, and letters for the longest (unused ones).
+    covered = []
+    for k, (subscripts, array) in enumerate(zip(inputs, operands)):
+        named = len(subscripts.replace("...", ""))
+        if named > array.ndim or ("..." not in subscripts and named != array.ndim):
+            raise RuntimeError(f"einsum(): the subscripts {subscripts!r} name "
+                               f"{plural(named, 'dimension')} for operand {k} of shape "
+                               f"{array.shape}")
+        covered.append(array.ndim - named if "..." in subscripts else 0)
+    free = [c for c in string.ascii_letters if c not in text]
+    ellipsis = "".join(free[len(free) - max(covered, default=0):])
+    inputs = [s.replace("...", ellipsis[len(ellipsis) - n:] if n else "")
+              for s, n in zip(inputs, covered)]
+    if not arrow:
+        letters = "".join(inputs)
+        output = ellipsis + "".join(sorted(c for c in set(letters) - set(ellipsis)
+                                           if letters.count(c) == 1))
+    output = output.replace("...", ellipsis)
     sizes = {}
     for k, (subscripts, array) in enumerate(zip(inputs, operands)):
-        if len(subscripts) != array.ndim:
-            raise RuntimeError(f"einsum: the subscripts {subscripts!r} name "
-                               f"{plural(len(subscripts), 'dimension')} for operand {k} of shape "
-                               f"{array.shape}")
-        if len(set(subscripts)) != len(subscripts):
-            raise NotImplementedError(f"einsum: a letter repeated within one operand "
-                                      f"({subscripts!r}, a diagonal) is not supported here")
+        own = {}
         for letter, n in zip(subscripts, array.shape):
+            if own.setdefault(letter, n) != n:
+                raise RuntimeError(f"einsum(): subscript {letter} is repeated for operand {k} "
+                                   f"but the sizes don't match, {own[letter]} != {n}")
             known = sizes.setdefault(letter, n)
             if known != n and 1 not in (known, n):
-                raise RuntimeError(f"einsum: letter {letter!r} has size {known} in one operand "
-                                   f"and {n} in operand {k} (sizes must be equal, or 1)")
+                where = "the ellipsis" if letter in ellipsis else f"letter {letter!r}"
+                raise RuntimeError(f"einsum: {where} has size {known} in one operand and {n} "
+                                   f"in operand {k} (sizes must be equal, or 1)")
             sizes[letter] = n if known == 1 else known  # (1 broadcasts, even to 0)
     if set(output) - set("".join(inputs)) or len(set(output)) != len(output):
         raise RuntimeError(f"einsum: the output {output!r} must use each input letter at most "
@@ -182,12 +201,37 @@ def parse_einsum(equation: str, operands: list) -> tuple:
     return inputs, output, sizes
 
 
+def sublist_equation(arguments: tuple) -> tuple:
+    """torch.einsum's sublist form, ``einsum(a, [0, 1], b, [1, 2], [0, 2])``, as an equation
+    and its operands: the ints 0-51 are the letters A-Z, a-z (in that order, so that the
+    implicit output's alphabetical order is the ints' order, as torch's); ``...`` is Ellipsis."""
+    def subscripts(sublist) -> str:
+        letters = []
+        for item in sublist:
+            if item is Ellipsis:
+                letters.append("...")
+            elif not isinstance(item, int) or isinstance(item, bool) or not 0 <= item < 52:
+                raise ValueError(f"einsum(): subscript in subscript list is not within the "
+                                 f"valid range [0, 52), got {item!r}")
+            else:
+                letters.append((string.ascii_uppercase + string.ascii_lowercase)[item])
+        return "".join(letters)
+    operands, inputs = arguments[0:len(arguments) - len(arguments) % 2:2], []
+    for sublist in arguments[1::2]:
+        inputs.append(subscripts(sublist))
+    equation = ",".join(inputs)
+    if len(arguments) % 2:
+        equation += "->" + subscripts(arguments[-1])
+    return equation, operands
+
+
 class Einsum(Node):
     """out = Σ over the letters missing from the output, of the product of the operands
 
     ∂L/∂operandₖ is an einsum too: the output gradient times every other operand, summed over
     the letters operand k lacks. A letter only operand k has was summed away in forward, so the
-    gradient is the same all along it: broadcast back.
+    gradient is the same all along it: broadcast back. A letter operand k repeats (``ii``, its
+    diagonal) takes the gradient on that diagonal only: times the identity matrix.
     """
 
     equation_attrs = ("inputs", "output")  # PyTorch's one equation, "ij,jk->ik" (pictures ask)
@@ -212,14 +256,30 @@ class Einsum(Node):
                 continue
             others = [s for i, s in enumerate(inputs) if i != k]
             available = set(output).union(*others)
-            kept = "".join(c for c in subscripts if c in available)
+            size = dict(zip(subscripts, ctx.shapes[k]))
+            unique = "".join(dict.fromkeys(subscripts))  # (each letter once, in order)
+            kept = "".join(c for c in unique if c in available)
             partial = Einsum.call(grad, *[operand for i, operand in enumerate(operands) if i != k],
                                   inputs=(output, *others), output=kept)
-            if kept != subscripts:  # letters only this operand has: the gradient is constant
-                shape = ctx.shapes[k]  # along them, so broadcast it back
-                partial = partial.reshape(tuple(n if c in available else 1
-                                                for c, n in zip(subscripts, shape)))
-                partial = Expand.call(partial, shape=shape)
+            if kept != unique:  # letters only this operand has: the gradient is constant
+                # along them, so broadcast it back
+                partial = partial.reshape(tuple(size[c] if c in available else 1 for c in unique))
+                partial = Expand.call(partial, shape=tuple(size[c] for c in unique))
+            if unique != subscripts:  # a repeated letter: onto the diagonal, by identities
+                free = iter(c for c in string.ascii_letters
+                            if c not in "".join(inputs) + output)
+                renamed, eyes, seen = "", [], set()
+                for c in subscripts:
+                    if c in seen:
+                        fresh = next(free)
+                        renamed += fresh
+                        eyes.append((c + fresh, np.eye(size[c], dtype=grad.dtype)))
+                    else:
+                        renamed += c
+                        seen.add(c)
+                partial = Einsum.call(partial, *[eye for _, eye in eyes],
+                                      inputs=(unique, *[pair for pair, _ in eyes]),
+                                      output=renamed)
             grads.append(partial)
         return tuple(grads)
 

@@ -747,9 +747,18 @@ def unflatten(input, dim, sizes) -> Tensor:
     return Reshape.apply(input, shape=shape[:dim] + sizes + shape[dim + 1:])
 
 
-def view(input, *shape, op: str = "view", name: str = "shape") -> Tensor:
+_PYTHON_DTYPES = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dtype(np.bool_)}
+
+
+def view(input, *shape, op: str = "view", name: str = "shape", dtype=None) -> Tensor:
     """``input.view(shape)``: the same memory seen with another shape — refused, as torch does,
-    where the strides cannot express it (a transposed matrix flattened): ``reshape`` copies."""
+    where the strides cannot express it (a transposed matrix flattened): ``reshape`` copies.
+    ``input.view(dtype)``: the same bytes read as another dtype (see ``view_dtype``)."""
+    if dtype is not None or len(shape) == 1 and (isinstance(shape[0], np.dtype) or
+                                                 isinstance(shape[0], type)):
+        if dtype is not None and shape:
+            raise TypeError(f"{op}(): give either a shape or dtype=, not both")
+        return view_dtype(input, shape[0] if dtype is None else dtype)
     shape = resolve_shape(op, input.shape, shape, name)
     try:
         input._data.view().shape = shape  # NumPy's own test of "without copying"
@@ -759,6 +768,37 @@ def view(input, *shape, op: str = "view", name: str = "shape") -> Tensor:
                            f"spans across two contiguous subspaces). Use .reshape(...) "
                            f"instead.") from None
     return Reshape.apply(input, shape=shape)
+
+
+def view_dtype(input, dtype) -> Tensor:
+    """``input.view(dtype)``: the same memory read as ``dtype``. Of the same element size, the
+    shape stays; of another, the last dim grows or shrinks by the ratio of the sizes, as in
+    torch (which needs that dim contiguous, and divisible when it shrinks). Reading the bits
+    anew is not differentiable: the result is outside the graph, as torch's, but shares the
+    memory and the version counter (writes through it reach input)."""
+    if dtype is float or dtype is int or dtype is bool:  # float64, int64, bool, as torch
+        dtype = _PYTHON_DTYPES[dtype]
+    if not isinstance(dtype, np.dtype):
+        raise TypeError(f"view(): argument 'dtype' must be a dtype, got "
+                        f"{type(dtype).__name__} ({dtype!r})")
+    data, old = input._data, input._data.dtype
+    if dtype.itemsize != old.itemsize:
+        what = f"to view {old} as {dtype} (different element sizes)"
+        if data.ndim == 0:
+            raise RuntimeError(f"view: self.dim() cannot be 0 {what}")
+        if data.shape[-1] != 1 and data.size and data.strides[-1] != old.itemsize:
+            raise RuntimeError(f"view: self.stride(-1) must be 1 {what}, but got "
+                               f"{data.strides[-1] // old.itemsize}")
+        if dtype.itemsize > old.itemsize and data.shape[-1] % (dtype.itemsize // old.itemsize):
+            raise RuntimeError(f"view: self.size(-1) must be divisible by "
+                               f"{dtype.itemsize // old.itemsize} {what}, but got "
+                               f"{data.shape[-1]}")
+    try:
+        out = Tensor._make(data.view(dtype), None)
+    except ValueError as error:  # strides the new element size cannot express
+        raise RuntimeError(f"view: cannot view {old} as {dtype} here ({error})") from None
+    out._version_counter = input._counter()
+    return out
 
 
 def view_as(input, other) -> Tensor:

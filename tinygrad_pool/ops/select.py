@@ -1,5 +1,7 @@
 """Reading and writing elements chosen by an index tensor: gather and scatter, index_select,
-masked_fill (and take_along_dim, gather after broadcasting).
+masked_fill (and take_along_dim, gather after broadcasting); scatter_reduce (sum, prod, mean,
+amax, amin), masked_select, repeat_interleave (an index_select with repeated positions),
+tril/triu (a fixed mask) and meshgrid (expanded views).
 
 They are adjoints of one another: gather reads x at index along a dim, and its gradient is the
 scatter-add of the output gradient at the same places (an element read twice gets the sum);
@@ -10,10 +12,12 @@ an index), whose own derivatives are each other: gradients of any order come for
 The index tensor is an input of the op, not a constant: it is saved for backward as in torch,
 so writing into it in place before backward is caught (its gradient is always None).
 """
+import warnings
+
 import numpy as np
 
 from ..engine import Node, Tensor, unbroadcast
-from ..args import DimensionError, check_scalar, plural
+from ..args import DimensionError, check_int, check_scalar, plural
 from .movement import (Clone, Expand, Index, IndexPut, IndexScatter, Pad, Reshape,
                        expanded_shape, wrap_dim)
 
@@ -210,10 +214,10 @@ def _scatter_args(op: str, input, dim, index, src):
     return dim, index, src
 
 
-def _scalar_scatter(fn, input, index, src):
+def _scalar_scatter(fn, input, index, src, **attrs):
     """A scatter into a 0-d input, done on 1-d views of everything."""
     flat = fn.apply(_flat(input), Reshape.apply(src, shape=(-1,)),
-                    Reshape.apply(index, shape=(-1,)), dim=0)
+                    Reshape.apply(index, shape=(-1,)), dim=0, **attrs)
     return Reshape.apply(flat, shape=())
 
 
@@ -250,25 +254,46 @@ def _value_src(op: str, input, index, src, value) -> Tensor:
     return Tensor._make(np.full(shape, value, dtype=input.dtype), None)
 
 
-def scatter(input, dim: int, index, src=None, *, value=None) -> Tensor:
+def _legacy_reduce(op: str, reduce, src_given: bool):
+    """scatter's ``reduce``: None, 'add' or 'multiply' (torch's older form, deprecated for a
+    tensor src, with a warning, in favour of scatter_reduce)."""
+    if reduce is None:
+        return None
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError(f"{op}: reduce argument must be either add or multiply, got "
+                           f"{reduce!r}")
+    if src_given:
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
+                      "will be removed in a future PyTorch release. Use torch.scatter_reduce "
+                      "instead for more reduction options.", UserWarning, stacklevel=4)
+    return reduce
+
+
+def scatter(input, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
     """torch.scatter: a copy of input with src[i][j][k] (or the number ``value``) written at
-    [index[i][j][k]][j][k] for dim 0 (and so on)."""
+    [index[i][j][k]][j][k] for dim 0 (and so on); with reduce='add' or 'multiply', added or
+    multiplied in instead (no gradient, as in torch: scatter_reduce has one)."""
+    reduce = _legacy_reduce("scatter", reduce, isinstance(src, Tensor))
     src = _value_src("scatter", input, index, src, value)
     dim, index, src = _scatter_args("scatter", input, dim, index, src)
+    fn, attrs = (Scatter, {}) if reduce is None else (ScatterWithReduce, {"reduce": reduce})
     if input.ndim == 0:
         _check_in_range("scatter", index, 1, 0)
-        return _scalar_scatter(Scatter, input, index, src)
-    return Scatter.apply(input, src, index, dim=dim)
+        return _scalar_scatter(fn, input, index, src, **attrs)
+    return fn.apply(input, src, index, dim=dim, **attrs)
 
 
-def scatter_(input, dim: int, index, src=None, *, value=None) -> Tensor:
-    """In place: ``input.scatter_(dim, index, src)`` or ``(dim, index, value=...)``."""
+def scatter_(input, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
+    """In place: ``input.scatter_(dim, index, src)`` or ``(dim, index, value=...)``, with
+    ``reduce=`` as scatter."""
+    reduce = _legacy_reduce("scatter_", reduce, isinstance(src, Tensor))
     src = _value_src("scatter_", input, index, src, value)
     dim, index, src = _scatter_args("scatter_", input, dim, index, src)
+    fn, attrs = (Scatter, {}) if reduce is None else (ScatterWithReduce, {"reduce": reduce})
     if input.ndim == 0:
         _check_in_range("scatter_", index, 1, 0)
-        return input.copy_(_scalar_scatter(Scatter, input, index, src))
-    return input._inplace(Scatter, src, index, dim=dim)
+        return input.copy_(_scalar_scatter(fn, input, index, src, **attrs))
+    return input._inplace(fn, src, index, dim=dim, **attrs)
 
 
 def index_select(input, dim: int, index) -> Tensor:
@@ -370,3 +395,378 @@ def take_along_dim(input, indices, dim=None) -> Tensor:
         input = Expand.apply(input, shape=expanded_shape(input.shape, (tuple(input_shape),)))
     index = Tensor._make(np.broadcast_to(indices._data, tuple(index_shape)), None)
     return gather(input, dim, index)
+
+
+# ---- triangles, masks and repeats (issue 33) --------------------------------------------------
+class Tril(Node):
+    """out = x on and below the ``diagonal``-th diagonal of the last two dims, 0 above: the same
+    mask passes the gradient, dx = tril(grad)"""
+
+    fresh_gradients = True  # (np.tril makes a new array)
+
+    def forward(ctx, x, diagonal):
+        return np.tril(x, diagonal)  # (NumPy's tril works on the last two axes of a batch)
+
+    def backward(ctx, grad):
+        return Tril.call(grad, diagonal=ctx.attrs["diagonal"])
+
+
+class Triu(Node):
+    """out = x on and above the ``diagonal``-th diagonal of the last two dims, 0 below:
+    dx = triu(grad)"""
+
+    fresh_gradients = True
+
+    def forward(ctx, x, diagonal):
+        return np.triu(x, diagonal)
+
+    def backward(ctx, grad):
+        return Triu.call(grad, diagonal=ctx.attrs["diagonal"])
+
+
+def _triangle(op: str, input, diagonal) -> int:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if input.ndim < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions, got shape "
+                           f"{tuple(input.shape)}")
+    return check_int(op, "diagonal", diagonal)
+
+
+def tril(input, diagonal: int = 0) -> Tensor:
+    """torch.tril: the lower triangle (and the diagonals up to ``diagonal``) of each matrix in
+    the last two dims; the rest zeros."""
+    return Tril.apply(input, diagonal=_triangle("tril", input, diagonal))
+
+
+def triu(input, diagonal: int = 0) -> Tensor:
+    """torch.triu: the upper triangle (from the ``diagonal``-th diagonal on); the rest zeros."""
+    return Triu.apply(input, diagonal=_triangle("triu", input, diagonal))
+
+
+def tril_(input, diagonal: int = 0) -> Tensor:
+    """In place: ``input.tril_(diagonal)``; returns input."""
+    return input._inplace(Tril, diagonal=_triangle("tril_", input, diagonal))
+
+
+def triu_(input, diagonal: int = 0) -> Tensor:
+    """In place: ``input.triu_(diagonal)``; returns input."""
+    return input._inplace(Triu, diagonal=_triangle("triu_", input, diagonal))
+
+
+class MaskedSelect(Node):
+    """out = the elements of x (broadcast with mask) where mask is True, as a 1-d tensor: each
+    one's gradient goes back to its place, dx = unbroadcast(zeros.index_put(mask, grad))"""
+
+    fresh_gradients = True  # (scattered into new zeros)
+
+    def forward(ctx, x, mask):
+        shape = np.broadcast_shapes(x.shape, mask.shape)
+        ctx.save_for_backward(mask=mask)
+        ctx.x_shape, ctx.shape = x.shape, shape
+        return np.broadcast_to(x, shape)[np.broadcast_to(mask, shape)]
+
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        places = (np.broadcast_to(np.asarray(mask), ctx.shape),)  # (a bool index: a 0-d too)
+        return unbroadcast(IndexScatter.call(grad, index=places, shape=ctx.shape),
+                           ctx.x_shape), None
+
+
+def masked_select(input, mask) -> Tensor:
+    """torch.masked_select: the elements of input where the bool ``mask`` is True (the two
+    broadcast against each other), in order, as a 1-d tensor."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"masked_select(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked_select(): argument 'mask' must be Tensor, not "
+                        f"{type(mask).__name__}")
+    if mask.dtype != np.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {mask.dtype}")
+    try:
+        np.broadcast_shapes(input.shape, mask.shape)
+    except ValueError:
+        raise RuntimeError(f"masked_select: the mask's shape {tuple(mask.shape)} does not "
+                           f"broadcast with the input's {tuple(input.shape)}") from None
+    return MaskedSelect.apply(input, mask)
+
+
+def _repeat_counts(input, repeats, dim) -> np.ndarray:
+    """repeat_interleave's repeats as one count per slice of input along dim, checked as torch."""
+    length = input.shape[dim] if input.ndim else 1
+    if isinstance(repeats, Tensor):
+        if repeats.ndim > 1:
+            raise RuntimeError(f"repeat_interleave: repeats must be 0-dim or 1-dim tensor, got "
+                               f"shape {tuple(repeats.shape)}")
+        if repeats.dtype.kind not in "iu":
+            raise NotImplementedError(f"repeat_interleave: \"repeat_interleave_cpu\" not "
+                                      f"implemented for repeats of dtype {repeats.dtype}")
+        counts = repeats._data.reshape(-1)
+        if counts.size == 1:
+            counts = np.full(length, counts[0], dtype=np.int64)
+        elif counts.size != length:
+            raise RuntimeError(f"repeat_interleave: repeats must have the same size as input "
+                               f"along dim, but got repeats.size(0) = {counts.size} and "
+                               f"input.size({dim}) = {length}")
+        if counts.size and counts.min() < 0:
+            raise RuntimeError("repeat_interleave: repeats can not be negative")
+        return counts.astype(np.int64)
+    repeats = check_int("repeat_interleave", "repeats", repeats)
+    if repeats < 0:
+        raise RuntimeError(f"repeat_interleave: Repeats must be non-negative, got {repeats}")
+    return np.full(length, repeats, dtype=np.int64)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
+    """torch.repeat_interleave: each slice of input along dim (of the flattened input if dim is
+    None) repeated ``repeats`` times (an int, or a tensor of one count per slice), in place
+    order. It is an index_select with each position repeated, and so is its gradient: the
+    copies' gradients are summed. ``repeat_interleave(counts)`` alone gives the indices
+    0, 1, ... each repeated counts[i] times."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"repeat_interleave(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if repeats is None:  # the one-argument form: input holds the counts
+        if input.ndim != 1:
+            raise RuntimeError(f"repeat_interleave: repeat_interleave only accept 1D vector as "
+                               f"repeat, got shape {tuple(input.shape)}")
+        counts = _repeat_counts(Reshape.apply(input, shape=(-1,)), input, 0)
+        return Tensor._make(np.repeat(np.arange(len(counts), dtype=input.dtype), counts), None)
+    if dim is None:
+        input, dim = Reshape.apply(input, shape=(-1,)), 0
+    else:
+        dim = wrap_dim("repeat_interleave", dim, input.ndim)
+        if input.ndim == 0:  # (torch refuses any dim of a 0-d input here)
+            raise DimensionError(f"repeat_interleave: Dimension specified as {dim} but tensor "
+                                 f"has no dimensions (dim=None repeats its one element)")
+    counts = _repeat_counts(input, repeats, dim)
+    if output_size is not None and check_int("repeat_interleave", "output_size",
+                                             output_size) != counts.sum():
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {counts.sum()} "
+                           f"but got {output_size}")
+    positions = np.repeat(np.arange(len(counts)), counts)
+    return IndexSelect.apply(input, Tensor._make(positions, None), dim=dim)
+
+
+def meshgrid(*tensors, indexing=None) -> tuple:
+    """torch.meshgrid: coordinate grids from 1-d (or 0-d) tensors; output k holds tensor k's
+    values along its own dim, expanded along the others. indexing='ij' (matrix, the default)
+    or 'xy' (Cartesian: the first two dims swapped). Each is an expanded view, as torch's."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument (indexing='ij' is used now).", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for k, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"meshgrid(): expected Tensor as element {k} in argument 0, but got "
+                            f"{type(t).__name__}")
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got shape {tuple(t.shape)} (element {k})")
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError(f"meshgrid expects all tensors to have the same dtype (element "
+                               f"{k} is {t.dtype}, element 0 {tensors[0].dtype})")
+    # Which output dim each tensor runs along: its own, but for 'xy' the first two swap.
+    axes = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) > 1:
+        axes[0], axes[1] = 1, 0
+    shape = [0] * len(tensors)
+    for t, axis in zip(tensors, axes):
+        shape[axis] = t.numel()
+    grids = []
+    for t, axis in zip(tensors, axes):
+        alone = [1] * len(tensors)
+        alone[axis] = t.numel()
+        grids.append(Expand.apply(Reshape.apply(t, shape=tuple(alone)), shape=tuple(shape)))
+    return tuple(grids)
+
+
+# ---- scatter with a reduction: scatter(..., reduce=) and scatter_reduce ------------------------
+_IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
+_ACCUMULATE = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
+               "amin": np.minimum}
+
+
+def _reduce_into(x: np.ndarray, src: np.ndarray, index: np.ndarray, dim: int, reduce: str,
+                 include_self: bool) -> np.ndarray:
+    """x with src reduced into it at index along dim (NumPy's ufunc.at: repeated places reduce
+    every value they receive). Without include_self, the places written start from the
+    reduction's identity, so x's old values there take no part."""
+    out = x.copy()
+    where = along_dim(index, dim)
+    src = src[tuple(slice(n) for n in index.shape)]
+    if not include_self:
+        if reduce in _IDENTITY:
+            identity = _IDENTITY[reduce]
+        else:  # the lowest (amax) or highest (amin) value of the dtype
+            info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+            identity = (-np.inf if x.dtype.kind == "f" else info.min) if reduce == "amax" \
+                else (np.inf if x.dtype.kind == "f" else info.max)
+        out[where] = identity
+    _ACCUMULATE[reduce].at(out, where, src)
+    if reduce == "mean":
+        count = np.full(x.shape, int(include_self), dtype=np.int64)
+        np.add.at(count, where, 1)
+        count = np.maximum(count, 1)  # (a place nothing reached keeps its value)
+        # integers divide rounding down, as torch's
+        out = out // count if x.dtype.kind in "iub" else (out / count).astype(x.dtype)
+    return out
+
+
+class ScatterWithReduce(Node):
+    """torch's legacy ``scatter(dim, index, src, reduce='add'|'multiply')``: torch has no
+    derivative for it, so neither does this (backward raises, as there)"""
+
+    def forward(ctx, x, src, index, dim, reduce):
+        return _reduce_into(x, src, index, dim, "sum" if reduce == "add" else "prod", True)
+
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::scatter is not implemented (scatter with "
+                           "reduce=; scatter_reduce has gradients)")
+
+
+class RefusedSecondDerivative(Node):
+    """The identity, whose own derivative is refused: torch's DelayedError, which lets a first
+    derivative through and raises only when it is differentiated again"""
+
+    def forward(ctx, x, message):
+        return x.view()  # (the same values, in an array object of its own)
+
+    def backward(ctx, grad):
+        raise RuntimeError(ctx.attrs["message"])
+
+
+def _masked(t, mask: np.ndarray, value):
+    """t.masked_fill(mask, value) for a Tensor or an array: the filled places take no gradient."""
+    return t * ~mask + mask * np.asarray(value, dtype=np.asarray(t).dtype)
+
+
+class ScatterReduce(Node):
+    """out = x with src reduced into it at [index[i][j]][j] (dim 0), by sum, prod, mean, amax
+    or amin (include_self: x's old value takes part). The gradients are torch's:
+    sum: dx = grad, dsrc = grad.gather(index);  mean: both divided by the count at the place;
+    prod: out/x and out/src (the product of the others where that is 0);
+    amax/amin: grad shared evenly among the elements equal to the result.
+    Without include_self, dx is 0 at the places written."""
+
+    def forward(ctx, x, src, index, dim, reduce, include_self):
+        ctx.save_for_backward(x=x, src=src, index=index)
+        return _reduce_into(x, src, index, dim, reduce, include_self)
+
+    def backward(ctx, grad):
+        x, src, index = ctx.saved_tensors
+        needs_x, needs_src, _ = ctx.needs_input_grad
+        dim, reduce, include_self = (ctx.attrs[k] for k in ("dim", "reduce", "include_self"))
+        index = np.asarray(index)
+        where = along_dim(index, dim)
+        src_shape = np.shape(src)
+        used = src[tuple(slice(n) for n in index.shape)]  # the src elements scattered
+        x_array, used_array = np.asarray(x), np.asarray(used)
+
+        def gathered(t):  # t.gather(dim, index)
+            return Index.call(t, index=where)
+
+        def scattered(values: np.ndarray) -> np.ndarray:  # zeros.scatter_add(dim, index, values)
+            total = np.zeros(x_array.shape, dtype=x_array.dtype)
+            np.add.at(total, where, values)
+            return total
+
+        if reduce == "sum":
+            grad_x, grad_src = grad, gathered(grad)
+        elif reduce == "mean":
+            count = np.maximum(scattered(np.ones(index.shape, x_array.dtype)) + include_self, 1)
+            grad_x = grad / count
+            grad_src = gathered(grad_x)
+        elif reduce in ("amax", "amin"):
+            result = _reduce_into(x_array, used_array, index, dim, reduce, include_self)
+            x_is = x_array == result
+            src_is = used_array == result[where]
+            share = grad / (x_is + scattered(src_is.astype(x_array.dtype)))
+            grad_x = share * x_is
+            grad_src = gathered(share) * src_is
+        else:  # prod: divide the product by the element, unless it is 0
+            x_nonzero = _masked(x, x_array == 0, 1)
+            grad_x = grad * ScatterReduce.call(x_nonzero, used, index, dim=dim, reduce="prod",
+                                               include_self=include_self) / x_nonzero
+            src_zero = used_array == 0
+            zeros_there = scattered(src_zero.astype(x_array.dtype))[where]
+            single_zero = src_zero & (zeros_there == 1)
+            # a lone 0: its derivative is the product of the others, the product with it as 1
+            others = ScatterReduce.call(x, _masked(used, single_zero, 1), index, dim=dim,
+                                        reduce="prod", include_self=include_self)
+            result = ScatterReduce.call(x, used, index, dim=dim, reduce="prod",
+                                        include_self=include_self)
+            grad_src = gathered(grad * others) * single_zero \
+                + gathered(grad * result) / _masked(used, src_zero, 1) * ~single_zero
+            if (zeros_there > 1).any() and isinstance(grad_src, Tensor):
+                grad_src = RefusedSecondDerivative.apply(
+                    grad_src, message="scatter_reduce(): Double backward is unsupported for "
+                    "src when >1 zeros in src are scattered to the same position in self")
+        if not include_self:  # x's old values at the places written took no part
+            written = scattered(np.ones(index.shape, x_array.dtype)) > 0
+            grad_x = grad_x * ~written
+        if needs_src and tuple(index.shape) != tuple(src_shape):
+            grad_src = Pad.call(grad_src, widths=tuple(
+                (0, s - n) for s, n in zip(src_shape, index.shape)), value=0)
+        return (grad_x if needs_x else None), (grad_src if needs_src else None), None
+
+
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_reduce_args(op: str, input, dim, index, src, reduce, include_self):
+    if isinstance(reduce, str) and reduce in ("max", "min"):  # torch's older names, still taken
+        reduce = "a" + reduce
+    if not isinstance(reduce, str):
+        raise TypeError(f"{op}(): argument 'reduce' must be str, not {type(reduce).__name__}")
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"{op}: reduce argument must be either sum, prod, mean, amax or "
+                           f"amin, got {reduce}")
+    if not isinstance(include_self, (bool, np.bool_)):
+        raise TypeError(f"{op}(): argument 'include_self' must be bool, not "
+                        f"{type(include_self).__name__}")
+    if not isinstance(src, Tensor):
+        raise TypeError(f"{op}(): argument 'src' must be Tensor, not {type(src).__name__}")
+    dim, index, src = _scatter_args(op, input, dim, index, src)
+    return dim, index, src, reduce, bool(include_self)
+
+
+def _flat_reduce(input, src, index, **attrs):
+    """A scatter_reduce into a 0-d input, done on 1-d views of everything."""
+    return Reshape.apply(ScatterReduce.apply(_flat(input), Reshape.apply(src, shape=(-1,)),
+                                             Reshape.apply(index, shape=(-1,)), **attrs),
+                         shape=())
+
+
+def scatter_reduce(input, dim: int, index, src, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    """torch.scatter_reduce: a copy of input with src[i][j][k] reduced into
+    [index[i][j][k]][j][k] (dim 0, and so on) by ``reduce``: 'sum', 'prod', 'mean', 'amax' or
+    'amin'; include_self=False leaves input's old values out at the places written."""
+    dim, index, src, reduce, include_self = _scatter_reduce_args(
+        "scatter_reduce", input, dim, index, src, reduce, include_self)
+    attrs = dict(dim=dim, reduce=reduce, include_self=include_self)
+    if input.ndim == 0:
+        _check_in_range("scatter_reduce", index, 1, 0)
+        return _flat_reduce(input, src, index, **{**attrs, "dim": 0})
+    return ScatterReduce.apply(input, src, index, **attrs)
+
+
+def scatter_reduce_(input, dim: int, index, src, reduce: str, *,
+                    include_self: bool = True) -> Tensor:
+    """In place: ``input.scatter_reduce_(dim, index, src, reduce, include_self=True)``."""
+    dim, index, src, reduce, include_self = _scatter_reduce_args(
+        "scatter_reduce_", input, dim, index, src, reduce, include_self)
+    attrs = dict(dim=dim, reduce=reduce, include_self=include_self)
+    if input.ndim == 0:
+        _check_in_range("scatter_reduce_", index, 1, 0)
+        return input.copy_(_flat_reduce(input, src, index, **{**attrs, "dim": 0}))
+    return input._inplace(ScatterReduce, src, index, **attrs)
