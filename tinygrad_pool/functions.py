@@ -181,6 +181,54 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
+# ==== [lead] ====
+def add(input, other, *, alpha=1) -> Tensor:
+    """input + alpha · other; ``input`` may be a number when ``other`` is a tensor, as torch's."""
+    if isinstance(input, Tensor):
+        return input.add(other, alpha=alpha)
+    return (_other("add", other).mul(alpha) if alpha != 1 else _other("add", other)).__radd__(input)
+
+
+def sub(input, other, *, alpha=1) -> Tensor:
+    """input - alpha · other; ``input`` may be a number when ``other`` is a tensor."""
+    if isinstance(input, Tensor):
+        return input.sub(other, alpha=alpha)
+    return (_other("sub", other).mul(alpha) if alpha != 1 else _other("sub", other)).__rsub__(input)
+
+
+def mul(input, other) -> Tensor:
+    """input · other; ``input`` may be a number when ``other`` is a tensor."""
+    if isinstance(input, Tensor):
+        return input.mul(other)
+    return _other("mul", other).__rmul__(input)
+
+
+subtract, multiply = sub, mul
+negative = _unary("negative")
+
+
+def std_mean(input, dim=None, *, correction=1, keepdim: bool = False) -> tuple:
+    """(std, mean) over ``dim`` (all dims when None), as torch.std_mean."""
+    input = _input("std_mean", input)
+    return (input.std(dim, keepdim=keepdim, correction=correction),
+            input.mean(dim=dim, keepdim=keepdim) if dim is not None else
+            _keep_all(input.mean(), input, keepdim))
+
+
+def var_mean(input, dim=None, *, correction=1, keepdim: bool = False) -> tuple:
+    """(var, mean) over ``dim`` (all dims when None), as torch.var_mean."""
+    input = _input("var_mean", input)
+    return (input.var(dim, keepdim=keepdim, correction=correction),
+            input.mean(dim=dim, keepdim=keepdim) if dim is not None else
+            _keep_all(input.mean(), input, keepdim))
+
+
+def _keep_all(reduced: Tensor, input: Tensor, keepdim: bool) -> Tensor:
+    return reduced.reshape(*(1,) * input.ndim) if keepdim else reduced
+
+diagonal, diag, movedim, moveaxis, logaddexp, logaddexp2 = map(
+    _unary, ("diagonal", "diag", "movedim", "moveaxis", "logaddexp", "logaddexp2"))
+
 # ==== [math] (issue 33: insert below this line) ====
 tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh = map(
     _unary, ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"))

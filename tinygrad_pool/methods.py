@@ -648,11 +648,14 @@ class TensorMethods:
         target._check_fits("index", "value", value)
         target._inplace(movement.Copy, value)
 
-    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=OMITTED):
-        return reduce.Sum.apply(self, **reduce.reduce_args("sum", self._data.shape, axis, keepdims, dim, keepdim))
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=OMITTED, dtype=None):
+        source = self if dtype is None else self.to(dtype)  # (torch casts first, then sums)
+        total = reduce.Sum.apply(source, **reduce.reduce_args("sum", self._data.shape, axis, keepdims, dim, keepdim))
+        return total if dtype is None else total.to(dtype)  # (int8 stays int8 when asked for)
 
-    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=OMITTED):
-        return reduce.Mean.apply(self, **reduce.reduce_args("mean", self._data.shape, axis, keepdims, dim, keepdim))
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=OMITTED, dtype=None):
+        source = self if dtype is None else self.to(dtype)
+        return reduce.Mean.apply(source, **reduce.reduce_args("mean", self._data.shape, axis, keepdims, dim, keepdim))
 
     @numpy_spellings
     def max(self, dim=OMITTED, keepdim: bool = False):
@@ -671,7 +674,9 @@ class TensorMethods:
     @numpy_spellings
     def argmin(self, dim=None, keepdim: bool = False): return reduce.argmin(self, dim, keepdim)
     @numpy_spellings
-    def prod(self, dim=OMITTED, keepdim: bool = False): return reduce.prod(self, dim, keepdim)
+    def prod(self, dim=OMITTED, keepdim: bool = False, *, dtype=None):
+        product = reduce.prod(self if dtype is None else self.to(dtype), dim, keepdim)
+        return product if dtype is None else product.to(dtype)
 
     @numpy_spellings
     def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
@@ -685,7 +690,9 @@ class TensorMethods:
     @numpy_spellings
     def logsumexp(self, dim, keepdim: bool = False): return reduce.logsumexp(self, dim, keepdim)
     @numpy_spellings
-    def cumsum(self, dim): return reduce.cumsum(self, dim)
+    def cumsum(self, dim, *, dtype=None):
+        total = reduce.cumsum(self if dtype is None else self.to(dtype), dim)
+        return total if dtype is None else total.to(dtype)
 
     def reshape(self, *shape):
         return movement.Reshape.apply(self, shape=movement.resolve_shape("reshape", self._data.shape, shape))
@@ -766,6 +773,22 @@ class TensorMethods:
     @numpy_spellings
     def softmax(self, dim: int = -1):
         return loss.softmax(self, args.check_int("softmax", "dim", dim))
+
+    # ==== [lead] ====
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1):
+        return movement.diagonal(self, offset, dim1, dim2)
+
+    def diag(self, diagonal: int = 0): return movement.diag(self, diagonal)
+
+    def unfold(self, dimension: int, size: int, step: int):
+        return movement.unfold_windows(self, dimension, size, step)
+
+    def movedim(self, source, destination): return movement.movedim(self, source, destination)
+
+    moveaxis = movedim
+
+    def logaddexp(self, other): return math_functions.logaddexp(self, other)
+    def logaddexp2(self, other): return math_functions.logaddexp2(self, other)
 
     # ==== [math] (issue 33: insert below this line) ====
     # torch's other elementwise math (ops/math_functions.py); integer and bool inputs of the

@@ -251,8 +251,11 @@ class Tensor:
     def _become_view_of(self, source: "Tensor", fn: type, attrs: dict) -> None:
         """Share ``source``'s memory and version, remembering how to get from its base here
         (the view ops applied in turn: an in-place write into the view replays them)."""
-        ours, theirs = self._data.base, source._data
-        if ours is not theirs and (ours is None or ours is not theirs.base):
+        theirs, ours = source._data, self._data.base
+        # (up the chain of bases: a strided view's first base is NumPy's wrapper of the input)
+        while ours is not None and ours is not theirs and ours is not theirs.base:
+            ours = getattr(ours, "base", None)
+        if ours is None:
             return  # NumPy had to copy (e.g. reshape of a transposed array): not a view
         self._version_counter = source._version_counter or source._counter()
         if source._view is None:

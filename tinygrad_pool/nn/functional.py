@@ -38,6 +38,10 @@ def relu(input, inplace: bool = False):
 def sigmoid(input): return tensor_arg("sigmoid", "input", input).sigmoid()
 def tanh(input): return tensor_arg("tanh", "input", input).tanh()
 
+# ==== [lead] ====
+from ..ops.attention import scaled_dot_product_attention  # noqa: E402
+__all__ += ["scaled_dot_product_attention"]
+
 # ==== [math] (issue 33: insert below this line) ====
 
 # ==== [division] (issue 33: insert below this line) ====

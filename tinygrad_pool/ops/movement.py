@@ -22,7 +22,7 @@ import numpy as np
 from ..fast import views
 from ..engine import OMITTED, Node, Tensor, unbroadcast
 from ..args import DimensionError
-from ..args import check_choice, plural, tensor_arg
+from ..args import check_choice, check_dim, plural, tensor_arg
 
 
 def is_int(value) -> bool:
@@ -903,6 +903,168 @@ def roll(input, shifts, dims=None) -> Tensor:
 def contiguous(input) -> Tensor:
     """The tensor itself when its memory is already in row-major order, else a copy that is."""
     return input if input._data.flags.c_contiguous else Clone.apply(input)
+
+
+def diagonal_view(x: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+    """A writable view of x's diagonal over (dim1, dim2), ``offset`` above the main one (below
+    when negative), as the last dim — NumPy's ``np.diagonal`` is read-only."""
+    start = [0] * x.ndim
+    start[dim2 if offset >= 0 else dim1] = abs(offset)
+    length = max(0, min(x.shape[dim1] - start[dim1], x.shape[dim2] - start[dim2]))
+    if length == 0:
+        start = [0] * x.ndim  # (an empty diagonal: any in-range start will do)
+    corner = x[tuple(slice(s, None) for s in start)]
+    kept = [d for d in range(x.ndim) if d not in (dim1, dim2)]
+    return np.lib.stride_tricks.as_strided(
+        corner, tuple(x.shape[d] for d in kept) + (length,),
+        tuple(x.strides[d] for d in kept) + (x.strides[dim1] + x.strides[dim2],),
+        writeable=corner.flags.writeable)
+
+
+class Diagonal(Node):
+    """y = the diagonal of x over (dim1, dim2) at ``offset``, as the last dim (a view);
+    dx = zeros of x's shape with the gradient written along that diagonal"""
+
+    is_view = True
+
+    def forward(ctx, x, offset, dim1, dim2):
+        ctx.input_shape = x.shape
+        return diagonal_view(x, offset, dim1, dim2)
+
+    def backward(ctx, grad):
+        return DiagonalEmbed.call(grad, shape=ctx.input_shape, **ctx.attrs)
+
+
+class DiagonalEmbed(Node):
+    """y = zeros of ``shape`` with x written along the diagonal (Diagonal's adjoint);
+    dx = the diagonal of the gradient"""
+
+    fresh_gradients = True
+
+    def forward(ctx, x, shape, offset, dim1, dim2):
+        out = np.zeros(shape, x.dtype)
+        diagonal_view(out, offset, dim1, dim2)[...] = x
+        return out
+
+    def backward(ctx, grad):
+        attrs = ctx.attrs
+        return Diagonal.call(grad, offset=attrs["offset"], dim1=attrs["dim1"],
+                             dim2=attrs["dim2"])
+
+
+def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """torch.diagonal: the diagonal over (dim1, dim2) as a view, appended as the last dim."""
+    input = _tensor("diagonal", "input", input)
+    if not is_int(offset):
+        raise TypeError(f"diagonal(): argument 'offset' must be int, not {type(offset).__name__}")
+    dim1, dim2 = (check_dim("diagonal", name, d, input.ndim) for name, d in
+                  (("dim1", dim1), ("dim2", dim2)))
+    if input.ndim < 2:
+        raise RuntimeError(f"diagonal: the input must have at least 2 dims, got a "
+                           f"{input.ndim}-D tensor")
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return Diagonal.apply(input, offset=int(offset), dim1=dim1, dim2=dim2)
+
+
+def diag(input, diagonal: int = 0) -> Tensor:
+    """torch.diag: a 1-D input becomes a square matrix with it on the ``diagonal``-th diagonal;
+    a 2-D input gives (a copy of) that diagonal."""
+    input = _tensor("diag", "input", input)
+    if not is_int(diagonal):
+        raise TypeError(f"diag(): argument 'diagonal' must be int, not "
+                        f"{type(diagonal).__name__}")
+    if input.ndim == 1:
+        side = input.shape[0] + abs(int(diagonal))
+        return DiagonalEmbed.apply(input, shape=(side, side), offset=int(diagonal), dim1=0, dim2=1)
+    if input.ndim == 2:
+        return Clone.apply(Diagonal.apply(input, offset=int(diagonal), dim1=0, dim2=1))
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+def window_view(x: np.ndarray, dim: int, size: int, step: int) -> np.ndarray:
+    """A writable view of every ``size``-long window along ``dim``, ``step`` apart: dim becomes
+    the window count, and a last dim the position in the window."""
+    count = (x.shape[dim] - size) // step + 1
+    shape = x.shape[:dim] + (count,) + x.shape[dim + 1:] + (size,)
+    strides = (x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:]
+               + (x.strides[dim],))
+    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+
+
+class UnfoldWindows(Node):
+    """y = the windows of x along ``dim`` (a view, windows may overlap);
+    dx = each window's gradient added back where the window was read"""
+
+    is_view = True
+
+    def forward(ctx, x, dim, size, step):
+        ctx.input_shape = x.shape
+        return window_view(x, dim, size, step)
+
+    def backward(ctx, grad):
+        return FoldWindows.call(grad, shape=ctx.input_shape, **ctx.attrs)
+
+
+class FoldWindows(Node):
+    """y = zeros of ``shape`` with every window of x added where it sits (UnfoldWindows'
+    adjoint); dx = the windows of the gradient"""
+
+    fresh_gradients = True
+
+    def forward(ctx, x, shape, dim, size, step):
+        out = np.zeros(shape, x.dtype)
+        count = x.shape[dim]
+        windows = np.moveaxis(x, -1, dim + 1)  # (…, count, size, …)
+        for k in range(size):  # one pass per position in the window (a small number)
+            index = (slice(None),) * dim + (slice(k, k + step * (count - 1) + 1, step),)
+            out[index] += windows[(slice(None),) * (dim + 1) + (k,)]
+        return out
+
+    def backward(ctx, grad):
+        attrs = ctx.attrs
+        return UnfoldWindows.call(grad, dim=attrs["dim"], size=attrs["size"], step=attrs["step"])
+
+
+def unfold_windows(input, dimension: int, size: int, step: int) -> Tensor:
+    """Tensor.unfold: every ``size``-long slice along ``dimension``, ``step`` apart, as a view
+    (not F.unfold, which takes image patches)."""
+    input = _tensor("unfold", "input", input)
+    dim = check_dim("unfold", "dimension", dimension, input.ndim)
+    for name, value in (("size", size), ("step", step)):
+        if not is_int(value):
+            raise TypeError(f"unfold(): argument '{name}' must be int, not "
+                            f"{type(value).__name__}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    length = input.shape[dim] if input.ndim else 1
+    if size < 0 or size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size "
+                           f"is {size}")
+    if input.ndim == 0:  # torch treats a 0-d tensor as one element along dim 0
+        return UnfoldWindows.apply(input.reshape(1), dim=0, size=int(size), step=int(step))
+    return UnfoldWindows.apply(input, dim=dim, size=int(size), step=int(step))
+
+
+def movedim(input, source, destination) -> Tensor:
+    """Move the dims ``source`` to the positions ``destination``; the others keep their order."""
+    input = _tensor("movedim", "input", input)
+    source = list(source) if isinstance(source, (tuple, list)) else [source]
+    destination = list(destination) if isinstance(destination, (tuple, list)) else [destination]
+    if len(source) != len(destination):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({source} dims) "
+                           f"should contain the same number of dims as destination "
+                           f"({destination} dims)")
+    source = [check_dim("movedim", "source", d, input.ndim) for d in source]
+    destination = [check_dim("movedim", "destination", d, input.ndim) for d in destination]
+    for name, dims in (("source", source), ("destination", destination)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    order = [None] * input.ndim
+    for s, d in zip(source, destination):
+        order[d] = s
+    rest = iter(d for d in range(input.ndim) if d not in source)
+    return Permute.apply(input, dims=tuple(next(rest) if d is None else d for d in order))
 
 
 PAD_MODES = ("constant", "reflect", "replicate", "circular")
