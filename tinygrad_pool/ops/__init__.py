@@ -3,17 +3,32 @@
 elementwise    + - * / ** neg exp log log1p sqrt rsqrt relu sigmoid tanh arctan abs sin cos,
                sign floor ceil round, maximum minimum where, clamp (number or tensor bounds);
                torch's dtype promotion (result_dtype, promote)
-activation     leaky_relu elu gelu (exact, tanh) silu, and erf
+math_functions tan asin acos sinh cosh asinh acosh atanh erfc exp2 log2 log10 expm1
+               reciprocal trunc frac, atan2 copysign lerp logaddexp(2), nan_to_num, isnan...
+division       div with rounding_mode, floor_divide (//), remainder (%), fmod
+bitwise        & | ^ ~ << >> on integer and bool tensors
+activation     leaky_relu elu gelu (exact, tanh) silu softplus logsigmoid relu6 hardtanh
+               hardswish hardsigmoid mish selu celu softsign, and erf
 reduce         sum mean prod var std norm logsumexp cumsum, max/min (whole, or along a dim with
                indices), amax amin argmax argmin
-movement       reshape permute flip expand index squeeze unsqueeze unflatten t mT narrow (views),
-               repeat roll pad contiguous, cast, copy_/fill_/index_put writes
+cumulative     cumprod cummax cummin logcumsumexp
+sort           sort argsort msort topk kthvalue median nanmedian
+movement       reshape permute flip expand index squeeze unsqueeze unflatten t mT narrow
+               diagonal unfold movedim (views), repeat roll diag contiguous, cast,
+               copy_/fill_/index_put writes
+padding        pad: constant, reflect, replicate, circular
+resize         interpolate (nearest, nearest-exact, linear, bilinear, ...)
 join           cat stack (one Function), chunk split (views)
-select         gather scatter scatter_add index_select masked_fill take_along_dim
+select         gather scatter (reduce) scatter_add scatter_reduce index_select masked_fill
+               masked_select take_along_dim tril triu repeat_interleave meshgrid
 matmul         @, einsum
-conv           conv2d and its two derivatives (conv_transpose, weight correlation), unfold/fold
-pool           max_pool2d (stored argmax; route/gather), avg_pool2d (window sum/spread),
-               adaptive avg/max pooling, max_unpool2d; unbatched (C, H, W) input
+attention      scaled_dot_product_attention (composed of matmul, softmax, dropout)
+conv           conv1d conv2d and its two derivatives (conv_transpose1d/2d, weight
+               correlation), unfold/fold
+conv3d         conv3d (N-d im2col/col2im)
+pool           max_pool1d/2d (stored argmax; route/gather), avg_pool1d/2d (window sum/spread),
+               adaptive avg/max pooling, max_unpool2d; unbatched input
+pool3d         max_pool3d avg_pool3d
 normalization  batch_norm layer_norm (one Standardize Function)
 dropout        dropout dropout2d (the mask saved on ctx)
 embedding      embedding (rows by index, scatter-add gradient), one_hot
