@@ -6,9 +6,12 @@ raises is what the method does.
 """
 import numpy as np
 
-from .ops import join
-from .ops import elementwise
+from .ops import activation as _activation, bitwise as _bitwise, division as _division
+from .ops import elementwise, join
 from .ops import matmul as matmul_ops
+from .ops import pool as _pool, pool3d as _pool3d, select as _select
+from .ops.conv import conv1d, conv_transpose1d  # noqa: F401  (torch.conv1d is F.conv1d)
+from .ops.conv3d import conv3d  # noqa: F401
 from .args import check_flag, check_number, tensor_arg
 from .engine import OMITTED, Tensor, numpy_spellings
 
@@ -181,7 +184,7 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-# ==== [lead] ====
+# ---- arithmetic with a number first, statistics, diagonals, moved dims, logaddexp
 def add(input, other, *, alpha=1) -> Tensor:
     """input + alpha · other; ``input`` may be a number when ``other`` is a tensor, as torch's."""
     if isinstance(input, Tensor):
@@ -226,10 +229,12 @@ def var_mean(input, dim=None, *, correction=1, keepdim: bool = False) -> tuple:
 def _keep_all(reduced: Tensor, input: Tensor, keepdim: bool) -> Tensor:
     return reduced.reshape(*(1,) * input.ndim) if keepdim else reduced
 
+
 diagonal, diag, movedim, moveaxis, logaddexp, logaddexp2 = map(
     _unary, ("diagonal", "diag", "movedim", "moveaxis", "logaddexp", "logaddexp2"))
 
-# ==== [math] (issue 33: insert below this line) ====
+
+# ---- elementwise math (ops/math_functions.py)
 tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh = map(
     _unary, ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"))
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = map(
@@ -242,10 +247,8 @@ atan2, arctan2, copysign, lerp, nan_to_num = map(
 isnan, isinf, isfinite, isposinf, isneginf, signbit = map(
     _unary, ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"))
 
-# ==== [division] (issue 33: insert below this line) ====
-from .ops import bitwise as _bitwise, division as _division  # noqa: E402
 
-
+# ---- rounded division, remainders, bits (ops/division.py, ops/bitwise.py)
 def div(input, other, *, rounding_mode=None) -> Tensor:
     """input / other; rounded towards zero or down with rounding_mode "trunc" or "floor"."""
     return _division.div(input, other, rounding_mode=rounding_mode)
@@ -299,10 +302,8 @@ def bitwise_right_shift(input, other) -> Tensor:
 def bitwise_not(input) -> Tensor:
     return _bitwise.bitwise_not(input)
 
-# ==== [activation] (issue 33: insert below this line) ====
-from .ops import activation as _activation  # noqa: E402
 
-
+# ---- the activations torch has at module level
 def selu(input):
     """``F.selu(input)``, as ``torch.selu`` (which has no ``inplace``)."""
     return _activation.selu(input)
@@ -322,12 +323,8 @@ def celu_(input, alpha: float = 1.0):
     """``F.celu_(input, alpha)``: celu written into ``input``, as ``torch.celu_``."""
     return _activation.celu_(input, alpha)
 
-# ==== [conv] (issue 33: insert below this line) ====
-from .ops.conv import conv1d, conv_transpose1d
-from .ops.conv3d import conv3d
-from .ops import pool as _pool, pool3d as _pool3d
 
-
+# ---- 1-D and 3-D convolution and pooling (torch's module-level names)
 def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """``F.max_pool1d`` without ``return_indices``, as ``torch.max_pool1d``."""
     return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -343,16 +340,15 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
     """``F.max_pool3d`` without ``return_indices``, as ``torch.max_pool3d``."""
     return _pool3d.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
-# ==== [resize] (issue 33: insert below this line) ====
 
-# ==== [sort] (issue 33: insert below this line) ====
+# ---- order and running extremes (ops/sort.py, ops/cumulative.py)
 sort, argsort, msort, topk, kthvalue, median, nanmedian = map(
     _unary, ("sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian"))
 cumprod, cummax, cummin, logcumsumexp = map(
     _unary, ("cumprod", "cummax", "cummin", "logcumsumexp"))
 
-# ==== [select] (issue 33: insert below this line) ====
-from .ops import select as _select  # noqa: E402
+
+# ---- triangles, masks, repeats, grids (ops/select.py)
 scatter_reduce = _unary("scatter_reduce")
 
 

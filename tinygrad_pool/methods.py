@@ -20,9 +20,9 @@ from .engine.data import _BOOLS, _NOT_COMPARABLE, _check_can_require_grad
 from .engine.tensor import _as_array
 from .random import default_generator
 from . import args
-from .ops import conv, elementwise, join, loss, matmul, movement, pool, reduce, select
-from .ops import bitwise, division
-from .ops import math_functions
+from .ops import (bitwise, conv, cumulative, division, elementwise, join, loss, math_functions,
+                  matmul, movement, pool, reduce, select)
+from .ops import sort as ordering
 
 
 class TensorMethods:
@@ -774,7 +774,7 @@ class TensorMethods:
     def softmax(self, dim: int = -1):
         return loss.softmax(self, args.check_int("softmax", "dim", dim))
 
-    # ==== [lead] ====
+    # ---- diagonals, windows along a dim, moved dims (ops/movement.py)
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1):
         return movement.diagonal(self, offset, dim1, dim2)
 
@@ -787,12 +787,10 @@ class TensorMethods:
 
     moveaxis = movedim
 
+    # ---- elementwise math (ops/math_functions.py); integer and bool inputs of the float
+    # functions compute in the default float dtype, as torch
     def logaddexp(self, other): return math_functions.logaddexp(self, other)
     def logaddexp2(self, other): return math_functions.logaddexp2(self, other)
-
-    # ==== [math] (issue 33: insert below this line) ====
-    # torch's other elementwise math (ops/math_functions.py); integer and bool inputs of the
-    # float functions compute in the default float dtype, as torch
     def tan(self): return math_functions.float_function("tan", self)
     def asin(self): return math_functions.float_function("asin", self)
     def acos(self): return math_functions.float_function("acos", self)
@@ -881,7 +879,6 @@ class TensorMethods:
     arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, asinh_, acosh_, atanh_
     arctan2_, fix_ = atan2_, trunc_
 
-    # ==== [division] (issue 33: insert below this line) ====
     # Rounded division and remainders (ops/division.py): integers stay integers, and an
     # integer divisor of 0 raises, as torch
     def floor_divide(self, other): return division.floor_divide(self, other)
@@ -968,72 +965,53 @@ class TensorMethods:
     def __ilshift__(self, other): return self._bitwise_augmented("bitwise_left_shift", "<<=", other)
     def __irshift__(self, other): return self._bitwise_augmented("bitwise_right_shift", ">>=", other)
 
-    # ==== [activation] (issue 33: insert below this line) ====
-
-    # ==== [conv] (issue 33: insert below this line) ====
-
-    # ==== [resize] (issue 33: insert below this line) ====
-
-    # ==== [sort] (issue 33: insert below this line) ====
-    # (ops.sort and ops.cumulative imported in each method: the module's import lines are shared)
+    # ---- order: sorting, selecting by rank, running extremes (ops/sort.py, ops/cumulative.py)
     @numpy_spellings
     def sort(self, dim=-1, descending=False, *, stable=False):
         """(values, indices) sorted along ``dim``, as torch's ``sort`` (NaN the largest)."""
-        from .ops import sort as ordering
         return ordering.sort(self, dim, descending, stable=stable)
 
     @numpy_spellings
     def argsort(self, dim=-1, descending=False, *, stable=False):
-        from .ops import sort as ordering
         return ordering.argsort(self, dim, descending, stable=stable)
 
     def msort(self):
-        from .ops import sort as ordering
         return ordering.msort(self)
 
     @numpy_spellings
     def topk(self, k, dim=-1, largest=True, sorted=True):
-        from .ops import sort as ordering
         return ordering.topk(self, k, dim, largest, sorted)
 
     @numpy_spellings
     def kthvalue(self, k, dim=-1, keepdim=False):
-        from .ops import sort as ordering
         return ordering.kthvalue(self, k, dim, keepdim)
 
     @numpy_spellings
     def median(self, dim=OMITTED, keepdim=False):
         """The lower median of all elements (0-d), or ``(values, indices)`` along ``dim``."""
-        from .ops import sort as ordering
         return ordering.median(self, dim, keepdim)
 
     @numpy_spellings
     def nanmedian(self, dim=OMITTED, keepdim=False):
-        from .ops import sort as ordering
         return ordering.nanmedian(self, dim, keepdim)
 
     @numpy_spellings
     def cumprod(self, dim, *, dtype=None):
-        from .ops import cumulative
         return cumulative.cumprod(self, dim, dtype=dtype)
 
     @numpy_spellings
     def cummax(self, dim):
-        from .ops import cumulative
         return cumulative.cummax(self, dim)
 
     @numpy_spellings
     def cummin(self, dim):
-        from .ops import cumulative
         return cumulative.cummin(self, dim)
 
     @numpy_spellings
     def logcumsumexp(self, dim):
-        from .ops import cumulative
         return cumulative.logcumsumexp(self, dim)
 
-
-    # ==== [select] (issue 33: insert below this line) ====
+    # ---- triangles, masks, repeats, reducing scatters (ops/select.py)
     def tril(self, diagonal: int = 0): return select.tril(self, diagonal)
     def triu(self, diagonal: int = 0): return select.triu(self, diagonal)
     def tril_(self, diagonal: int = 0): return select.tril_(self, diagonal)

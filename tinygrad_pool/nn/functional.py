@@ -6,27 +6,37 @@
 Each function is the op's own (``tinygrad_pool.ops``), which checks its arguments with errors
 that name the op, the argument and the shapes; this module only gathers them under torch's names.
 """
-from ..ops.activation import elu, gelu, leaky_relu, logsigmoid, silu, softplus
 from ..args import REDUCTIONS, check_flag, tensor_arg
-from ..ops.conv import conv2d, conv_transpose2d, fold, unfold
+from ..ops.activation import (celu, celu_, elu, gelu, hardsigmoid, hardswish, hardtanh,
+                              hardtanh_, leaky_relu, logsigmoid, mish, relu6, selu, selu_, silu,
+                              softplus, softsign)
+from ..ops.attention import scaled_dot_product_attention
+from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
+from ..ops.conv3d import conv3d
 from ..ops.dropout import dropout, dropout2d
 from ..ops.embedding import embedding, one_hot
 from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
                         huber_loss, l1_loss, log_softmax, mse_loss, nll_loss, smooth_l1_loss,
                         softmax, sum_of_squares)
 from ..ops.matmul import linear
-from ..ops.padding import pad
 from ..ops.normalization import batch_norm, layer_norm
-from ..ops.pool import (TIE_RULES, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d,
-                        max_pool2d, max_unpool2d)
+from ..ops.padding import pad
+from ..ops.pool import (TIE_RULES, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,
+                        avg_pool2d, max_pool1d, max_pool2d, max_unpool2d)
+from ..ops.pool3d import avg_pool3d, max_pool3d
+from ..ops.resize import interpolate, upsample, upsample_bilinear, upsample_nearest
 from .. import unsupported
 
-__all__ = ["conv2d", "conv_transpose2d", "unfold", "fold", "max_pool2d", "avg_pool2d",
-           "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_unpool2d", "relu", "sigmoid",
-           "tanh", "leaky_relu", "elu", "gelu", "silu", "softmax", "log_softmax", "linear", "pad",
-           "one_hot",
-           "embedding", "dropout", "dropout2d", "batch_norm", "layer_norm", "mse_loss", "l1_loss",
-           "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
+           "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_unpool2d",
+           "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pad",
+           "relu", "relu6", "sigmoid", "tanh", "leaky_relu", "elu", "selu", "selu_", "celu",
+           "celu_", "gelu", "silu", "mish", "softplus", "logsigmoid", "softsign", "hardtanh",
+           "hardtanh_", "hardswish", "hardsigmoid", "softmax", "log_softmax",
+           "scaled_dot_product_attention", "linear", "one_hot", "embedding", "dropout",
+           "dropout2d", "batch_norm", "layer_norm", "mse_loss", "l1_loss", "smooth_l1_loss",
+           "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "sum_of_squares", "TIE_RULES", "REDUCTIONS"]
 
 
@@ -37,37 +47,6 @@ def relu(input, inplace: bool = False):
 
 def sigmoid(input): return tensor_arg("sigmoid", "input", input).sigmoid()
 def tanh(input): return tensor_arg("tanh", "input", input).tanh()
-
-# ==== [lead] ====
-from ..ops.attention import scaled_dot_product_attention  # noqa: E402
-__all__ += ["scaled_dot_product_attention"]
-
-# ==== [math] (issue 33: insert below this line) ====
-
-# ==== [division] (issue 33: insert below this line) ====
-
-# ==== [activation] (issue 33: insert below this line) ====
-from ..ops.activation import (celu, celu_, hardsigmoid, hardswish, hardtanh, hardtanh_,  # noqa: E402
-                              mish, relu6, selu, selu_, softsign)
-__all__ += ["relu6", "hardtanh", "hardtanh_", "hardswish", "hardsigmoid", "mish", "selu", "selu_",
-            "celu", "celu_", "softsign"]
-
-# ==== [conv] (issue 33: insert below this line) ====
-from ..ops.conv import conv1d, conv_transpose1d
-from ..ops.conv3d import conv3d
-from ..ops.pool import avg_pool1d, max_pool1d
-from ..ops.pool3d import avg_pool3d, max_pool3d
-__all__ += ["conv1d", "conv3d", "conv_transpose1d", "max_pool1d", "avg_pool1d", "max_pool3d",
-            "avg_pool3d"]
-
-# ==== [resize] (issue 33: insert below this line) ====
-from ..ops.resize import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402
-__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
-
-# ==== [sort] (issue 33: insert below this line) ====
-
-# ==== [select] (issue 33: insert below this line) ====
-
 
 
 __getattr__ = unsupported.module_getattr("tinygrad_pool.nn.functional", "torch.nn.functional")
