@@ -52,13 +52,18 @@ def erf_values(x) -> np.ndarray:
         total += term
     out[near] = _TWO_OVER_SQRT_PI * np.exp(-s2) * total
     far = ~near  # (NaN lands here and stays NaN; ±inf gives ±1)
-    a = np.abs(x[far])
-    fraction = a.copy()
-    for k in range(_FRACTION_DEPTH, 0, -1):
-        fraction = a + (k / 2) / fraction
-    erfc = np.exp(-a * a) / (math.sqrt(math.pi) * fraction)  # (0 / inf = 0 at |x| = inf)
-    out[far] = np.sign(x[far]) * (1 - erfc)
+    out[far] = np.sign(x[far]) * (1 - erfc_fraction(np.abs(x[far])))
     return out
+
+
+def erfc_fraction(a: np.ndarray, depth: int = _FRACTION_DEPTH) -> np.ndarray:
+    """erfc(a) for a ≥ 0 by its continued fraction, ``depth`` levels evaluated from the bottom
+    (accurate relative to erfc itself, so also far out where 1 - erf(a) rounds to 0)."""
+    fraction = a.copy()
+    for k in range(depth, 0, -1):
+        fraction = a + (k / 2) / fraction
+    with quiet():  # (a² overflows to inf far out: e^-inf = 0, and 0 / inf = 0 at a = inf)
+        return np.exp(-a * a) / (math.sqrt(math.pi) * fraction)
 
 
 class Erf(Node):

@@ -23,7 +23,7 @@ from .. import dtypes
 from ..args import _TORCH_NAMES
 from ..engine import BroadcastError, Node, Tensor, unbroadcast
 from ..fast.quiet import quiet
-from .activation import Erf, erf_values
+from .activation import Erf, erf_values, erfc_fraction
 from .elementwise import (Arctan, Broadcasting, Exp, Rsqrt, Sigmoid, StepFunction, Where, as_dtype,
                           check_tensor, floating, input_shapes, is_number, promote, refuse_bool,
                           result_dtype)
@@ -45,12 +45,7 @@ def erfc_values(x) -> np.ndarray:
     with quiet():  # (x² overflows to inf far out: e^-inf = 0, as it should)
         out = np.asarray(1 - erf_values(x))  # (an array at 0-d too; NaN stays NaN: not >= 1.5)
     far = x >= _FRACTION_FROM
-    a = x[far]
-    fraction = a.copy()
-    for k in range(_FRACTION_DEPTH, 0, -1):
-        fraction = a + (k / 2) / fraction
-    with quiet():
-        out[far] = np.exp(-a * a) / (math.sqrt(math.pi) * fraction)  # (0 / inf = 0 at x = inf)
+    out[far] = erfc_fraction(x[far], _FRACTION_DEPTH)
     return out
 
 
