@@ -53,7 +53,8 @@ demo: demo-deps
 REFERENCE_TESTS := tests/test_conv.py tests/test_conv_transpose.py tests/test_pool.py \
 	tests/test_adaptive_pool.py tests/test_elementwise.py tests/test_activation.py \
 	tests/test_higher_order.py tests/test_fuzz.py tests/test_numerics.py tests/test_nn.py \
-	tests/test_bad_inputs_conv_pool.py tests/test_loss.py tests/test_reduce.py
+	tests/test_bad_inputs_conv_pool.py tests/test_loss.py tests/test_reduce.py \
+	tests/test_conv_nd.py tests/test_pool_nd.py
 
 test: test-deps
 	$(PY) -m pytest -q

@@ -22,7 +22,7 @@ import numpy as np
 from ..fast import views
 from ..engine import OMITTED, Node, Tensor, unbroadcast
 from ..args import DimensionError
-from ..args import check_choice, check_dim, plural, tensor_arg
+from ..args import check_dim, plural
 
 
 def is_int(value) -> bool:
@@ -1067,40 +1067,3 @@ def movedim(input, source, destination) -> Tensor:
     return Permute.apply(input, dims=tuple(next(rest) if d is None else d for d in order))
 
 
-PAD_MODES = ("constant", "reflect", "replicate", "circular")
-
-
-def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
-    """torch.nn.functional.pad, constant mode: ``pad`` = (left, right) widths for the last dim,
-    then for the one before it, and so on; a negative width crops. Always a new tensor."""
-    input = tensor_arg("pad", "input", input)
-    # an unknown mode is torch's NotImplementedError ("Unrecognised padding mode"); not a str,
-    # its TypeError
-    check_choice("pad", "mode", mode, PAD_MODES, error=NotImplementedError)
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not implemented here; only "
-                                  f"'constant' is")
-    if not isinstance(pad, (tuple, list)):
-        raise TypeError(f"pad: pad must be a tuple of ints, got {type(pad).__name__}")
-    widths = int_sizes("pad", "pad", (tuple(pad),))
-    if len(widths) % 2:
-        raise RuntimeError(f"pad: padding length must be divisible by 2, got pad={widths}")
-    if len(widths) > 2 * input.ndim:
-        raise RuntimeError(f"pad: padding length should be less than or equal to two times the "
-                           f"input dimension but got padding length {len(widths)} and input "
-                           f"of dimension {input.ndim}")
-    # (left, right) pairs run from the last dim backwards; dims before them are not padded.
-    pairs = [(widths[i], widths[i + 1]) for i in range(0, len(widths), 2)][::-1]
-    per_dim = ((0, 0),) * (input.ndim - len(pairs)) + tuple(pairs)
-    for d, (n, (before, after)) in enumerate(zip(input.shape, per_dim)):
-        # torch crops first, then pads: cropping more than the whole dim is an error even
-        # where the padding would make up for it
-        if n - max(-before, 0) - max(-after, 0) < 0:
-            raise RuntimeError(f"pad: pad={widths} crops "
-                               f"{plural(max(-before, 0) + max(-after, 0), 'element')} from dim "
-                               f"{d}, which has only {n}")
-    if value is None:
-        value = 0
-    if not isinstance(value, (int, float, bool, np.number)):
-        raise TypeError(f"pad: value must be a number, got {type(value).__name__}")
-    return Pad.apply(input, widths=per_dim, value=value)

@@ -1,4 +1,4 @@
-"""F.pad: constant padding (``pad`` and ``Pad``, in movement.py) and the modes that copy input
+"""F.pad: constant padding (the ``Pad`` node, in movement.py) and the modes that copy input
 cells into the border — reflect, replicate, circular.
 
 Each padded axis is a map from output positions to the input cell they copy (resize.py's
@@ -20,9 +20,11 @@ import numpy as np
 
 from ..args import check_choice, tensor_arg
 from ..engine import Node, Tensor
-from .movement import PAD_MODES, int_sizes
-from .movement import pad as constant_pad
+from ..args import plural
+from .movement import Pad, int_sizes
 from .resize import AxisMap, cell_coefficients, cells_reading, resample, scatter
+
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 # pad length -> the input ranks a non-constant mode pads with it (an unbatched and a batched one)
 MODE_RANKS = {2: (2, 3), 4: (3, 4), 6: (4, 5)}
@@ -146,14 +148,12 @@ def _check_edge_widths(mode: str, shape: tuple, widths: tuple, pad: tuple) -> No
 def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
     """torch.nn.functional.pad: ``pad`` = (left, right) widths for the last dim, then for the one
     before it, and so on; a negative width crops. ``mode``: "constant" (``value``, default 0;
-    movement.py's ``pad``), or "reflect", "replicate", "circular", which pad the last 1, 2 or 3
+    movement.py's ``Pad``), or "reflect", "replicate", "circular", which pad the last 1, 2 or 3
     dims of a 2-D..5-D input (see the module docstring). Always a new tensor."""
     input = tensor_arg("pad", "input", input)
     # an unknown mode is torch's NotImplementedError ("Unrecognised padding mode"); not a str,
     # its TypeError
     check_choice("pad", "mode", mode, PAD_MODES, error=NotImplementedError)
-    if mode == "constant":
-        return constant_pad(input, pad, mode, value)
     if not isinstance(pad, (tuple, list)):
         raise TypeError(f"pad: pad must be a tuple of ints, got {type(pad).__name__}")
     widths = int_sizes("pad", "pad", (tuple(pad),))
@@ -163,6 +163,10 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
         raise RuntimeError(f"pad: padding length should be less than or equal to two times the "
                            f"input dimension but got padding length {len(widths)} and input "
                            f"of dimension {input.ndim}")
+    # (left, right) pairs run from the last dim backwards
+    pairs = tuple([(widths[i], widths[i + 1]) for i in range(0, len(widths), 2)][::-1])
+    if mode == "constant":
+        return _constant_pad(input, widths, pairs, value)
     if value is not None and value != 0:
         raise RuntimeError(f'pad: Padding mode "{mode}" doesn\'t take in value argument, got '
                            f"value={value!r}")
@@ -172,7 +176,22 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
             f"(mode={mode!r}). Supported combinations for non-constant padding: 2D or 3D input: "
             f"padding size = 2 (pads last dimension); 3D or 4D input: padding size = 4 (pads "
             f"last 2 dimensions); 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
-    # (left, right) pairs run from the last dim backwards
-    pairs = tuple([(widths[i], widths[i + 1]) for i in range(0, len(widths), 2)][::-1])
     _check_edge_widths(mode, tuple(input.shape), pairs, widths)
     return EdgePad.apply(input, widths=pairs, mode=mode)
+
+
+def _constant_pad(input: Tensor, widths: tuple, pairs: tuple, value) -> Tensor:
+    """Constant mode: the dims before the padded ones are not padded."""
+    per_dim = ((0, 0),) * (input.ndim - len(pairs)) + pairs
+    for d, (n, (before, after)) in enumerate(zip(input.shape, per_dim)):
+        # torch crops first, then pads: cropping more than the whole dim is an error even
+        # where the padding would make up for it
+        if n - max(-before, 0) - max(-after, 0) < 0:
+            raise RuntimeError(f"pad: pad={widths} crops "
+                               f"{plural(max(-before, 0) + max(-after, 0), 'element')} from dim "
+                               f"{d}, which has only {n}")
+    if value is None:
+        value = 0
+    if not isinstance(value, (int, float, bool, np.number)):
+        raise TypeError(f"pad: value must be a number, got {type(value).__name__}")
+    return Pad.apply(input, widths=per_dim, value=value)
