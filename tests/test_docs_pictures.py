@@ -70,3 +70,22 @@ def test_the_backprop_figures_read_at_page_width(fresh):
     for name in ("example1_backprop.png", "example2_backprop.png", "tie_rules.png"):
         with Image.open(out / name) as image:
             assert image.size[0] <= 1100, f"{name} is {image.size[0]} px wide"
+
+
+RESIZE_PICTURES = ("fan_in_bilinear_output.png", "fan_in_bilinear_input.png",
+                   "fan_in_reflect_output.png", "fan_in_reflect_input.png", "fan_in_pad_modes.png",
+                   "graph_upsampling.png")
+
+
+def test_the_interpolation_and_padding_pictures_are_made_and_shown(fresh):
+    """examples/pictures_resize.py's pictures: each made, shown on docs/visualization.md, and
+    each fan-in picture no wider than the page."""
+    from PIL import Image
+    out, written = fresh
+    assert set(RESIZE_PICTURES) <= {p.name for p in written}
+    page = (ROOT / "docs" / "visualization.md").read_text()
+    for name in RESIZE_PICTURES:
+        assert f"(images/{name})" in page, f"docs/visualization.md does not show {name}"
+        with Image.open(out / name) as image:
+            assert not name.startswith("fan_in") or image.size[0] <= 1100, \
+                f"{name} is {image.size[0]} px wide"

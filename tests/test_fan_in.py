@@ -364,3 +364,109 @@ def test_linear_map_pictures_tag_blends_and_say_copies(rng):
     with pytest.raises(ValueError, match="4-D"):
         fan_in(F.pad(tensor(np.ones((2, 5)), requires_grad=True), (1, 1), mode="reflect"),
                output_cell=(0, 1))
+
+
+# ---- the pictures of padding and interpolation (docs/visualization.md) ---------------------------
+def plane_colours(picture, title: str) -> np.ndarray:
+    """The background colour of every cell of the plane titled ``title``, as drawn."""
+    import re
+    source = picture.label
+    table = source[source.index(f"<B>{title}</B>"):]
+    table = table[table.index("<TABLE"):table.index("</TABLE>")]
+    return np.array([re.findall(r'<TD BGCOLOR="([^"]+)"', row)
+                     for row in re.findall(r"<TR>(.*?)</TR>", table)])
+
+
+PAD_GREY, YELLOW = "#eeeeee", "#ffe08a"
+
+
+@pytest.mark.parametrize("mode, pad", [("reflect", (2, 1, 3, 0)), ("replicate", (3, 1, 0, 2)),
+                                       ("circular", (1, 2, -1, 3))])
+def test_padding_border_is_grey_and_nothing_else(rng, mode, pad):
+    """The cells the padding added (and only they) are grey, in the output and its gradient,
+    unless lit; the picked border cell keeps its grey under its frame."""
+    x = tensor(rng.standard_normal((1, 1, 5, 4)), requires_grad=True)
+    out = F.pad(x, pad, mode=mode)
+    (left, right, top, bottom), (h, w) = (max(p, 0) for p in pad), out.shape[2:]
+    rows, cols = np.arange(h)[:, None], np.arange(w)[None, :]
+    border = (rows < top) | (rows >= h - bottom) | (cols < left) | (cols >= w - right)
+    for picture in (fan_in(out, input_cell=(1, 1), grad_output=np.ones(out.shape)),
+                    fan_in(out, output_cell=(0, 0))):
+        lit = np.zeros((h, w), bool)
+        for link in picture.links if picture.input_gradient is not None else ():
+            lit[link.output[2:]] = True
+        for title in ("output [0, 0]",) + (("∂L/∂output [0, 0]",) if picture.grad_output
+                                           is not None else ()):
+            colours = plane_colours(picture, title)
+            assert colours.shape == (h, w)
+            assert np.array_equal(colours == PAD_GREY, border & ~lit), title
+            assert np.all(colours[lit] == YELLOW)
+        assert (plane_colours(picture, "input [0, 0]") != PAD_GREY).all()  # the input: no border
+    assert "Grey: the border pad(mode=" in picture.summary
+
+
+def test_interpolation_draws_no_border(rng):
+    x = tensor(rng.standard_normal((1, 1, 4, 4)), requires_grad=True)
+    picture = fan_in(F.interpolate(x, scale_factor=2, mode="bilinear"), output_cell=(0, 0))
+    assert (plane_colours(picture, "output [0, 0]") != PAD_GREY).all()
+    assert "Grey" not in picture.summary
+
+
+def test_bilinear_coefficients_are_written_as_the_products_they_are():
+    """4×4 → 8×8 (align_corners=False): output (3, 4) is at (1.25, 1.75), so it reads rows 1, 2
+    by (0.75, 0.25) and columns 1, 2 by (0.25, 0.75); tags and table give 4 digits."""
+    x = tensor(np.arange(16.0).reshape(1, 1, 4, 4), requires_grad=True)
+    up = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+    picture = fan_in(up, output_cell=(3, 4), grad_output=np.full(up.shape, 2.0))
+    assert {link.input[2:]: link.derivative for link in picture.links} == {
+        (1, 1): 0.75 * 0.25, (1, 2): 0.75 * 0.75, (2, 1): 0.25 * 0.25, (2, 2): 0.25 * 0.75}
+    for coefficient in ("0.1875", "0.5625", "0.0625"):
+        assert f"×{coefficient}" in picture.label  # the tag in the input cell
+        assert f">{coefficient}</TD>" in picture.label  # the table's coefficient column
+    assert ">1.125</TD>" in picture.label  # g · c = 2 · 0.5625
+    reader = fan_in(up, input_cell=(1, 2), grad_output=np.ones(up.shape))
+    assert len(reader.links) == 16 and reader.input_gradient == pytest.approx(4.0)  # 2 per axis
+    assert "(untagged" not in reader.summary  # every reader blends: each is tagged
+
+
+def test_reflect_sends_a_border_cells_gradient_to_its_mirror():
+    """docs/visualization.md's claims on a 6×6 image padded by 1: output (0, 3) copies input
+    (1, 2); input (1, 2) gets two gradients, (1, 1) four, the edge cell (0, 2) and the corner
+    one; under replicate and circular the corner gets four."""
+    x = tensor(np.zeros((1, 1, 6, 6)), requires_grad=True)
+    padded = F.pad(x, (1, 1, 1, 1), mode="reflect")
+    [link] = fan_in(padded, output_cell=(0, 3)).links
+    assert link.input == (0, 0, 1, 2) and link.derivative == 1
+    readers = lambda out, cell: sorted(link.output[2:] for link in fan_in(out, input_cell=cell).links)
+    assert readers(padded, (1, 2)) == [(0, 3), (2, 3)]
+    assert len(readers(padded, (1, 1))) == 4
+    assert readers(padded, (0, 2)) == [(1, 3)] and readers(padded, (0, 0)) == [(1, 1)]
+    small = tensor(np.zeros((1, 1, 4, 4)), requires_grad=True)
+    assert readers(F.pad(small, (1, 1, 1, 1), mode="replicate"), (0, 0)) == [
+        (0, 0), (0, 1), (1, 0), (1, 1)]
+    assert readers(F.pad(small, (1, 1, 1, 1), mode="circular"), (0, 0)) == [
+        (1, 1), (1, 5), (5, 1), (5, 5)]
+
+
+def test_copy_summaries_count_their_outputs(rng):
+    x = tensor(rng.standard_normal((1, 1, 4, 4)), requires_grad=True)
+    grad = np.ones((1, 1, 6, 6))
+    one = fan_in(F.pad(x, (1, 1, 1, 1), mode="reflect"), input_cell=(0, 0), grad_output=grad)
+    assert one.summary.startswith("input[0, 0, 0, 0] is copied into 1 output (yellow), which "
+                                  "sends back its whole gradient")
+    four = fan_in(F.pad(x, (1, 1, 1, 1), mode="replicate"), input_cell=(0, 0), grad_output=grad)
+    assert four.summary.startswith("input[0, 0, 0, 0] is copied into 4 outputs (yellow); each")
+    cropped = fan_in(F.pad(x, (1, 1, -1, 1), mode="circular"), input_cell=(0, 0))
+    assert cropped.links == () and cropped.summary.startswith(
+        "input[0, 0, 0, 0] is read by no output: it receives no gradient")
+    mixed = fan_in(F.interpolate(x, size=(7, 7), mode="bilinear", align_corners=True),
+                   input_cell=(0, 0))
+    assert sorted(link.derivative for link in mixed.links) == [0.25, 0.5, 0.5, 1.0]
+    assert "(untagged: 1, a copy)" in mixed.summary
+
+
+def test_label_is_the_whole_picture_to_set_beside_others(rng):
+    x = tensor(rng.standard_normal((1, 1, 4, 4)), requires_grad=True)
+    picture = fan_in(F.pad(x, (1, 1, 1, 1), mode="circular"), output_cell=(0, 0))
+    assert picture.label.startswith("<<TABLE") and picture.label.endswith("</TABLE>>")
+    assert picture.label in picture.source and picture.summary.split()[0] in picture.label

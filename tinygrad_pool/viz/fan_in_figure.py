@@ -10,6 +10,11 @@ A transposed convolution is conv2d's adjoint: input cell (h, w) spreads onto the
 (h·s - p + i·d, w·s - p + j·d) that conv2d's window of output (h, w) would read, so its two
 pictures are conv2d's two with input and output exchanged.
 
+Interpolation and pad's copying modes (reflect, replicate, circular) are fixed linear maps:
+each output cell is a weighted sum of input cells (its ``coefficients``), tagged in each cell
+read (4 significant digits; untagged: 1, a copy), its gradient going back as g·c. A padding
+op's border, the cells it added around the copy of its input, is drawn grey.
+
 Both read only what the graph already holds, and ask the op about itself (see "what the op
 is" below): the cells each output read and the outputs that read each input cell, its weight,
 and for max pooling the cells its tie rule pays (from the argmax it saved or, once backward
@@ -31,8 +36,9 @@ counts the rest. The weight is titled by its name or its module path (``conv1.we
 The result is a ``graphviz.Digraph`` (Jupyter shows it inline) whose ``links`` list every
 connection drawn, as ``Link``s (below), ``padding`` the kernel taps of the picked output that
 fall outside the input (they read padding), ``grad_output`` the (n, c, h, w) gradient used (or
-None), ``input_gradient`` the picked input cell's gradient from this op (or None) and
-``summary`` the picture's caption.
+None), ``input_gradient`` the picked input cell's gradient from this op (or None),
+``summary`` the picture's caption and ``label`` the whole picture as the HTML-like label of its
+one node (to set several pictures side by side in a graph of your own).
 """
 from __future__ import annotations
 
@@ -49,7 +55,9 @@ from .modules import dotted_paths, outermost_modules
 from .summary import SMALL, number, plural, shape_text
 
 READ, CHOSEN, PICKED, PAD = "#ffe08a", STYLE["argmax"], "#d62728", "#eeeeee"
-DECIMALS = ".3f"         # how every number is written: 3 decimals (summary.number)
+DECIMALS = ".3f"         # how every number is written: 3 decimals (summary.number) ...
+COEFFICIENT = ".4g"      # ... but a linear map's coefficients: 4 significant digits, so that
+#                          bilinear's 0.1875 = 0.75 · 0.25 reads as that product, in its tag and table
 SHOW_VALUES_UP_TO = 100  # cells of a plane; larger planes are drawn as coloured squares
 CROP = 12                # a plane longer than this a side is cut to the cells lit in it ...
 MARGIN = 1               # ... and this many more on each side (the cut sides marked ⋮ and …)
@@ -85,6 +93,7 @@ class FanIn(GraphDigraph):
     grad_output = None      # the (n, c, h, w) gradient arriving at the output, or None
     input_gradient = None   # input_cell= with a gradient: Σ link.gradient, the cell's ∂L/∂input
     summary = ""            # what the picture shows, in words (its last lines)
+    label = ""              # the picture: its one node's HTML-like label, "<...>"
 
 
 def fan_in(output: Tensor, *, output_cell=None, input_cell=None, grad_output=None,
@@ -120,7 +129,8 @@ def fan_in(output: Tensor, *, output_cell=None, input_cell=None, grad_output=Non
     picture.links, picture.padding, picture.grad_output = tuple(links), tuple(padding), grad
     if not from_output and grad is not None:
         picture.input_gradient = float(sum(link.gradient for link in links))
-    picture.node("fan_in", _label(geometry, cell, from_output, picture, op, model))
+    picture.label = _label(geometry, cell, from_output, picture, op, model)
+    picture.node("fan_in", picture.label)
     return picture
 
 
@@ -177,7 +187,16 @@ def _geometry(fn, out_shape: tuple) -> dict:
                 groups=tuple(fn.channel_groups()), ties=fn.attrs.get("ties"),
                 # the op's own tie rule (its argmax run again if backward freed it)
                 paid=fn.paid_cells(x) if k is None and not _is_linear_map(fn) else None,
-                linear=_is_linear_map(fn))
+                linear=_is_linear_map(fn), border=_border(fn))
+
+
+def _border(fn) -> tuple | None:
+    """((top, bottom), (left, right)): the rows and columns of each output plane that a padding
+    op (one naming its ``widths``, (before, after) for each padded trailing axis) added around
+    the input's copy — drawn grey; None for an op that adds none. (A negative width crops.)"""
+    widths = (fn.attrs.get("widths") if _is_linear_map(fn) else None) or ()
+    border = (((0, 0),) * 2 + tuple((max(b, 0), max(a, 0)) for b, a in widths))[-2:]
+    return border if any(map(any, border)) else None
 
 
 def _cell(argument: str, cell, shape: tuple) -> tuple:
@@ -294,9 +313,11 @@ def _window(extent: tuple, role_marks: dict, centre: tuple) -> tuple:
     return tuple(spans)
 
 
-def _grid(title: str, values: np.ndarray, offset: tuple, marks: dict, window=None) -> tuple:
+def _grid(title: str, values: np.ndarray, offset: tuple, marks: dict, window=None,
+          border=None) -> tuple:
     """A plane as an HTML-like table, (html, width, height) in points, under its title;
-    ``offset`` = (rows, columns) of padding drawn around it;
+    ``offset`` = (rows, columns) of padding drawn around it; ``border`` ((top, bottom), (left,
+    right)) the rows and columns of the plane a padding op added, drawn grey where not marked;
     ``marks`` maps (h, w) in the plane's own coordinates to (colour, small tag, picked);
     ``window`` ((r0, r1), (c0, c1)) the rows and columns drawn (_window), the cut sides
     marked "⋮" and "…" and the caption saying which part of the plane it is."""
@@ -321,13 +342,14 @@ def _grid(title: str, values: np.ndarray, offset: tuple, marks: dict, window=Non
         cells = [gap("…", CUT, height)] if cut[2] else []
         for c in range(c0, c1):
             inside = 0 <= r < h and 0 <= c < w
-            colour, tag, picked = marks.get((r, c), ("white" if inside else PAD, "", False))
+            plain = "white" if inside and not _in_border((r, c), (h, w), border) else PAD
+            colour, tag, picked = marks.get((r, c), (plain, "", False))
             text = (number(values[r, c], DECIMALS) if inside else "pad") if show else ""
             if tag and show:
                 text += f'<BR/><FONT POINT-SIZE="8">{html.escape(tag)}</FONT>'
-            border = f' BORDER="3" COLOR="{PICKED}"' if picked else ""
+            frame = f' BORDER="3" COLOR="{PICKED}"' if picked else ""
             cells.append(f'<TD BGCOLOR="{colour}" FIXEDSIZE="TRUE" WIDTH="{width}" '
-                         f'HEIGHT="{height}"{border}>{text or " "}</TD>')
+                         f'HEIGHT="{height}"{frame}>{text or " "}</TD>')
         if cut[3]:
             cells.append(gap("…", CUT, height))
         rows.append("<TR>" + "".join(cells) + "</TR>")
@@ -351,6 +373,13 @@ def _grid(title: str, values: np.ndarray, offset: tuple, marks: dict, window=Non
             f'HEIGHT="{height_}">' + cell(TITLE, f"<B>{html.escape(title)}</B>")
             + (cell(CAPTION, SMALL.format(html.escape(caption))) if caption else "")
             + cell(grid_h, grid) + "</TABLE>"), full, height_
+
+
+def _in_border(at: tuple, shape: tuple, border) -> bool:
+    """Whether plane cell ``at`` lies in the ``border`` ((top, bottom), (left, right)) of a
+    plane of ``shape``."""
+    return border is not None and any(p < before or p >= size - after
+                                      for p, size, (before, after) in zip(at, shape, border))
 
 
 def _note(text: str) -> tuple:
@@ -395,7 +424,7 @@ def _label(g, cell: tuple, from_output: bool, picture: FanIn, op, model) -> str:
     for link in links:
         tap = f"w[{link.weight[2]},{link.weight[3]}]" if link.weight else ""
         if g["linear"] and link.derivative != 1:  # a blend: each cell tagged with its weight
-            tap = f"×{number(link.derivative, '.3g')}"
+            tap = f"×{number(link.derivative, COEFFICIENT)}"
         colour = CHOSEN if (link.derivative and not conv and not g["linear"]) else READ
         if from_output:
             x_marks.setdefault(link.input[1], {})[link.input[2:]] = (colour, tap, False)
@@ -403,8 +432,9 @@ def _label(g, cell: tuple, from_output: bool, picture: FanIn, op, model) -> str:
             out_marks.setdefault(link.output[1], {})[link.output[2:]] = (colour, tap, False)
         if conv:
             w_marks.setdefault(link.weight[:2], {})[link.weight[2:]] = (READ, "", False)
-    if from_output:
-        out_marks.setdefault(cell[1], {})[cell[2:]] = ("white", "", True)
+    if from_output:  # (a picked cell of the border stays grey, framed)
+        plain = PAD if _in_border(cell[2:], g["out_shape"][2:], g["border"]) else "white"
+        out_marks.setdefault(cell[1], {})[cell[2:]] = (plain, "", True)
         channels, filters = sorted(x_marks) or [_partners(g, cell[1], True)[0]], [cell[1]]
         for tap in picture.padding if conv else ():
             w_marks.setdefault(tap[:2], {})[tap[2:]] = (PAD, "pad", False)
@@ -436,10 +466,10 @@ def _label(g, cell: tuple, from_output: bool, picture: FanIn, op, model) -> str:
     outputs = []
     for f in shown_filters:
         outputs.append(_grid(f"output [{n}, {f}]", _output_plane(g, n, f), (0, 0),
-                             out_marks.get(f, {}), out_window))
+                             out_marks.get(f, {}), out_window, g["border"]))
         if grad is not None:  # the gradient under the values it belongs to, marked the same way
             outputs.append(_grid(f"∂L/∂output [{n}, {f}]", grad[n, f], (0, 0),
-                                 out_marks.get(f, {}), out_window))
+                                 out_marks.get(f, {}), out_window, g["border"]))
     columns.append(outputs + more(len(filters) - len(shown_filters), "more output channel"))
     body = "".join(f"<TD>{_column(column)}</TD>" for column in columns)
     picture.summary = _summary(g, cell, from_output, picture)
@@ -466,7 +496,7 @@ def _terms(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
         elif g["linear"]:
             header = ("input", "x", "coefficient", "g · coefficient\n→ ∂L/∂input")
             rows = [(_where(link.input), number(g["x"][link.input], DECIMALS),
-                     number(link.derivative, DECIMALS), number(link.gradient, DECIMALS))
+                     number(link.derivative, COEFFICIENT), number(link.gradient, DECIMALS))
                     for link in links]
         else:  # only the cells the window chose receive anything
             links = [link for link in links if link.derivative]
@@ -485,7 +515,7 @@ def _terms(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
         elif g["linear"]:
             header = ("output", "g = ∂L/∂output", "coefficient", "g · coefficient")
             rows = [(_where(link.output), number(grad[link.output], DECIMALS),
-                     number(link.derivative, DECIMALS), number(link.gradient, DECIMALS))
+                     number(link.derivative, COEFFICIENT), number(link.gradient, DECIMALS))
                     for link in links]
         else:
             header = ("output", "g = ∂L/∂output", "share", "g · share")
@@ -557,17 +587,32 @@ def _summary(g, cell: tuple, from_output: bool, picture: FanIn) -> str:
                 f" (each tagged with its weight); {plural(len(padding), 'weight tap', verb='read')} "
                 f"padding (0). Its gradient g flows back to each input cell times its weight (g · w),"
                 f" and to each weight times its input (g · x).{hint}")
+    border = "" if g["border"] is None else (
+        f" Grey: the border pad(mode='{g['op'].attrs.get('mode')}') added around the copy of "
+        f"the input; each of its cells is a copy of an input cell too.")
     if g["linear"] and from_output:
         if len(links) == 1 and links[0].derivative == 1:
             return (f"output{where} is a copy of the yellow input cell, and its gradient g flows "
-                    f"back to that cell alone.{hint}")
+                    f"back to that cell alone.{border}{hint}")
         return (f"output{where} = Σ coefficient · input over the "
                 f"{plural(len(links), 'yellow input cell')} (each tagged with its coefficient). "
-                f"Its gradient g flows back to each of them times its coefficient (g · c).{hint}")
+                f"Its gradient g flows back to each of them times its coefficient (g · c)."
+                f"{border}{hint}")
     if g["linear"]:
+        if not links:  # (circular padding with a negative width crops it away)
+            return (f"input{where} is read by no output: it receives no gradient from this "
+                    f"{g['op'].name}.{border}")
+        if len(links) == 1 and links[0].derivative == 1:
+            return (f"input{where} is copied into 1 output (yellow), which sends back its whole "
+                    f"gradient: the cell's gradient from this {g['op'].name}.{border}{hint}")
+        if all(link.derivative == 1 for link in links):
+            return (f"input{where} is copied into {plural(len(links), 'output')} (yellow); each "
+                    f"sends back its whole gradient, and the cell's gradient from this "
+                    f"{g['op'].name} is their sum.{border}{hint}")
+        copies = " (untagged: 1, a copy)" if any(link.derivative == 1 for link in links) else ""
         return (f"input{where} is read by {plural(len(links), 'output')} (yellow); each sends back "
-                f"its gradient times its coefficient (tagged where it is not 1: a copy), and the "
-                f"cell's gradient from this {g['op'].name} is their sum.{hint}")
+                f"its gradient times the coefficient tagged in its cell{copies}, and the cell's "
+                f"gradient from this {g['op'].name} is their sum.{border}{hint}")
     if from_output:
         chosen = sum(1 for link in links if link.derivative)
         return (f"output{where} is the max of the {plural(len(links), 'cell')} of its window "
