@@ -302,3 +302,106 @@ def test_an_empty_batch_convolves_to_an_empty_batch(torch):
             torch.zeros(shape, dtype=torch.float64), torch.ones(weight, dtype=torch.float64)).shape)
         out.sum().backward()
         assert x.grad.shape == shape and not w.grad.numpy().any()
+
+
+# ---- one node each, named for what it is --------------------------------------------------------
+def _op_nodes(out):
+    """The op nodes (not leaves) of the graph that made ``out``, in the engine's order."""
+    from tinygrad_pool.engine import _node_of, _topological_order
+    return [n for n in _topological_order([_node_of(out)])
+            if not isinstance(n, tinygrad_pool.Tensor)]
+
+
+@pytest.mark.parametrize("name, weight, kwargs, node, shown", [
+    ("conv1d", (4, 3, 3), dict(stride=2, padding=1, dilation=2), "Conv1d",
+     ["stride=2", "padding=1", "dilation=2", "groups=1"]),
+    ("conv1d", (4, 3, 2), dict(padding="same"), "Conv1d",
+     ["stride=1", "padding=(0, 1)", "dilation=1", "groups=1"]),  # (left, right): the odd one right
+    ("conv_transpose1d", (3, 2, 3), dict(stride=2, output_padding=1), "ConvTranspose1d",
+     ["stride=2", "padding=0", "output_padding=1", "dilation=1", "groups=1"]),
+])
+def test_a_1d_convolution_is_one_node_with_its_1d_arguments(rng, name, weight, kwargs, node, shown):
+    from tinygrad_pool.viz.summary import arguments
+    x = tensor(rng.standard_normal((2, 3, 8)), requires_grad=True)
+    w = tensor(rng.standard_normal(weight), requires_grad=True)
+    b = tensor(np.zeros(2 if node == "ConvTranspose1d" else 4))
+    out = getattr(F, name)(x, w, b, **kwargs)
+    [op] = _op_nodes(out)
+    assert op.name == node and out.grad_fn is op
+    # its edges go straight to x and w (no reshape between), none to the constant bias
+    assert [type(e).__name__ for e, _ in op.next_functions] == ["AccumulateGrad"] * 2 + ["NoneType"]
+    assert [e.variable for e, _ in op.next_functions[:2]] == [x, w]
+    assert arguments(op.attrs, op) == shown
+    # what it saved is the user's own 3-D input and weight (so in-place writes to them are seen)
+    assert op.saved_for_backward()["x"] is x._data and op.saved_for_backward()["weight"] is w._data
+
+
+def test_the_graph_picture_shows_conv1d_and_no_2d_op(rng):
+    from tinygrad_pool import draw_graph
+    x = tensor(rng.standard_normal((1, 2, 6)), requires_grad=True)
+    w = tensor(rng.standard_normal((3, 2, 3)), requires_grad=True)
+    up = tensor(rng.standard_normal((3, 2, 2)), requires_grad=True)
+    source = draw_graph(F.conv_transpose1d(F.conv1d(x, w, padding=1), up, stride=2).sum(),
+                        show_saved=True).source
+    assert "<B>Conv1d</B>" in source and "<B>ConvTranspose1d</B>" in source
+    for hidden in ("Conv2d", "ConvTranspose2d", "Unsqueeze", "Squeeze", "Reshape"):
+        assert hidden not in source, hidden
+    assert "x: 1×2×6 float64" in source and "weight: 3×2×3 float64" in source
+
+
+@pytest.mark.parametrize("name, weight", [("conv1d", (4, 3, 3)), ("conv_transpose1d", (3, 2, 3))])
+@pytest.mark.parametrize("shape", [(2, 3, 8), (3, 8)])
+@pytest.mark.parametrize("written", ["input", "weight"])
+def test_writing_a_saved_input_in_place_is_refused_at_backward(torch, name, weight, shape, written):
+    """As torch: the node saved the input and the weight themselves, and checks their versions."""
+    rng = np.random.default_rng(0)
+    arrays = rng.standard_normal(shape), rng.standard_normal(weight)
+    for lib, functional in ((torch, torch.nn.functional), (tinygrad_pool, F)):
+        x, w = (lib.tensor(a, requires_grad=True) for a in arrays)
+        x_used, w_used = x * 1, w * 1
+        out = getattr(functional, name)(x_used, w_used)
+        (x_used if written == "input" else w_used).add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
+
+
+def test_errors_name_the_1d_function_not_the_2d_one(torch):
+    extra = [("conv1d", (np.zeros((2, 3, 5), np.float32), np.zeros((4, 3, 3))), {}),  # dtypes
+             ("conv1d", (np.zeros((2, 3, 5)), np.zeros((4, 3, 3)), np.zeros(3)), {}),  # bias
+             ("conv1d", (np.zeros((2, 3, 5)), np.zeros((0, 3, 3))), {}),  # no filter
+             ("conv1d", (np.zeros((2, 3, 0)), np.zeros((4, 3, 3))), dict(padding=2)),
+             ("conv1d", (np.zeros((2, 3, 5), bool), np.zeros((4, 3, 3), bool)), {}),
+             ("conv_transpose1d", (np.zeros((2, 3, 5)), np.zeros((3, 2, 3)), np.zeros(3)), {}),
+             ("conv_transpose1d", (np.zeros((2, 3, 5), np.int32),
+                                   np.zeros((3, 2, 3), np.int32)), {}),
+             ("conv_transpose1d", (np.zeros((2, 3, 1)), np.zeros((3, 2, 3))), dict(padding=2)),
+             ("conv_transpose1d", (np.zeros((2, 3, 0)), np.zeros((3, 2, 3))), {}),
+             ("conv_transpose1d", (np.zeros((2, 3, 5)), np.zeros((3, 2, 0))), {})]
+    for name, arrays, kwargs in _bad_conv_calls(torch) + extra:
+        if name == "conv3d":
+            continue
+        same_error(lambda: getattr(torch.nn.functional, name)(*map(torch.tensor, arrays), **kwargs),
+                   lambda: getattr(F, name)(*map(tensor, arrays), **kwargs))
+        with pytest.raises(Exception) as raised:
+            getattr(F, name)(*map(tensor, arrays), **kwargs)
+        assert name in str(raised.value) and "2d" not in str(raised.value), str(raised.value)
+
+
+def test_a_zero_length_input_convolves_only_in_an_empty_batch(torch):
+    for name, weight, padding in (("conv1d", (4, 3, 3), 2), ("conv_transpose1d", (3, 4, 3), 0)):
+        got = getattr(F, name)(tensor(np.zeros((0, 3, 0))), tensor(np.ones(weight)),
+                               padding=padding)
+        assert got.shape == tuple(getattr(torch.nn.functional, name)(
+            torch.zeros(0, 3, 0), torch.ones(weight), padding=padding).shape) == (0, 4, 2)
+
+
+def test_fan_in_declines_1d_ops_with_a_clear_error(rng):
+    """fan_in draws H×W planes: a 1-D node declares no cells to draw, so fan_in says what it
+    draws instead of failing inside."""
+    pytest.importorskip("graphviz")
+    from tinygrad_pool.viz import fan_in
+    x = tensor(rng.standard_normal((1, 2, 6)), requires_grad=True)
+    for out in (F.conv1d(x, tensor(np.ones((3, 2, 3)))),
+                F.conv_transpose1d(x, tensor(np.ones((2, 1, 3))))):
+        with pytest.raises(ValueError, match=f"conv2d.*made by {out.grad_fn.name}"):
+            fan_in(out, output_cell=(0, 0, 1))

@@ -1,6 +1,8 @@
 """max_pool1d, avg_pool1d, max_pool3d and avg_pool3d (and their nn layers) against PyTorch:
 forward, gradient and second derivatives in float32 and float64 over drawn geometries, float64
 finite differences, ties, NaN, return_indices, reprs and torch's error types."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
@@ -249,3 +251,126 @@ def test_a_max_pool3d_tie_is_reported_as_a_kink():
     assert report.passed and reasons
     assert "tie between voxel (0, 1, 0) and voxel (1, 0, 1) of MaxPool3d window (0, 0, 0, 0, 0)" \
         in reasons[0] and "first, voxel (0, 1, 0)" in reasons[0]
+
+
+# ---- one node each, named for what it is --------------------------------------------------------
+@pytest.mark.parametrize("name, kwargs, node, shown", [
+    ("max_pool1d", dict(kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True),
+     "MaxPool1d", ["kernel_size=3", "stride=2", "padding=1", "dilation=2", "ceil_mode=True"]),
+    ("avg_pool1d", dict(kernel_size=2, count_include_pad=False), "AvgPool1d",
+     ["kernel_size=2", "stride=2", "padding=0", "ceil_mode=False", "count_include_pad=False"]),
+])
+def test_a_1d_pool_is_one_node_with_its_1d_arguments(rng, name, kwargs, node, shown):
+    from tinygrad_pool.viz.summary import arguments
+    from test_conv_nd import _op_nodes
+    x = tensor(rng.standard_normal((2, 3, 9)), requires_grad=True)
+    out = getattr(F, name)(x, **kwargs)
+    [op] = _op_nodes(out)
+    assert op.name == node and [e.variable for e, _ in op.next_functions] == [x]
+    assert arguments(op.attrs, op) == shown
+    assert op.saved_for_backward()["x"] is x._data  # the user's own 3-D input
+    if node == "MaxPool1d":  # ... and the indices along L, torch's
+        _, indices = F.max_pool1d(x, return_indices=True, **kwargs)
+        np.testing.assert_array_equal(op.saved_for_backward()["argmax"], indices.numpy())
+
+
+def test_the_picture_of_a_1d_network_names_its_1d_ops_and_marks_the_pools_choices():
+    """Conv1d → ReLU → MaxPool1d → Flatten → Linear drawn: one node per op, each named for what
+    it is, and the cells max pooling chose outlined on its input, as for max_pool2d."""
+    pytest.importorskip("graphviz")
+    from tinygrad_pool import draw_graph
+    tinygrad_pool.manual_seed(0)
+    model = nn.Sequential(nn.Conv1d(2, 3, 3, padding=1), nn.ReLU(), nn.MaxPool1d(2), nn.Flatten(),
+                          nn.Linear(12, 2))
+    x = tinygrad_pool.Tensor(np.random.default_rng(0).standard_normal((2, 2, 8)), name="x")
+    loss = model(x).sum()
+    loss.backward(retain_graph=True)
+    dot = draw_graph(loss, show_values=True, show_saved=True)
+    titles = [t for line in dot.body for t in re.findall(r"<B>([^<]*)</B>", line)]
+    for op in ("Conv1d", "ReLU", "MaxPool1d", "Linear"):
+        assert titles.count(op) == 1, (op, titles)
+    assert not {"Conv2d", "MaxPool2d", "Unsqueeze", "Squeeze"} & set(titles)
+    assert "blue = window max (argmax, as saved by MaxPool1d)" in dot.source
+    assert "argmax: 2×3×4 int" in dot.source  # what it saved: the indices along L
+
+
+def test_the_cells_max_pool1d_chose_are_marked_on_its_input():
+    pytest.importorskip("graphviz")
+    from test_graph import highlighted, node_of, nodes
+    from tinygrad_pool import draw_graph
+    from tinygrad_pool.viz.graph import STYLE
+    # two channels, drawn as a 2×8 grid; windows of 2, a tie (3, 3) in the first channel
+    values = np.array([[1.0, 9.0, 8.0, 2.0, 3.0, 3.0, 0.0, 7.0], [5, 4, 0, 6, 2, 1, 8, 9]])
+    a = tinygrad_pool.Tensor(values.reshape(1, 2, 8), requires_grad=True, dtype=np.float64,
+                             name="a")
+    loss = (F.max_pool1d(a, 2) * tensor(np.arange(1.0, 9.0).reshape(1, 2, 4))).sum()
+    loss.backward(retain_graph=True)
+    label = nodes(dot := draw_graph(loss, show_values=True))[node_of(dot, "a")]
+    chosen = {1, 2, 4, 7, 8, 11, 12, 15}  # each window's first maximum
+    assert highlighted(label, "value", STYLE["argmax"]) == chosen
+    assert highlighted(label, "value", STYLE["tie"]) == {5}
+    assert highlighted(label, "grad", STYLE["argmax"]) == chosen
+
+
+def test_save_graph_renders_a_1d_network(tmp_path):
+    pytest.importorskip("graphviz")
+    import shutil
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz `dot` not installed")
+    from tinygrad_pool import save_graph
+    model = nn.Sequential(nn.Conv1d(1, 2, 3), nn.ReLU(), nn.MaxPool1d(2), nn.Flatten(),
+                          nn.Linear(4, 1))
+    loss = model(tensor(np.ones((1, 1, 6), np.float32))).sum()
+    loss.backward(retain_graph=True)
+    path = save_graph(loss, tmp_path / "net.svg", show_values=True)
+    assert "MaxPool1d" in path.read_text() and "Conv1d" in path.read_text()
+
+
+@pytest.mark.parametrize("name", ["max_pool1d", "avg_pool1d"])
+@pytest.mark.parametrize("shape", [(2, 3, 8), (3, 8)])
+def test_writing_the_pooled_input_in_place_is_refused_at_backward(torch, name, shape):
+    """As torch: the node saved the input itself, and checks its version."""
+    x_data = np.random.default_rng(0).standard_normal(shape)
+    for lib, functional in ((torch, torch.nn.functional), (tinygrad_pool, F)):
+        x = lib.tensor(x_data, requires_grad=True)
+        used = x * 1
+        out = getattr(functional, name)(used, 2)
+        used.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
+
+
+def test_a_max_pool1d_tie_is_reported_as_a_kink():
+    from tinygrad_pool.gradient_check import gradcheck_report
+    data = np.array([[[0.5, 2.0, 2.0, -1.0, 3.0, 1.0]]])  # a tie in the window (1, 2, 3)
+    report = gradcheck_report(lambda t: F.max_pool1d(t, 3), [tensor(data, requires_grad=True)])
+    reasons = [k.reason for k in report.kinks if k.index == (0, 0, 2)]
+    assert report.passed and reasons
+    assert ("tie between window cell 1 (position 1) and window cell 2 (position 2) of MaxPool1d "
+            "window (0, 0, 0)") in reasons[0] and "first, position 1" in reasons[0]
+
+
+def test_pool_errors_name_the_1d_function_not_the_2d_one(torch):
+    extra = [("max_pool1d", (2, 0, 5), (2,), {}), ("avg_pool1d", (2, 3, 0), (2,), {}),
+             ("max_pool1d", (2, 3, 5), (0,), {}), ("avg_pool1d", (2, 3, 5), (2,), dict(stride=0)),
+             ("max_pool1d", (2, 3, 5), (2,), dict(ceil_mode="yes"))]
+    for name, shape, args, kwargs in BAD_POOLS + extra:
+        if not name.endswith("1d"):
+            continue
+        x = np.zeros(shape, np.float32)
+        same_error(lambda: getattr(torch.nn.functional, name)(torch.tensor(x), *args, **kwargs),
+                   lambda: getattr(F, name)(tensor(x), *args, **kwargs))
+        with pytest.raises(Exception) as raised:
+            getattr(F, name)(tensor(x), *args, **kwargs)
+        assert name in str(raised.value) and "2d" not in str(raised.value), str(raised.value)
+    with pytest.raises(NotImplementedError, match="avg_pool1d"):
+        F.avg_pool1d(tensor(np.zeros((2, 3, 5), bool)), 2)
+
+
+def test_fan_in_declines_1d_pools_with_a_clear_error():
+    pytest.importorskip("graphviz")
+    from tinygrad_pool.viz import fan_in
+    x = tensor(np.arange(12.0).reshape(1, 2, 6), requires_grad=True)
+    for out in (F.max_pool1d(x, 2), F.avg_pool1d(x, 2)):
+        with pytest.raises(ValueError, match=f"max_pool2d.*made by {out.grad_fn.name}"):
+            fan_in(out, output_cell=(0, 0, 1))

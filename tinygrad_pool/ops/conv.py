@@ -21,8 +21,8 @@ registers faster ones under the same names, and ``set_kernels("reference")`` run
 derivative is the other. ``conv_transpose2d`` is conv2d's input gradient made an op of its
 own (PyTorch's "deconvolution"): ⟨conv_transpose(x, w), z⟩ = ⟨x, conv(z, w)⟩.
 
-``conv1d`` and ``conv_transpose1d`` are the 2-D ops over a height of one (a composition of Tensor
-ops); conv3d.py has the 3-D convolution.
+``Conv1d`` and ``ConvTranspose1d`` are the 2-D nodes over a height of one (their forward and
+backward reshape around the 2-D ones'); conv3d.py has the 3-D convolution.
 """
 from typing import NamedTuple, Optional
 
@@ -598,8 +598,11 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
 
 
 # ---- 1-D convolutions: the 2-D ones over a height of one -----------------------------------------
-# conv1d is conv2d with a unit height axis added to input and weight (and taken off the result):
-# a composition of Tensor ops, so its gradients — to any order — are conv2d's, through reshapes.
+# A sequence (N, C, L) is an image (N, C, 1, L), and conv1d is conv2d over it with a kernel one
+# row high. Conv1d is one node of the graph, named for what the user called, whose arguments are
+# the 1-D ones (what a picture shows); its forward and backward are Conv2d's, on the arrays with
+# that unit height added and taken off again (reshapes: views, no copies), so the derivatives —
+# to any order — are Conv2d's.
 def ntuple(op: str, name: str, value, n: int, minimum: int = 1) -> tuple:
     """An int or a sequence of ``n`` ints (or of one, as torch's convs and pools also take),
     checked, as a tuple of ``n``: an element that is not an int is torch's TypeError, a wrong
@@ -633,6 +636,83 @@ def check_rank(op: str, x: Tensor, spatial: int) -> bool:
     return x._data.ndim == spatial + 2
 
 
+def with_height(value):
+    """(N, C, L) as (N, C, 1, L): an array (a view), or under create_graph a Tensor (a recorded
+    reshape, which the gradient flows back through); None stays None."""
+    return value if value is None else value.reshape((*value.shape[:2], 1, *value.shape[2:]))
+
+
+def without_height(value):
+    """(N, C, 1, L) as (N, C, L); anything else (a bias's gradient, None) as it is."""
+    return value if value is None or value.ndim != 4 else \
+        value.reshape((*value.shape[:2], value.shape[3]))
+
+
+def backward_in_plane(ctx, plane_op, grad):
+    """The gradients of a 1-D node ``ctx`` that is ``plane_op`` (its 2-D op) over a height of one:
+    ``plane_op.backward`` run by a stand-in 2-D node — the 2-D geometry (``ctx.in_plane``), what
+    ``ctx`` saved and ``grad``, each with the unit height — and its gradients without it. On
+    Tensors (create_graph) every step is recorded: the reshapes and the 2-D backward's own nodes
+    (Conv2dInputGrad, RouteToArgmax, ...), so that it differentiates again."""
+    saved = dict(zip(ctx.saved, ctx.saved_tensors))  # (saved_tensors refuses once released)
+    plane = plane_op.__new__(plane_op)
+    plane.attrs, plane.needs_input_grad = ctx.in_plane(ctx.attrs), ctx.needs_input_grad
+    plane.saved = {name: with_height(value) for name, value in saved.items()}
+    grads = plane_op.backward(plane, with_height(grad))
+    return tuple(map(without_height, grads)) if isinstance(grads, tuple) else without_height(grads)
+
+
+class Conv1d(Conv2d):
+    """out = w ⋆ x + b along L, Conv2d over a height of one:
+    ∂L/∂x = conv_transpose(G, w),  ∂L/∂w = correlate(x, G),  ∂L/∂b = Σ G
+
+    Arguments: ``stride``, ``dilation`` (1-tuples), ``padding`` (left, right), ``groups`` and
+    ``out_hw`` (1, output length), the plane it computes."""
+
+    # fan_in draws an op's cells on H×W planes: a 1-D op names none (its pictures are the graph's)
+    window_cells = cells_reading = channel_groups = padding_read = None
+
+    @staticmethod
+    def in_plane(line: dict) -> dict:
+        """Conv2d's arguments for these: a unit height, read whole (no padding, stride 1)."""
+        (left, right), (s,), (d,) = line["padding"], line["stride"], line["dilation"]
+        return dict(stride=(1, s), padding=(0, 0, left, right), dilation=(1, d),
+                    groups=line["groups"], out_hw=line["out_hw"])
+
+    def forward(ctx, x, weight, bias=None, **line):
+        out = Conv2d.forward(ctx, with_height(x), with_height(weight), bias, **ctx.in_plane(line))
+        ctx.save_for_backward(x=x, weight=weight)  # the 1-D arrays themselves, as PyTorch saves
+        return without_height(out)
+
+    def backward(ctx, grad):
+        return backward_in_plane(ctx, Conv2d, grad)
+
+
+class ConvTranspose1d(ConvTranspose2d):
+    """out = conv_transpose(x, w) + b along L, ConvTranspose2d over a height of one (conv1d's
+    input gradient):  ∂L/∂x = conv(G, w),  ∂L/∂w = correlate(G, x),  ∂L/∂b = Σ G
+
+    Arguments: ``stride``, ``padding``, ``output_padding``, ``dilation`` (1-tuples), ``groups``."""
+
+    window_cells = cells_reading = channel_groups = padding_read = None  # (as Conv1d's)
+
+    @staticmethod
+    def in_plane(line: dict) -> dict:
+        """ConvTranspose2d's arguments for these: a unit height, neither padded nor cropped."""
+        return dict(stride=(1, *line["stride"]), padding=(0, *line["padding"]),
+                    output_padding=(0, *line["output_padding"]), dilation=(1, *line["dilation"]),
+                    groups=line["groups"])
+
+    def forward(ctx, x, weight, bias=None, **line):
+        out = ConvTranspose2d.forward(ctx, with_height(x), with_height(weight), bias,
+                                      **ctx.in_plane(line))
+        ctx.save_for_backward(x=x, weight=weight)  # the 1-D arrays themselves, as PyTorch saves
+        return without_height(out)
+
+    def backward(ctx, grad):
+        return backward_in_plane(ctx, ConvTranspose2d, grad)
+
+
 def _check_conv1d_weight(op: str, weight: Tensor) -> None:
     if weight._data.ndim != 3:
         raise GeometryError(f"{op}: weight must be 3-D, (out_channels, in_channels/groups, "
@@ -640,17 +720,32 @@ def _check_conv1d_weight(op: str, weight: Tensor) -> None:
                             f"kernel_size) for conv_transpose1d, got shape {weight.shape}")
 
 
+def _check_length(op: str, input: Tensor) -> None:
+    if input._data.shape[-1] == 0 and all(input._data.shape[:-1]):  # (torch's rule)
+        raise GeometryError(f"{op}: only an empty batch or no channels may go with a length of "
+                            f"0, got input of size {list(input.shape)}")
+
+
+def one_sample_as_batch(input: Tensor, batched: bool) -> Tensor:
+    """One unbatched (C, L) sequence as a batch of one, by a reshape the gradient flows back
+    through."""
+    return input if batched else input.reshape(1, *input.shape)
+
+
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """Cross-correlate ``input`` (N, C, L), or one unbatched sequence (C, L), with ``weight``
-    (F, C/groups, k), like torch: conv2d over a height of one. ``padding`` is an int, a
-    1-tuple, "valid" or "same"."""
+    (F, C/groups, k), like torch: conv2d over a height of one, one Conv1d node. ``padding`` is
+    an int, a 1-tuple, "valid" or "same". Integer tensors convolve too (exactly, as torch's)."""
     op = "conv1d"
-    input, weight = tensor_arg(op, "input", input), tensor_arg(op, "weight", weight)
-    check_rank(op, input, 1)
+    input, weight, bias = product_operands(op, input, weight, bias)
+    batched = check_rank(op, input, 1)
     _check_conv1d_weight(op, weight)
     (stride,), (dilation,) = ntuple(op, "stride", stride, 1), ntuple(op, "dilation", dilation, 1)
     groups = check_dimension(op, "groups", groups, minimum=1)
     (f, cg, k), (c, length) = weight._data.shape, input._data.shape[-2:]
+    if f < 1 or k < 1:  # (a filter of no input channels is a sum of nothing, as torch's)
+        raise GeometryError(f"{op}: weight must have at least 1 filter and a kernel of at least "
+                            f"1 cell, got weight of shape {weight.shape}")
     if isinstance(padding, str):
         if padding not in ("valid", "same"):
             raise GeometryError(f"{op}: padding must be an int, a 1-tuple, 'valid' or 'same', "
@@ -658,45 +753,74 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
         if padding == "same" and stride != 1:
             raise GeometryError(f"{op}: padding='same' is not supported for strided "
                                 f"convolutions, got stride={stride}")
-        pads, wide = padding, (length + dilation * (k - 1) if padding == "same" else length)
+        total = dilation * (k - 1) if padding == "same" else 0  # (the odd cell on the right)
+        pads = (total // 2, total - total // 2)
     else:
-        (pads,) = ntuple(op, "padding", padding, 1, minimum=0)
-        wide, pads = length + 2 * pads, (0, pads)
+        (pad,) = ntuple(op, "padding", padding, 1, minimum=0)
+        pads = (pad, pad)
     if f % groups or c != cg * groups:
         raise GeometryError(f"{op}: given groups={groups} and weight of size {list(weight.shape)}"
                             f", expected input {list(input.shape)} to have {cg * groups} "
                             f"channels and the weight's {f} filters to divide by groups")
-    if 0 < k and wide < dilation * (k - 1) + 1:
-        raise GeometryError(f"{op}: kernel size {dilation * (k - 1) + 1} (kernel {k}, dilation "
-                            f"{dilation}) is larger than the padded input length {wide} (input "
-                            f"shape {input.shape}, weight shape {weight.shape})")
-    out = conv2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, stride), pads,
-                 (1, dilation), groups)
-    return out.squeeze(-2)
+    _check_length(op, input)
+    if bias is not None and bias._data.shape != (f,):
+        raise GeometryError(f"{op}: bias must have shape ({f},) for a weight of shape "
+                            f"{weight.shape}, got {bias.shape}")
+    try:
+        out_length = conv_output_size(op, length, k, stride, *pads, dilation, "length")
+    except GeometryError as error:
+        raise GeometryError(f"{error} (input shape {input.shape}, weight shape "
+                            f"{weight.shape})") from None
+    input = one_sample_as_batch(input, batched)
+    parents = (input, weight) if bias is None else (input, weight, bias)
+    out = Conv1d.apply(*parents, stride=(stride,), padding=pads, dilation=(dilation,),
+                       groups=groups, out_hw=(1, out_length))
+    return out if batched else out.reshape(out.shape[1:])
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
     """The transposed convolution of ``input`` (N, C_in, L), or (C_in, L), with ``weight``
-    (C_in, C_out/groups, k), like torch: conv_transpose2d over a height of one — conv1d's
-    input gradient."""
+    (C_in, C_out/groups, k), like torch: conv_transpose2d over a height of one, one
+    ConvTranspose1d node — conv1d's input gradient."""
     op = "conv_transpose1d"
-    input, weight = tensor_arg(op, "input", input), tensor_arg(op, "weight", weight)
-    check_rank(op, input, 1)
+    input, weight, bias = _transposable_operands(op, input, weight, bias)
+    batched = check_rank(op, input, 1)
     _check_conv1d_weight(op, weight)
     (stride,), (dilation,) = ntuple(op, "stride", stride, 1), ntuple(op, "dilation", dilation, 1)
     (padding,) = ntuple(op, "padding", padding, 1, minimum=0)
     (output_padding,) = ntuple(op, "output_padding", output_padding, 1, minimum=0)
     groups = check_dimension(op, "groups", groups, minimum=1)
-    if weight._data.shape[0] % groups or input._data.shape[-2] != weight._data.shape[0]:
+    (c_in, c_out_per_group, k), (c, length) = weight._data.shape, input._data.shape[-2:]
+    if 0 in weight._data.shape:
+        raise GeometryError(f"{op}: weight must be non-empty, (in_channels, out_channels/groups, "
+                            f"kernel_size) all at least 1, got weight of shape {weight.shape}")
+    if c_in % groups or c != c_in:
         raise GeometryError(f"{op}: given groups={groups} and weight of size {list(weight.shape)}"
                             f" (laid out (in_channels, out_channels/groups, kernel_size)), "
-                            f"expected input {list(input.shape)} to have {weight.shape[0]} "
+                            f"expected input {list(input.shape)} to have {c_in} "
                             f"channels, divisible by groups")
+    _check_length(op, input)
+    if bias is not None and bias._data.shape != (c_out_per_group * groups,):
+        raise GeometryError(f"{op}: bias must have shape ({c_out_per_group * groups},), one per "
+                            f"output channel, for a weight of shape {weight.shape} and groups="
+                            f"{groups}, got {bias.shape}")
     if output_padding >= max(stride, dilation):
         raise GeometryError(f"{op}: output padding must be smaller than either stride or "
                             f"dilation, got output_padding={output_padding}, stride={stride}, "
                             f"dilation={dilation}")
-    out = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, stride),
-                           (0, padding), (0, output_padding), groups, (1, dilation))
-    return out.squeeze(-2)
+    size = _transposed_size(length, k, stride, padding, output_padding, dilation)
+    if size < 1:
+        raise GeometryError(f"{op}: the output length {size} is too small: (length - 1)·stride "
+                            f"- 2·padding + dilation·(kernel - 1) + output_padding + 1 must be "
+                            f"at least 1, for an input of length {length}, kernel {k}, stride="
+                            f"{stride}, padding={padding}, dilation={dilation}, output_padding="
+                            f"{output_padding}")
+    input = one_sample_as_batch(input, batched)
+    if bias is not None and bias._data.dtype != input._data.dtype:
+        bias = bias.to(input.dtype)  # (as torch: a cast, which takes the gradient back)
+    parents = (input, weight) if bias is None else (input, weight, bias)
+    out = ConvTranspose1d.apply(*parents, stride=(stride,), padding=(padding,),
+                                output_padding=(output_padding,), dilation=(dilation,),
+                                groups=groups)
+    return out if batched else out.reshape(out.shape[1:])

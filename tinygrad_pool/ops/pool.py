@@ -21,8 +21,8 @@ Max unpooling is the scatter that sends values back to the pixels max pooling's 
 its derivative is the gather by the same indices (PyTorch's, also where indices repeat).
 
 Every op takes a batch (N, C, H, W) or one unbatched image (C, H, W), as PyTorch does.
-``max_pool1d`` and ``avg_pool1d`` are the 2-D pools over a height of one (a composition of
-Tensor ops); pool3d.py has the 3-D pools.
+``MaxPool1d`` and ``AvgPool1d`` are the 2-D pool nodes over a height of one (their forward and
+backward reshape around the 2-D ones'); pool3d.py has the 3-D pools.
 
 The arithmetic is a handful of named kernels (``max_pool_argmax``, ``route_to_argmax``,
 ``gather_argmax``, ``route_ties``, ``window_sum``, ``spread_over_windows``, ``avg_divisor``,
@@ -38,7 +38,8 @@ from ..kernels import kernel
 from ..windows import (GeometryError, adaptive_mean, adaptive_mean_matrix, adaptive_window_index,
                        check_batched, check_windows_reach_input, pair, pool_output_size, tap)
 from ..args import DimensionError, check_dimension, check_flag, check_floating, tensor_arg
-from .conv import ntuple
+from .conv import (backward_in_plane, ntuple, one_sample_as_batch, with_height,
+                   without_height)
 
 TIE_RULES = ("first", "split", "all")
 
@@ -757,12 +758,109 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 
 # ---- 1-D pooling: the 2-D pools over a height of one ---------------------------------------------
-# A composition of Tensor ops (a unit height axis added and taken off again), so the gradients,
-# to any order, are the 2-D pools'; max_pool1d's indices are its 2-D indices into a 1×L plane,
-# the position along L, as torch's.
-def _pool1d_args(op, input, kernel_size, stride, padding, dilation, rank_error: str) -> tuple:
-    """(the input as (N, C, 1, L), whether it was batched, 2-D kernel, stride, padding,
-    dilation) — each 1-D argument checked as torch's, then given a height of one."""
+# A sequence (N, C, L) is an image (N, C, 1, L): MaxPool1d and AvgPool1d are one node each, with
+# the 1-D arguments (what a picture shows), whose forward and backward are MaxPool2d's and
+# AvgPool2d's on the arrays with that unit height added and taken off again (conv.py's
+# ``backward_in_plane``), so the derivatives, to any order, are theirs. An argmax into a 1×L
+# plane is the position along L: max_pool1d's indices, as torch's.
+def _pool1d_plane(line: dict, **more) -> dict:
+    """The 2-D pool's arguments for 1-D ones: a unit height, read whole by every window."""
+    plane = {name: (0 if name == "padding" else 1, *line[name])
+             for name in ("kernel_size", "stride", "padding", "dilation") if name in line}
+    return dict(line, **plane, **more)
+
+
+class PaidAlongLine(Paid):
+    """``Paid`` of a 1-D max pool: the cells of its 1×L planes, masked over (N, C, L)."""
+
+    def mask(self, input_shape) -> np.ndarray:
+        n, c, length = input_shape
+        return Paid.mask(self, (n, c, 1, length)).reshape(input_shape)
+
+
+class MaxPool1d(MaxPool2d):
+    """out = max over each window along L;  ∂L/∂x[argmax] += ∂L/∂out, zero elsewhere (MaxPool2d
+    over a height of one; PyTorch's ties: the first maximum, and a NaN, wins)
+
+    Arguments: ``kernel_size``, ``stride``, ``padding``, ``dilation`` (1-tuples), ``ceil_mode``
+    and ``out_hw`` (1, output length), the plane it pools."""
+
+    # fan_in draws cells on H×W planes: a 1-D op names none (its pictures are the graph's)
+    windows = window_cells = cells_reading = channel_groups = padding_read = None
+
+    @staticmethod
+    def in_plane(line: dict) -> dict:
+        return _pool1d_plane(line, ties="first")
+
+    def forward(ctx, x, **line):
+        out = MaxPool2d.forward(ctx, with_height(x), **ctx.in_plane(line))
+        # what PyTorch saves: the input itself and the indices along L
+        ctx.save_for_backward(x=x, argmax=without_height(ctx.argmax))
+        return without_height(out)
+
+    def backward(ctx, grad):
+        return backward_in_plane(ctx, MaxPool2d, grad)
+
+    def paid_cells(self, x, argmax=None, ties=None) -> PaidAlongLine:
+        """MaxPool2d's rule (``ties``: "first", PyTorch's, unless asked) on the 1×L planes; its
+        mask is (N, C, L) (the graph's pictures ask)."""
+        plane = MaxPool2d.__new__(MaxPool2d)
+        plane.attrs = self.in_plane(self.attrs)
+        argmax = self.argmax if argmax is None else argmax
+        return PaidAlongLine(*MaxPool2d.paid_cells(plane, with_height(x), with_height(argmax),
+                                                    ties))
+
+    def kink_candidates(self, x) -> tuple:
+        """The cells each window takes its max among, for gradcheck's kink report (kinks.py):
+        (values (windows, K), padding -inf: it never wins; cell(g, k) and group(g), their names)."""
+        a = self.in_plane(self.attrs)
+        n, c, length = x.shape
+        pixel, inside = window_table((1, length), a["kernel_size"], a["stride"], a["padding"],
+                                     a["dilation"], a["out_hw"])
+        pixel, inside = pixel[:, 0], inside[:, 0]  # (K, out length): positions along L
+        values = np.where(inside, x[:, :, pixel], -np.inf)  # (N, C, K, out length)
+        shape = (n, c, pixel.shape[1])
+
+        def cell(g, k):
+            return f"window cell {int(k)} (position {int(pixel[k, np.unravel_index(g, shape)[2]])})"
+
+        def group(g):
+            return f"{self.name} window {tuple(int(i) for i in np.unravel_index(g, shape))}"
+        return np.moveaxis(values, 2, -1).reshape(-1, len(pixel)), cell, group
+
+    def kink_choice(self, group, tied, cell) -> str:
+        """Where window ``group``'s gradient went: its first maximum (gradcheck asks)."""
+        x, argmax = self.saved_tensors
+        return (f"backward sent the whole gradient to the first, position "
+                f"{int(argmax.reshape(-1)[group])} (PyTorch's rule)")
+
+
+class AvgPool1d(AvgPool2d):
+    """out = Σ window / divisor along L;  ∂L/∂x = each output's gradient / divisor, spread over
+    its window (AvgPool2d over a height of one)
+
+    Arguments: ``kernel_size``, ``stride``, ``padding`` (1-tuples), ``ceil_mode``,
+    ``count_include_pad`` and ``out_hw`` (1, output length), the plane it pools."""
+
+    windows = window_cells = cells_reading = channel_groups = padding_read = None  # (MaxPool1d's)
+
+    @staticmethod
+    def in_plane(line: dict) -> dict:
+        return _pool1d_plane(line, divisor_override=None)
+
+    def forward(ctx, x, **line):
+        out = AvgPool2d.forward(ctx, with_height(x), **ctx.in_plane(line))
+        ctx.save_for_backward(x=x)  # what PyTorch saves: the input itself
+        return without_height(out)
+
+    def backward(ctx, grad):
+        return backward_in_plane(ctx, AvgPool2d, grad)
+
+
+def _pool1d_args(op, input, kernel_size, stride, padding, dilation, ceil_mode,
+                 rank_error: str) -> tuple:
+    """(the input as a batch (N, C, L), whether it was batched, the node's arguments) — each
+    checked as torch's, along L."""
     input = tensor_arg(op, "input", input)
     if input._data.ndim not in (2, 3):
         raise GeometryError(f"{op}: {rank_error}, but got input of size {list(input.shape)}")
@@ -771,48 +869,49 @@ def _pool1d_args(op, input, kernel_size, stride, padding, dilation, rank_error: 
     (stride,) = (kernel,) if omitted else ntuple(op, "stride", stride, 1)
     (padding,) = ntuple(op, "padding", padding, 1, minimum=0)
     (dilation,) = ntuple(op, "dilation", dilation, 1)
-    if padding > kernel // 2:
+    ceil_mode = check_flag(op, "ceil_mode", ceil_mode)
+    if padding > kernel // 2:  # so that no window lies entirely in the padding
         raise GeometryError(f"{op}: padding should be at most half of kernel size, but got "
                             f"padding={padding} and kernel_size={kernel}")
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError(f'"{op}" not implemented for \'Bool\' (convert the input '
+                                  f"first: input.float())")
     batched = input._data.ndim == 3
-    input = input.unsqueeze(-2) if batched else input.unsqueeze(0).unsqueeze(-2)  # (N, C, 1, L)
-    return input, batched, (1, kernel), (1, stride), (0, padding), (1, dilation)
-
-
-def _squeeze_height(out: Tensor, batched: bool) -> Tensor:
-    """(N, C, 1, L) back to (N, C, L), or to (C, L) for an unbatched input."""
-    return out.squeeze(-2) if batched else out.reshape(out.shape[1], out.shape[3])
+    input = one_sample_as_batch(input, batched)
+    if 0 in input._data.shape[1:]:  # only a batch may be empty, as torch's
+        raise GeometryError(f"{op}: input must have non-zero channels and length (only the "
+                            f"batch may be empty), got (C, L) = {input._data.shape[1:]}")
+    length = input._data.shape[2]
+    out = pool_output_size(op, length, kernel, stride, padding, dilation, ceil_mode, "length")
+    check_windows_reach_input(op, length, kernel, stride, padding, dilation, out, "length")
+    return input, batched, dict(kernel_size=(kernel,), stride=(stride,), padding=(padding,),
+                                dilation=(dilation,), ceil_mode=ceil_mode, out_hw=(1, out))
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Max over windows of ``kernel_size`` along the last axis of ``input`` (N, C, L) or (C, L),
-    like torch: max_pool2d over a height of one. With ``return_indices=True`` also each
-    window's argmax, its position along L (int64)."""
+    like torch: max_pool2d over a height of one, one MaxPool1d node. With
+    ``return_indices=True`` also each window's argmax, its position along L (int64)."""
     op = "max_pool1d"
     return_indices = check_flag(op, "return_indices", return_indices)
-    input, batched, *geometry = _pool1d_args(op, input, kernel_size, stride, padding, dilation,
-                                             "expected a 2-D (C, L) or 3-D (N, C, L) input")
+    input, batched, line = _pool1d_args(op, input, kernel_size, stride, padding, dilation,
+                                        ceil_mode, "expected a 2-D (C, L) or 3-D (N, C, L) input")
     check_floating(op, "input", input)  # (torch's max_pool1d has no integer kernel)
-    kernel, stride, padding, dilation = geometry
-    attrs, dilation, input = _pool_args(op, input, kernel, stride, padding, dilation, ceil_mode)
-    out, ctx = MaxPool2d.apply(input, dilation=dilation, ties="first", return_ctx=True, **attrs)
+    out, ctx = MaxPool1d.apply(input, return_ctx=True, **line)
     if return_indices:
-        indices = ctx.argmax[:, :, 0].astype(np.int64)  # a copy: the op reuses its buffer
-        return _squeeze_height(out, batched), Tensor._make(indices if batched else indices[0], None)
-    return _squeeze_height(out, batched)
+        out = out, Tensor._make(ctx.argmax.astype(np.int64), None)  # a copy: backward's is its own
+    return out if batched else unbatched(out)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True) -> Tensor:
     """Mean over windows of ``kernel_size`` along the last axis of ``input`` (N, C, L) or
-    (C, L), like torch: avg_pool2d over a height of one."""
+    (C, L), like torch: avg_pool2d over a height of one, one AvgPool1d node."""
     op = "avg_pool1d"
-    input, batched, kernel, stride, padding, _ = _pool1d_args(
-        op, input, kernel_size, stride, padding, 1, "expected 2 to 3 dimensions, (C, L) or "
-        "(N, C, L)")
-    attrs, _, input = _pool_args(op, input, kernel, stride, padding, (1, 1), ceil_mode)
+    input, batched, line = _pool1d_args(op, input, kernel_size, stride, padding, 1, ceil_mode,
+                                        "expected 2 to 3 dimensions, (C, L) or (N, C, L)")
+    del line["dilation"]  # (torch's avg_pool1d has none)
     count_include_pad = check_flag(op, "count_include_pad", count_include_pad)
-    out = AvgPool2d.apply(input, count_include_pad=count_include_pad, divisor_override=None,
-                          **attrs)
-    return _squeeze_height(out, batched)
+    out = AvgPool1d.apply(input, count_include_pad=count_include_pad, **line)
+    return out if batched else unbatched(out)
