@@ -71,6 +71,10 @@ DOMAINS = {
     "prob": (lambda rng, s: rng.uniform(0.05, 0.95, s),  # probabilities for binary cross entropy
              lambda rng, s: rng.choice([0.25, 0.5, 0.75], s)),
     "zero": (lambda rng, s: np.zeros(s), lambda rng, s: np.zeros(s)),  # singular points
+    "unit": (lambda rng, s: rng.uniform(-0.95, 0.95, s),  # asin, acos, atanh: inside (-1, 1)
+             lambda rng, s: rng.choice([-0.5, 0.0, 0.5], s)),
+    "above1": (lambda rng, s: np.abs(rng.standard_normal(s)) + 1.1,  # acosh
+               lambda rng, s: rng.choice([1.5, 2.0, 3.0], s)),
 }
 
 
@@ -1255,6 +1259,345 @@ def creation(T, F, a):
 op("creation", range_case(), creation, examples=6)
 # Random ones (rand, randn, randint, randperm, the *_like, uniform_, normal_, dropout with
 # 0 < p < 1 in training) draw from NumPy's generator, not torch's: nothing to compare them with.
+
+
+# ---- more elementwise math ------------------------------------------------------------------------
+# (domains: asin, acos, atanh in (-1, 1); acosh above 1; log2, log10 positive; tan kept inside
+# (-π/2, π/2), where it has no pole)
+MATH = {
+    "tan": ("unit", lambda T, x: (x.tan(), T.tan(x * 1.4))),
+    "asin": ("unit", lambda T, x: (x.asin(), T.arcsin(x))),
+    "acos": ("unit", lambda T, x: (x.acos(), T.arccos(x))),
+    "atan": ("real", lambda T, x: (x.atan(), T.atan(x * 3))),
+    "sinh": ("real", lambda T, x: (x.sinh(), T.sinh(x))),
+    "cosh": ("real", lambda T, x: (x.cosh(), T.cosh(x))),
+    "asinh": ("real", lambda T, x: (x.asinh(), T.asinh(x * 3))),
+    "acosh": ("above1", lambda T, x: (x.acosh(), T.acosh(x))),
+    "atanh": ("unit", lambda T, x: (x.atanh(), T.atanh(x))),
+    "erf": ("real", lambda T, x: (x.erf(), T.erf(x * 2))),
+    "erfc": ("real", lambda T, x: (x.erfc(), T.erfc(x * 2))),
+    "exp2": ("real", lambda T, x: (x.exp2(), T.exp2(x * 3))),
+    "log2": ("pos", lambda T, x: (x.log2(), T.log2(x))),
+    "log10": ("pos", lambda T, x: (x.log10(), T.log10(x))),
+    "expm1": ("real", lambda T, x: (x.expm1(), T.expm1(x * 1e-3))),
+    "trunc": ("real", lambda T, x: (x.mul(1.7).trunc(), T.trunc(x * 1.7), x.fix())),
+    "frac": ("real", lambda T, x: (x.mul(1.7).frac(), T.frac(x * 1.7))),
+    "reciprocal": ("away", lambda T, x: (x.reciprocal(), T.reciprocal(x))),
+}
+for _name, (_domain, _fn) in MATH.items():
+    op(_name, unary(_domain), lambda T, F, a, x, fn=_fn: fn(T, x))
+
+op("atan2", binary(min_side=0), lambda T, F, a, x, y: (T.atan2(x, y), x.atan2(y),
+                                                       T.arctan2(x, y)))
+op("copysign", binary(right="away", min_side=0),
+   lambda T, F, a, x, y: (T.copysign(x, y), x.copysign(y), T.copysign(x, -1.5)))
+op("logaddexp", binary(min_side=0), lambda T, F, a, x, y: (
+    T.logaddexp(x, y), x.logaddexp(y * 40), T.logaddexp2(x, y), x.logaddexp2(y * 40)))
+
+
+@st.composite
+def lerp_case(draw):
+    shapes3 = draw(hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=3))
+    x, end, weight = shapes3.input_shapes
+    if draw(st.booleans()):  # a number weight; torch's result then has the shape of x and end
+        return case(In(x), In(end), weight=draw(NUMBERS))
+    return case(In(x), In(end), In(weight), weight=None)
+
+
+op("lerp", lerp_case(), lambda T, F, a, x, end, w=None: (
+    x.lerp(end, a.weight if w is None else w), T.lerp(x, end, a.weight if w is None else w)))
+# (quotients kept off the integers, where floor and trunc jump: away from 0 and not a multiple)
+op("remainder_fmod", binary(right="away"), lambda T, F, a, x, y: (
+    x.remainder(y), T.remainder(x, y), x % y, x.fmod(y), T.fmod(x, y), x.remainder(1.5),
+    T.fmod(x, -0.75)))
+op("div_rounding_mode", st.tuples(binary(right="away"), st.sampled_from(["floor", "trunc"])).map(
+    lambda s: (s[0][0], SimpleNamespace(mode=s[1]))),
+   lambda T, F, a, x, y: (x.div(y, rounding_mode=a.mode), T.div(x, y, rounding_mode=a.mode),
+                          T.divide(x * 3, 2, rounding_mode=a.mode)))
+op("floor_divide", binary(right="away"), lambda T, F, a, x, y: (  # (torch: no derivative)
+    x.detach() // y.detach(), T.floor_divide(x.detach(), 2.5)))
+
+# ---- more activations -----------------------------------------------------------------------------
+# (each scaled so that the tied values hit the kinks: hardtanh ±1, relu6 0 and 6, hardswish
+# and hardsigmoid ±3)
+op("relu6", unary(), lambda T, F, a, x: (F.relu6(x * 6), F.relu6(x * 6 - 3)), ties=True)
+op("hardtanh", st.tuples(some_empty(), st.sampled_from([(-1.0, 1.0), (-0.5, 1.5), (0.0, 0.5)])).map(
+    lambda s: case(In(s[0]), low=s[1][0], high=s[1][1])),
+   lambda T, F, a, x: (F.hardtanh(x, a.low, a.high), F.hardtanh(x * 2)), ties=True)
+op("hardswish", unary(), lambda T, F, a, x: F.hardswish(x * 3), ties=True)
+op("hardsigmoid", unary(), lambda T, F, a, x: F.hardsigmoid(x * 3), ties=True,
+   double=False)  # (torch: "derivative for aten::hardsigmoid_backward is not implemented")
+op("mish", unary(), lambda T, F, a, x: F.mish(x * 3))
+op("selu", unary(), lambda T, F, a, x: F.selu(x), ties=True)
+op("celu", with_number(numbers=st.sampled_from([1.0, 0.5, 2.0])),
+   lambda T, F, a, x: F.celu(x, a.number), ties=True)
+op("softsign", unary(), lambda T, F, a, x: F.softsign(x * 3))
+
+
+# ---- more selection -------------------------------------------------------------------------------
+op("tril_triu", st.tuples(some_empty(2, 4), st.integers(-3, 3)).map(
+    lambda s: case(In(s[0]), diagonal=s[1])),
+   lambda T, F, a, x: (x.tril(a.diagonal), T.triu(x, a.diagonal), x.tril(), T.triu(x)))
+
+
+@st.composite
+def masked_select_case(draw):
+    shape = draw(some_empty())
+    mask = np.random.default_rng(draw(SEEDS)).random(draw(broadcast_into(shape))) < 0.5
+    return case(In(shape), mask=mask)
+
+
+op("masked_select", masked_select_case(), lambda T, F, a, x: (
+    x.masked_select(T.tensor(a.mask)), T.masked_select(x, T.tensor(a.mask))))
+
+
+@st.composite
+def repeat_interleave_case(draw):
+    shape = draw(some_empty(1))
+    dim = draw(st.one_of(st.none(), one_dim(len(shape))))
+    n = math.prod(shape) if dim is None else shape[dim]
+    repeats = draw(st.one_of(st.integers(0, 3), st.lists(st.integers(0, 3), min_size=n,
+                                                         max_size=n).map(np.array)))
+    return case(In(shape), dim=dim, repeats=repeats)
+
+
+op("repeat_interleave", repeat_interleave_case(), lambda T, F, a, x: x.repeat_interleave(
+    T.tensor(a.repeats) if isinstance(a.repeats, np.ndarray) else a.repeats, a.dim))
+
+
+@st.composite
+def scatter_reduce_case(draw):
+    (x, src), a = draw(scatter_case(unique=False))
+    return case(x, src, dim=a.dim, index=a.index,
+                reduce=draw(st.sampled_from(["sum", "prod", "mean", "amax", "amin"])),
+                include_self=draw(st.booleans()))
+
+
+# (untied values: amax/amin split the gradient among equal values, torch's rule, which the
+# tests of select.py check)
+op("scatter_reduce", scatter_reduce_case(), lambda T, F, a, x, src: (
+    x.scatter_reduce(a.dim, T.tensor(a.index), src, a.reduce, include_self=a.include_self),
+    T.scatter_reduce(x, a.dim, T.tensor(a.index), src, a.reduce)), examples=8)
+
+
+# ---- sorting, order statistics, cumulative ops ------------------------------------------------------
+# (untied values, ties=False: which of equal elements sort first, or which index a kthvalue or
+# median returns, torch leaves unspecified)
+@st.composite
+def along_dim_case(draw, empty=True):
+    shape = draw(some_empty(1) if empty else shapes(1))
+    return case(In(shape), dim=draw(one_dim(len(shape))), flag=draw(st.booleans()))
+
+
+op("sort", along_dim_case(), lambda T, F, a, x: (
+    x.sort(a.dim, a.flag), T.sort(x, dim=a.dim, descending=not a.flag, stable=True),
+    x.argsort(a.dim, a.flag), T.msort(x)))
+
+
+@st.composite
+def topk_case(draw):
+    (x,), a = draw(along_dim_case())
+    return case(x, dim=a.dim, largest=a.flag, k=draw(st.integers(0, x.shape[a.dim])))
+
+
+op("topk", topk_case(), lambda T, F, a, x: (x.topk(a.k, a.dim, a.largest),
+                                            T.topk(x, a.k, dim=a.dim, largest=a.largest)))
+
+
+@st.composite
+def kthvalue_case(draw):
+    (x,), a = draw(along_dim_case(empty=False))
+    return case(x, dim=a.dim, keepdim=a.flag, k=draw(st.integers(1, x.shape[a.dim])))
+
+
+op("kthvalue", kthvalue_case(), lambda T, F, a, x: (x.kthvalue(a.k, a.dim, a.keepdim),
+                                                    T.kthvalue(x, a.k, a.dim)))
+op("median", along_dim_case(empty=False), lambda T, F, a, x: (
+    x.median(a.dim, a.flag), T.median(x, a.dim), x.median(), x.nanmedian(a.dim)))
+# (cumprod: values away from 0, where its gradient divides by them)
+op("cumprod", along_dim_case(), lambda T, F, a, x: (x.cumprod(a.dim), T.cumprod(x * 0.8, a.dim)))
+op("cumprod_with_zeros", along_dim_case(empty=False), lambda T, F, a, x: (
+    x * (x > 0.3)).cumprod(a.dim))  # one zero, several or none in a row
+op("cummax_cummin", along_dim_case(), lambda T, F, a, x: (
+    x.cummax(a.dim), T.cummin(x, a.dim)))
+# (x × 40 checks that large terms do not overflow; it also multiplies float32 rounding in the
+# gradient by 40: torch's own float32 gradient was seen 1.4e-5 (relative) from the float64 one,
+# ours 3e-6, hence rtol 1e-4 there)
+op("logcumsumexp", along_dim_case(), lambda T, F, a, x: (
+    x.logcumsumexp(a.dim), T.logcumsumexp(x * 40, a.dim)), tol32=(1e-4, 1e-5))
+
+
+# ---- more movement --------------------------------------------------------------------------------
+@st.composite
+def diagonal_case(draw):
+    shape = draw(some_empty(2, 4))
+    dims = draw(st.lists(one_dim(len(shape)), min_size=2, max_size=2,
+                         unique_by=lambda d: d % len(shape)))
+    return case(In(shape), offset=draw(st.integers(-3, 3)), dim1=dims[0], dim2=dims[1])
+
+
+op("diagonal", diagonal_case(), lambda T, F, a, x: (
+    x.diagonal(a.offset, a.dim1, a.dim2), T.diagonal(x, a.offset, a.dim1, a.dim2), x.diagonal()))
+
+
+@st.composite
+def windows_case(draw):
+    shape = draw(some_empty(1))
+    dim = draw(one_dim(len(shape)))
+    return case(In(shape), dim=dim, size=draw(st.integers(0, shape[dim] + 1)),
+                step=draw(st.integers(1, 3)))
+
+
+op("Tensor.unfold", windows_case(), lambda T, F, a, x: x.unfold(a.dim, a.size, a.step))
+
+
+@st.composite
+def movedim_case(draw, shape_strategy):
+    shape = draw(shape_strategy)
+    n = max(len(shape), 1)
+    count = draw(st.integers(1, n))
+    source = draw(st.permutations(range(n)))[:count]
+    target = draw(st.permutations(range(n)))[:count]
+    if count == 1 and draw(st.booleans()):
+        return case(In(shape), source=source[0] - n * draw(st.booleans()), target=target[0])
+    return case(In(shape), source=tuple(source), target=tuple(t - n * draw(st.booleans())
+                                                               for t in target))
+
+
+def movedim(T, F, a, x):
+    return (x.movedim(a.source, a.target), T.movedim(x, a.source, a.target),
+            T.moveaxis(x, a.source, a.target))
+
+
+op("movedim", movedim_case(some_empty(1)), movedim)
+op("movedim_of_a_0d", movedim_case(st.just(())), movedim,
+   xfail="movedim of a 0-d tensor with dims 0 or -1 raises IndexError (ops/movement.py fills "
+         "a list of ndim places); torch returns the tensor")
+
+
+# ---- resizing and padding modes ---------------------------------------------------------------------
+@st.composite
+def interpolate_case(draw):
+    mode = draw(st.sampled_from(["nearest", "nearest", "bilinear", "bilinear", "linear"]))
+    spatial = 1 if mode == "linear" else draw(st.integers(1, 2)) if mode == "nearest" else 2
+    image = tuple(draw(st.integers(1, 4)) for _ in range(spatial))
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) + image
+    if draw(st.booleans()):
+        size, scale = tuple(draw(st.integers(1, 6)) for _ in image), None
+    else:
+        size, scale = None, draw(st.sampled_from([0.5, 1.5, 2.0, 3.0, 0.75]))
+    corners = None if mode == "nearest" else draw(st.booleans())
+    return case(In(shape), mode=mode, size=size, scale=scale, align_corners=corners)
+
+
+op("interpolate", interpolate_case(), lambda T, F, a, x: F.interpolate(
+    x, a.size, a.scale, a.mode, a.align_corners), examples=8)
+
+
+@st.composite
+def pad_mode_case(draw):
+    """reflect (widths under the side's length), replicate, circular (up to the length) over the
+    last 1, 2 or 3 dims, of a batched or unbatched input."""
+    mode = draw(st.sampled_from(["reflect", "replicate", "circular"]))
+    dims = draw(st.integers(1, 3))
+    image = tuple(draw(st.integers(1, 4)) for _ in range(dims))
+    shape = (draw(st.integers(1, 2)),) * draw(st.booleans()) + (draw(st.integers(1, 2)),) + image
+    widths = []
+    for n in image[::-1]:
+        limit = {"reflect": n - 1, "replicate": 3, "circular": n}[mode]
+        widths += [draw(st.integers(0, limit)), draw(st.integers(0, limit))]
+    return case(In(shape), pad=tuple(widths), mode=mode)
+
+
+op("pad_modes", pad_mode_case(), lambda T, F, a, x: F.pad(x, a.pad, a.mode), examples=8)
+
+
+# ---- 1-d and 3-d convolution and pooling, attention ---------------------------------------------
+@st.composite
+def conv_nd_case(draw, spatial: int):
+    groups = draw(st.integers(1, 2))
+    c_in, c_out = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 2))
+    kernel = tuple(draw(st.integers(1, 3 if spatial == 1 else 2)) for _ in range(spatial))
+    stride, dilation = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    padding = draw(st.one_of(st.integers(0, 1), st.sampled_from(["valid", "same"])))
+    pad = 0 if padding == "valid" else dilation * (max(kernel) - 1) // 2 if padding == "same" \
+        else padding
+    image = tuple(max(1, dilation * (k - 1) + 1 - 2 * pad) + draw(st.integers(0, 2))
+                  for k in kernel)
+    batch = (draw(st.integers(1, 2)),) if draw(st.booleans()) else ()
+    inputs = [In(batch + (c_in,) + image), In((c_out, c_in // groups) + kernel)]
+    inputs += [In((c_out,))] * draw(st.booleans())
+    # ("same" with a stride torch refuses: so must we)
+    return case(*inputs, stride=stride, padding=padding, dilation=dilation, groups=groups)
+
+
+op("conv1d", conv_nd_case(1), lambda T, F, a, x, w, b=None: F.conv1d(
+    x, w, b, a.stride, a.padding, a.dilation, a.groups), examples=5)
+op("conv3d", conv_nd_case(3), lambda T, F, a, x, w, b=None: F.conv3d(
+    x, w, b, a.stride, a.padding, a.dilation, a.groups), examples=4)
+
+
+@st.composite
+def pool_nd_case(draw, spatial: int, dilation: bool):
+    """1-d or 3-d windows: overlapping, tiling or skipping, padding up to half the kernel,
+    ceil_mode. (Dilation only for the 1-d max pool; with dilation 1 every window reaches the
+    input.)"""
+    kernel = tuple(draw(st.integers(1, 3 if spatial == 1 else 2)) for _ in range(spatial))
+    stride = draw(st.one_of(st.none(), st.integers(1, 3)))
+    padding = draw(st.integers(0, min(kernel) // 2))
+    dilations = draw(st.integers(1, 2)) if dilation else 1
+    image = tuple(max(1, dilations * (k - 1) + 1 - 2 * padding) + draw(st.integers(0, 2))
+                  for k in kernel)
+    batch = (draw(st.integers(1, 2)),) if draw(st.booleans()) else ()
+    return case(In(batch + (draw(st.integers(1, 2)),) + image), kernel_size=kernel,
+                stride=stride, padding=padding, dilation=dilations,
+                ceil_mode=draw(st.booleans()), flag=draw(st.booleans()))
+
+
+def pool_1d_windows_see_input(example) -> bool:
+    """(see windows_see_input: with dilation, a window can see only padding)"""
+    (x,), a = example
+    (k,), s, p, d, n = a.kernel_size, a.stride or a.kernel_size[0], a.padding, a.dilation, \
+        x.shape[-1]
+    count = (n + 2 * p - d * (k - 1) - 1 + (s - 1) * a.ceil_mode) // s + 1
+    if a.ceil_mode and (count - 1) * s >= n + p:
+        count -= 1
+    return all(any(0 <= j * s - p + t * d < n for t in range(k)) for j in range(count))
+
+
+op("max_pool1d", pool_nd_case(1, True).filter(pool_1d_windows_see_input),
+   lambda T, F, a, x: F.max_pool1d(x, a.kernel_size, a.stride, a.padding, a.dilation,
+                                   a.ceil_mode, a.flag), ties=True, examples=5)
+op("avg_pool1d", pool_nd_case(1, False), lambda T, F, a, x: F.avg_pool1d(
+    x, a.kernel_size, a.stride, a.padding, a.ceil_mode, a.flag), examples=5)
+op("max_pool3d", pool_nd_case(3, False), lambda T, F, a, x: F.max_pool3d(
+    x, a.kernel_size, a.stride, a.padding, 1, a.ceil_mode, a.flag), ties=True, examples=4)
+op("avg_pool3d", pool_nd_case(3, False), lambda T, F, a, x: F.avg_pool3d(
+    x, a.kernel_size, a.stride, a.padding, a.ceil_mode, a.flag), examples=4)
+
+
+@st.composite
+def attention_case(draw):
+    batch = draw(shapes(0, 2, max_side=2))
+    target, source = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    embed, value = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    inputs = [In(batch + (target, embed)), In(batch + (source, embed)),
+              In(batch + (source, value))]
+    mask = draw(st.sampled_from(["none", "bool", "float", "causal"]))
+    inputs += [In((target, source), grad=False)] * (mask == "float")
+    keep = np.random.default_rng(draw(SEEDS)).random((target, source)) < 0.7
+    keep[:, 0] = True  # (a row that masks every key is nan in torch: not compared here)
+    return case(*inputs, mask=mask, keep=keep, scale=draw(st.sampled_from([None, 0.5])))
+
+
+def attention(T, F, a, q, k, v, float_mask=None):
+    mask = T.tensor(a.keep) if a.mask == "bool" else float_mask
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=a.mask == "causal",
+                                          scale=a.scale)
+
+
+op("scaled_dot_product_attention", attention_case(), attention, examples=6,
+   double=False)  # (torch's CPU flash attention has no double backward)
 
 
 # ---- the comparison ------------------------------------------------------------------------------

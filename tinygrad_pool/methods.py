@@ -176,11 +176,13 @@ class TensorMethods:
             return Tensor._make(np.asarray(other, dtype=self._data.dtype), None)
         return Tensor._make(_as_array(other, None), None)
 
-    def _pair(self, other) -> tuple:
+    def _pair(self, other, floating: bool = False) -> tuple:
         """(self, other) as tensors of one dtype, by torch's promotion rules: a Python number
-        does not change a float tensor's dtype; ``int_tensor * 1.5`` is float32 (ops/elementwise).
-        An operand that is no tensor, array or real number raises ``NotAnOperand``: the operator
-        then returns NotImplemented, and Python raises its TypeError (as with torch)."""
+        does not change a float tensor's dtype; ``int_tensor * 1.5`` is float32 (ops/elementwise;
+        ``floating``: true division's, where a Python integer is taken as a float, not wrapped
+        into an integer tensor's dtype). An operand that is no tensor, array or real number
+        raises ``NotAnOperand``: the operator then returns NotImplemented, and Python raises its
+        TypeError (as with torch)."""
         if isinstance(other, Tensor):
             if other._data.dtype is self._data.dtype:  # the common case, decided at once
                 return self, other
@@ -190,7 +192,7 @@ class TensorMethods:
             other = Tensor._make(_as_array(other, None), None)
         elif not elementwise.is_number(other):
             raise NotAnOperand
-        return tuple(elementwise.promote(self, other))
+        return tuple(elementwise.promote(self, other, floating=floating))
 
     # (The try costs nothing until something is raised: the chain of +, * stays as fast. The
     # commonest case, another Tensor of our dtype, is decided before any call, since the
@@ -224,7 +226,7 @@ class TensorMethods:
 
     def __truediv__(self, other):
         try:
-            return elementwise.Div.apply(*elementwise.floating_pair(*self._pair(other)))
+            return elementwise.Div.apply(*elementwise.floating_pair(*self._pair(other, floating=True)))
         except NotAnOperand:
             return NotImplemented
 
@@ -250,7 +252,7 @@ class TensorMethods:
 
     def __rtruediv__(self, other):
         try:
-            return elementwise.Div.apply(*elementwise.floating_pair(*self._pair(other)[::-1]))
+            return elementwise.Div.apply(*elementwise.floating_pair(*self._pair(other, floating=True)[::-1]))
         except NotAnOperand:
             return NotImplemented
 
@@ -482,7 +484,9 @@ class TensorMethods:
         dtype = elementwise.result_dtype(self, other)
         if fn is elementwise.Div and dtype.kind != "f":  # true division: integers divide as floats
             dtype = dtypes.get_default_dtype()
-        other = self._const(other)
+        # (an integer result: a Python integer wraps around into its dtype, as torch's)
+        other = elementwise.as_dtype(other, dtype) if dtype.kind in "iu" \
+            and elementwise.is_number(other) else self._const(other)
         self._check_fits(op, "other", other, dtype)
         return self._inplace(fn, other)
 
@@ -516,6 +520,7 @@ class TensorMethods:
                                f"input")
         elementwise.check_operand("pow_", "exponent", exponent)
         dtype = elementwise.result_dtype(self, exponent)
+        elementwise.check_fits("pow_", dtype, exponent=exponent)  # (int8 ** 300: refused)
         if isinstance(exponent, Tensor):
             self._check_fits("pow_", "exponent", exponent, dtype)
             return self._inplace(elementwise.PowTensor, exponent)
@@ -552,7 +557,8 @@ class TensorMethods:
                 self._check_fits("clamp_", side, value, dtype)
             return self._inplace(elementwise.ClampTensor, *bounds.values(), sides=tuple(bounds))
         self._check_fits("clamp_", "min" if min is not None else "max", None, dtype)
-        return self._inplace(elementwise.Clamp, low=min, high=max)
+        low, high = elementwise.clamp_bounds("clamp_", dtype, min, max)
+        return self._inplace(elementwise.Clamp, low=low, high=high)
 
     def clamp_min_(self, min): return self.clamp_(min=min)
     def clamp_max_(self, max): return self.clamp_(max=max)

@@ -13,8 +13,7 @@ import numpy as np
 
 from ..args import _TORCH_NAMES
 from ..engine import Tensor
-from .division import promote_wrapping
-from .elementwise import check_broadcast, check_operand, check_tensor, is_number
+from .elementwise import check_broadcast, check_operand, check_tensor, is_number, promote
 
 
 def _width(dtype: np.dtype) -> int:
@@ -69,7 +68,7 @@ def bitwise(op: str, input, other, symbol: str = "") -> Tensor:
     if not isinstance(input, Tensor) and not (is_number(input) and isinstance(other, Tensor)):
         raise TypeError(f"{name}(): argument 'input' must be Tensor (or a number, with a Tensor "
                         f"other), not {type(input).__name__}")
-    a, b = promote_wrapping(input, other)
+    a, b = promote(input, other)  # (an integer wraps into the common dtype: int8 & 300 is & 44)
     if a.shape != b.shape and a.ndim and b.ndim:
         check_broadcast(name, a._data, b._data)
     kernel, compute = OPS[op]

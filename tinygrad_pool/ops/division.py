@@ -20,11 +20,10 @@ declare no kink rule and gradcheck names them as ops without one.)
 """
 import numpy as np
 
-from .. import dtypes
 from ..engine import Tensor, unbroadcast
 from ..fast.quiet import quiet
-from .elementwise import (Broadcasting, Div, as_dtype, check_broadcast, check_operand,
-                          input_shapes, is_number, promote, result_dtype)
+from .elementwise import (Broadcasting, Div, check_broadcast, check_operand, input_shapes,
+                          is_number, promote)
 from .movement import Fill
 
 ROUNDING_MODES = (None, "trunc", "floor")
@@ -140,16 +139,6 @@ class NumberRemainder(Remainder):
 
 
 # ---- torch's entry points -------------------------------------------------------------------
-def promote_wrapping(*operands) -> list:
-    """``promote``, but a Python integer outside an integer common dtype's range wraps around
-    into it, as torch's (``int8 % 300`` takes 300 as 44, ``uint8 & -5`` takes -5 as 251)."""
-    dtype = result_dtype(*operands)
-    if dtype.kind not in "iu":
-        return promote(*operands)
-    return [as_dtype(value, dtype) if isinstance(value, Tensor) else
-            Tensor._make(np.asarray(value).astype(dtype), None) for value in operands]
-
-
 def operands(op: str, input, other, number_first: bool = True,
              true_division: bool = False) -> tuple:
     """(input, other) as Tensors of torch's common dtype (for true division a floating one:
@@ -160,12 +149,9 @@ def operands(op: str, input, other, number_first: bool = True,
                                               isinstance(other, Tensor)):
         what = "Tensor (or a number, with a Tensor other)" if number_first else "Tensor"
         raise TypeError(f"{op}(): argument 'input' must be {what}, not {type(input).__name__}")
-    if true_division:
-        dtype = result_dtype(input, other)
-        dtype = dtype if dtype.kind == "f" else dtypes.get_default_dtype()
-        a, b = as_dtype(input, dtype), as_dtype(other, dtype)
-    else:
-        a, b = promote_wrapping(input, other)
+    # (a Python integer wraps around into an integer common dtype, as torch's: ``int8 % 300``
+    # takes 300 as 44; true division takes it as a float)
+    a, b = promote(input, other, floating=true_division)
     if a.shape != b.shape and a.ndim and b.ndim:
         check_broadcast(op, a._data, b._data)
     return a, b

@@ -399,7 +399,8 @@ class Clamp(Node):
             inside &= x >= low
         if high is not None:
             inside &= x <= high
-        return grad * inside
+        # chosen, not multiplied: outside the bounds torch gives 0 whatever arrives (inf, nan)
+        return Where.call(grad, np.zeros((), grad.dtype), condition=inside)
 
     def kink_points(self) -> list:
         """(input value, what backward takes there) where the slope jumps: at each bound given
@@ -560,12 +561,15 @@ class Minimum(Node):
 def split_at_ties(ctx, grad, a, b, a_loses, b_loses) -> tuple:
     """torch's gradient of maximum/minimum: the loser gets 0, each side half at a tie (``a``,
     ``b``: the saved inputs' values)."""
-    share = np.where(a == b, 0.5, 1.0).astype(grad.dtype)  # a constant
+    ties = a == b
+    shared = grad * np.where(ties, 0.5, 1.0).astype(grad.dtype) if ties.any() else grad
+    # the loser's 0 is chosen, not multiplied: an inf or nan arriving gives 0 there, as torch
+    zero = np.zeros((), grad.dtype)
     grad_a = grad_b = None
     if ctx.needs_input_grad[0]:
-        grad_a = unbroadcast(grad * np.where(a_loses, 0, share), a.shape)
+        grad_a = unbroadcast(Where.call(zero, shared, condition=a_loses), a.shape)
     if ctx.needs_input_grad[1]:
-        grad_b = unbroadcast(grad * np.where(b_loses, 0, share), b.shape)
+        grad_b = unbroadcast(Where.call(zero, shared, condition=b_loses), b.shape)
     return grad_a, grad_b
 
 
@@ -645,7 +649,10 @@ class ClampTensor(Node):
 # its kind — a 0-d tensor with its own dtype, a Python float as the default dtype (float32):
 #   int64 tensor + 1.5 → float32;  float32 tensor + float64 0-d tensor → float32;
 #   int32 tensor + float64 0-d tensor → float64;  bool tensor + 1 → int64;  int8 tensor + 1 → int8.
-# (Complex numbers are not supported.)
+# A Python integer the common integer dtype cannot hold wraps around into it (``as_dtype``:
+# int8 + 300 adds 44), as torch's arithmetic; where a number is a value instead (where, clamp,
+# pow's exponent, masked_fill) it is refused (``check_fits``). (Complex numbers are not
+# supported.)
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 
@@ -767,10 +774,33 @@ def refuse_bool(op: str, input: Tensor) -> None:
                               f"for 'Bool'")
 
 
+_INT64_MIN, _UINT64_END = -2 ** 63, 2 ** 64
+
+
+def wrapped(value, dtype: np.dtype) -> np.ndarray:
+    """A Python integer as a 0-d array of integer ``dtype``, wrapped around into its range as
+    torch's arithmetic takes it: ``int8 + 300`` adds 44 (300 - 256), ``uint8 & -5`` takes 251.
+    torch reads the number as a 64-bit integer first: from -2⁶³ up to 2⁶⁴ - 1, else an
+    OverflowError."""
+    value = int(value)
+    if not _INT64_MIN <= value < _UINT64_END:
+        raise OverflowError(f"the Python integer {value} is too big to convert to a 64-bit "
+                            f"integer (torch's range for a number operand: -2**63 to 2**64 - 1)")
+    # its lowest 64 bits, which a cast to a narrower integer type keeps the lowest bits of
+    return np.asarray(value % _UINT64_END, dtype=np.uint64).astype(dtype)
+
+
 def as_dtype(value, dtype) -> Tensor:
-    """A Tensor or Python number as a Tensor of ``dtype`` (a Tensor cast in the graph)."""
+    """A Tensor or Python number as a Tensor of ``dtype`` (a Tensor cast in the graph). A Python
+    integer outside an integer dtype's range wraps around (``wrapped``), as in torch's +, -, *,
+    //, %, bitwise ops and comparisons."""
     if not isinstance(value, Tensor):
-        return Tensor._make(np.asarray(value, dtype=dtype), None)
+        if type(value) is int and not _INT64_MIN <= value < _UINT64_END:
+            wrapped(value, dtype)  # torch's OverflowError, whatever the dtype
+        try:
+            return Tensor._make(np.asarray(value, dtype=dtype), None)
+        except OverflowError:  # (NumPy refuses an integer its integer dtype cannot hold)
+            return Tensor._make(wrapped(value, dtype), None)
     if value.dtype == dtype:
         return value
     if value.requires_grad and dtype.kind == "f":
@@ -778,10 +808,47 @@ def as_dtype(value, dtype) -> Tensor:
     return Tensor._make(value._data.astype(dtype), None)
 
 
-def promote(*operands) -> list:
-    """The operands (Tensors and Python numbers) as Tensors of torch's common dtype."""
+def promote(*operands, floating: bool = False) -> list:
+    """The operands (Tensors and Python numbers) as Tensors of torch's common dtype (with
+    ``floating``, integers and bools as the default floating dtype: true division's operands,
+    where a Python integer is taken as a float, not wrapped: ``int8 / 300`` divides by 300)."""
     dtype = result_dtype(*operands)
+    if floating and dtype.kind != "f":
+        dtype = dtypes.get_default_dtype()
     return [as_dtype(value, dtype) for value in operands]
+
+
+def check_fits(op: str, dtype: np.dtype, **numbers) -> None:
+    """The numbers torch takes as values, not as operands of arithmetic (where's other, pow's
+    exponent, clamp's bounds, masked_fill's value): one an integer ``dtype`` cannot hold is
+    torch's RuntimeError, not wrapped around — except that an unsigned dtype takes a negative
+    integer down to -max, wrapped (uint8: -1 is 255), as torch's check does; a float must lie
+    within the range itself (uint8: not -1.0, int8: not 127.5). (Other arguments, Tensors and
+    None, pass.)"""
+    for name, value in numbers.items():
+        if type(value) is int and not _INT64_MIN <= value < _UINT64_END:
+            wrapped(value, dtype)  # torch's OverflowError, whatever the dtype
+        if dtype.kind not in "iu" or isinstance(value, (bool, np.bool_)) or not is_number(value):
+            continue
+        info = np.iinfo(dtype)
+        if isinstance(value, (int, np.integer)):
+            low, high = (info.min if dtype.kind == "i" else -int(info.max)), info.max
+            fits = low <= value <= high
+        else:  # (compared as floats: int64 takes 2.0**63, float(2**63 - 1), as torch)
+            low, high = float(info.min), float(info.max)
+            fits = bool(low <= value <= high)  # (False for nan)
+        if not fits:
+            raise RuntimeError(f"{op}: {name}={value} cannot be converted to type {dtype} "
+                               f"without overflow (it takes {low} to {high})")
+
+
+def clamp_bounds(op: str, dtype: np.dtype, low, high) -> tuple:
+    """clamp's number bounds for a result of ``dtype``: checked (``check_fits``) and, for an
+    integer dtype, as the dtype holds them (uint8's -1 is 255, as torch's)."""
+    check_fits(op, dtype, **{side: v for side, v in (("min", low), ("max", high)) if v is not None})
+    if dtype.kind in "iu":
+        low, high = (None if v is None else wrapped(v, dtype).item() for v in (low, high))
+    return low, high
 
 
 def floating(x: Tensor) -> Tensor:
@@ -857,7 +924,11 @@ def where(condition, input, other) -> Tensor:
     if condition.dtype != bool:
         raise RuntimeError(f"where: expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {condition.dtype}")
-    a, b = promote(check_operand("where", "input", input), check_operand("where", "other", other))
+    check_operand("where", "input", input)
+    check_operand("where", "other", other)
+    # (a number is a value of the result's dtype here: int8 with 300 is refused, not wrapped)
+    check_fits("where", result_dtype(input, other), input=input, other=other)
+    a, b = promote(input, other)
     shapes = [condition.shape, a.shape, b.shape]
     try:
         np.broadcast_shapes(*shapes)
@@ -876,6 +947,8 @@ def pow(input, exponent) -> Tensor:
         check_tensor("pow", "exponent", exponent)
     else:
         check_operand("pow", "exponent", exponent)
+    # (a number exponent is a value of the dtype; a number base an operand: 300 ** int8 wraps)
+    check_fits("pow", result_dtype(input, exponent), exponent=exponent)
     base, power = promote(input, exponent)
     if isinstance(exponent, Tensor) or not isinstance(input, Tensor):
         return PowTensor.apply(base, power)
@@ -899,7 +972,8 @@ def clamp(input, min=None, max=None) -> Tensor:
         return ClampTensor.apply(x, *limits, sides=tuple(bounds))
     if all(is_number(v) for v in bounds.values()):
         x = as_dtype(input, result_dtype(input, *bounds.values()))
-        return Clamp.apply(x, low=min, high=max)
+        low, high = clamp_bounds("clamp", x.dtype, min, max)
+        return Clamp.apply(x, low=low, high=high)
     kinds = ", ".join(f"{side}={type(value).__name__}" for side, value in bounds.items())
     raise TypeError(f"clamp(): min and max must both be Tensors or both be numbers (or None), "
                     f"got {kinds}")

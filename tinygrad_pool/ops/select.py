@@ -17,9 +17,11 @@ import warnings
 import numpy as np
 
 from ..engine import Node, Tensor, unbroadcast
+from ..fast.quiet import quiet
 from ..args import DimensionError, check_int, check_scalar, plural
 from .movement import (Clone, Expand, Index, IndexPut, IndexScatter, Pad, Reshape,
                        expanded_shape, wrap_dim)
+from .elementwise import Where, check_fits
 
 
 def along_dim(index: np.ndarray, dim: int) -> tuple:
@@ -125,9 +127,13 @@ class MaskedFill(Node):
         needs_x, _, needs_value = ctx.needs_input_grad
         (mask,) = ctx.saved_tensors
         mask = np.asarray(mask)
-        # (mask may have broadcast x to a larger shape: unbroadcast sums x's copies back)
-        grad_x = unbroadcast(grad * ~mask, ctx.x_shape) if needs_x else None
-        grad_value = (grad * mask).sum() if needs_value else None
+        zero = np.zeros((), grad.dtype)
+        # Chosen, not multiplied by the mask: an inf or nan arriving at a place the other side
+        # took gives 0 there, as torch (inf · 0 would be nan). (mask may have broadcast x to a
+        # larger shape: unbroadcast sums x's copies back.)
+        grad_x = unbroadcast(Where.call(zero, grad, condition=mask), ctx.x_shape) \
+            if needs_x else None
+        grad_value = Where.call(grad, zero, condition=mask).sum() if needs_value else None
         return grad_x, None, grad_value
 
 
@@ -337,7 +343,9 @@ def _mask_and_value(op: str, input, mask, value):
             check_scalar(op, "value", value)
         raise TypeError(f"{op}: value must be a number or a 0-d Tensor, got "
                         f"{type(value).__name__}")
-    return mask, Tensor._make(np.asarray(value).astype(input.dtype), None)
+    check_fits(op, input.dtype, value=value)  # (300 into int8 is an error, not wrapped)
+    with quiet():  # (int64 takes 2.0**63, the float nearest its largest, as -2**63: torch's)
+        return mask, Tensor._make(np.asarray(value).astype(input.dtype), None)
 
 
 def masked_fill(input, mask, value) -> Tensor:
@@ -645,8 +653,9 @@ class RefusedSecondDerivative(Node):
 
 
 def _masked(t, mask: np.ndarray, value):
-    """t.masked_fill(mask, value) for a Tensor or an array: the filled places take no gradient."""
-    return t * ~mask + mask * np.asarray(value, dtype=np.asarray(t).dtype)
+    """t.masked_fill(mask, value) for a Tensor or an array: the filled places take no gradient
+    (chosen, so an inf or nan there is dropped, not multiplied by 0)."""
+    return Where.call(np.asarray(value, dtype=np.asarray(t).dtype), t, condition=mask)
 
 
 class ScatterReduce(Node):
@@ -704,15 +713,17 @@ class ScatterReduce(Node):
                                         reduce="prod", include_self=include_self)
             result = ScatterReduce.call(x, used, index, dim=dim, reduce="prod",
                                         include_self=include_self)
-            grad_src = gathered(grad * others) * single_zero \
-                + gathered(grad * result) / _masked(used, src_zero, 1) * ~single_zero
+            # chosen, as torch: the side not taken may be inf or nan (inf · 0 = nan)
+            grad_src = Where.call(gathered(grad * others),
+                                  gathered(grad * result) / _masked(used, src_zero, 1),
+                                  condition=single_zero)
             if (zeros_there > 1).any() and isinstance(grad_src, Tensor):
                 grad_src = RefusedSecondDerivative.apply(
                     grad_src, message="scatter_reduce(): Double backward is unsupported for "
                     "src when >1 zeros in src are scattered to the same position in self")
         if not include_self:  # x's old values at the places written took no part
             written = scattered(np.ones(index.shape, x_array.dtype)) > 0
-            grad_x = grad_x * ~written
+            grad_x = _masked(grad_x, written, 0)
         if needs_src and tuple(index.shape) != tuple(src_shape):
             grad_src = Pad.call(grad_src, widths=tuple(
                 (0, s - n) for s, n in zip(src_shape, index.shape)), value=0)
