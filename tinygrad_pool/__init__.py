@@ -19,6 +19,8 @@ from . import methods  # noqa: F401  (gives Tensor its op methods and operators)
 from . import unsupported
 from .dtypes import (bool, double, float, float16, float32, float64, get_default_dtype, half,
                      int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
+from .creation import (BoolTensor, ByteTensor, CharTensor, DoubleTensor,  # legacy types
+                       FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor)
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, ones, ones_like, rand, rand_like, randint, randn, randn_like,
                        randperm, tensor, zeros, zeros_like)
@@ -31,7 +33,7 @@ from . import nn  # noqa: E402  (after Tensor: nn builds on it)
 from . import optim  # noqa: E402
 from . import utils  # noqa: E402
 from .random import (DEFAULT_GENERATOR as default_generator, Generator,  # noqa: E402
-                     get_rng_state, initial_seed, manual_seed, seed, set_rng_state)
+                     get_rng_state, initial_seed, manual_seed, multinomial, seed, set_rng_state)
 from .serialization import load, save  # noqa: E402
 from .devices import device  # noqa: E402
 from . import accelerator, backends, cuda  # noqa: E402
@@ -53,11 +55,12 @@ __all__ = ["Tensor", "Size", "Node", "no_grad", "enable_grad", "inference_mode",
            # dtypes
            "float16", "half", "float32", "float", "float64", "double", "int8", "uint8", "int16",
            "short", "int32", "int", "int64", "long", "bool", "get_default_dtype",
-           "set_default_dtype",
+           "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
+           "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
            # making tensors
            "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
            "ones_like", "empty_like", "full_like", "rand", "randn", "rand_like", "randn_like",
-           "randint", "randperm", "arange", "linspace", "eye",
+           "randint", "randperm", "multinomial", "arange", "linspace", "eye",
            ] + list(_FUNCTIONS)
 
 _DRAWING = ("draw_graph", "save_graph", "GraphvizNotFound")

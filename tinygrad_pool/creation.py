@@ -4,7 +4,9 @@ The dtype rules are torch's: Python floats (and ``zeros``/``rand``/``linspace`` 
 dtype) give the default float dtype, float32; Python ints give int64; bools give bool; a NumPy
 array or a Tensor keeps its dtype. Random tensors come from ``generator`` (a Generator or a
 ``numpy.random.Generator``) or the package's default generator (``manual_seed``): the same seed
-gives the same tensors run after run, but not the same numbers as torch's generator.
+gives the same tensors run after run, but not the same numbers as torch's generator. torch's
+legacy types (``FloatTensor``, ``LongTensor``...) are here too: each is a legacy constructor
+for its dtype.
 """
 import builtins
 import math
@@ -322,6 +324,60 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: 
                  dtypes.int64 if dtype is None else dtype, requires_grad, device)
 
 
+# ---- torch's legacy tensor types: torch.FloatTensor, torch.LongTensor... -----------------------
+class LegacyTensorType(type):
+    """The class of torch's legacy tensor types (torch's ``tensortype``). Each one stands for a
+    dtype on the CPU: ``LongTensor([1, 2])`` makes int64 data, ``FloatTensor(2, 3)`` a tensor of
+    that shape (zeros here, uninitialised in torch), ``isinstance(x, FloatTensor)`` asks for a
+    float32 tensor, ``x.type(LongTensor)`` converts. As in torch, a tensor's class is still
+    ``Tensor``: these are names for a dtype, not subclasses."""
+
+    dtype = None  # (each type's own: dtypes.LEGACY_NAMES)
+    is_cuda = False
+
+    def __instancecheck__(cls, obj) -> builtins.bool:
+        return isinstance(obj, Tensor) and obj._data.dtype == cls.dtype
+
+    def __call__(cls, *args, device=None):
+        """torch's legacy constructor for this dtype: no arguments (an empty tensor), sizes
+        (ints, or one Size), one piece of data (converted), or a tensor of this dtype (an alias
+        of it, as torch's)."""
+        name = cls.__name__
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            if args[0]._data.dtype != cls.dtype:  # (torch's TypeError: no silent conversion)
+                raise TypeError(f"{name}: expected a tensor of dtype {cls.dtype}, got one of "
+                                f"dtype {args[0].dtype} (convert it: x.type(torch.{name}))")
+            check_device(name, device)
+            return Tensor(args[0])
+        if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)) and \
+                cls.dtype.kind in "iu":
+            _check_fits(name, args[0], cls.dtype)
+        return Tensor(*args, dtype=cls.dtype, device=device)
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.{cls.__name__}'>"
+
+
+def _check_fits(op: str, data, dtype: np.dtype) -> None:
+    """torch's RuntimeError for integer data a legacy type cannot hold (ByteTensor([300]))."""
+    try:
+        values = np.asarray(data, dtype=np.float64)
+    except (TypeError, ValueError):
+        return  # (not plain numbers: the constructor says what is wrong)
+    limits = np.iinfo(dtype)
+    if values.size and not (np.isfinite(values).all() and limits.min <= values.min()
+                            and values.max() <= limits.max):
+        raise RuntimeError(f"{op}: value cannot be converted to type {dtype} without overflow")
+
+
+LEGACY_TYPES = {name: LegacyTensorType(name, (), {
+    "dtype": dtype, "__module__": "tinygrad_pool",
+    "__doc__": f"torch.{name}: the legacy type of {dtype} tensors"})
+    for name, dtype in dtypes.LEGACY_NAMES.items()}
+FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, \
+    ByteTensor, BoolTensor = (LEGACY_TYPES[name] for name in dtypes.LEGACY_NAMES)
+
+
 # ---- ranges ---------------------------------------------------------------------------------
 def _range_dtype(op: str, dtype, integral: bool) -> np.dtype:
     if dtype is None:
@@ -401,4 +457,6 @@ def eye(n: int, m: int = OMITTED, *, dtype=None, device=None,
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
            "ones_like", "empty_like", "full_like", "rand", "randn", "rand_like", "randn_like",
-           "randint", "randperm", "arange", "linspace", "eye", "Size"]
+           "randint", "randperm", "arange", "linspace", "eye", "Size",
+           "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor",
+           "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]

@@ -74,3 +74,40 @@ def cast_spelling(dtype) -> str:
     """torch's spelling of a conversion to ``dtype``: ".float()", ".double()", ".to(torch.uint8)"."""
     dtype = np.dtype(dtype)
     return _CASTS.get(dtype.name, f".to(torch.{dtype.name})")
+
+
+# ---- torch's legacy tensor types: their names (creation.py makes the types themselves) ----------
+LEGACY_NAMES = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16,
+                "LongTensor": int64, "IntTensor": int32, "ShortTensor": int16, "CharTensor": int8,
+                "ByteTensor": uint8, "BoolTensor": bool}
+_LEGACY_OF = {dtype: name for name, dtype in LEGACY_NAMES.items()}
+
+
+def legacy_type_name(dtype) -> str:
+    """torch's name of a CPU tensor's type: 'torch.FloatTensor' for float32 (``x.type()``)."""
+    return f"torch.{_LEGACY_OF[np.dtype(dtype)]}"
+
+
+def legacy_type_dtype(op: str, value) -> np.dtype:
+    """The dtype ``x.type(value)`` converts to, as torch reads it: a dtype, or a legacy type's
+    name (``'torch.LongTensor'``). Another string, or a type (Python's ``int``), is torch's
+    ValueError; any other object its TypeError. (``Tensor`` itself, the default type, the
+    caller reads first: this module is below the engine.)"""
+    if isinstance(value, np.dtype):
+        return as_dtype(op, value)
+    if isinstance(value, type) and value.__name__ in LEGACY_NAMES and \
+            getattr(value, "dtype", None) is LEGACY_NAMES[value.__name__]:
+        return value.dtype  # a legacy type (creation.py's), read by what it holds
+    if isinstance(value, str):
+        if value.startswith("torch.cuda."):
+            raise RuntimeError(f"{op}: {value!r} is a CUDA type, and tinygrad_pool runs on the "
+                               f"CPU only (see docs/porting.md)")
+        if value.startswith("torch.") and value[len("torch."):] in LEGACY_NAMES:
+            return LEGACY_NAMES[value[len("torch."):]]
+        raise ValueError(f"{op}: invalid type: {value!r} (expected a name such as "
+                         f"'torch.LongTensor', or a dtype such as torch.int64)")
+    if isinstance(value, type):
+        raise ValueError(f"{op}: invalid type: {value.__name__!r} (expected a dtype such as "
+                         f"torch.int64 or a legacy type such as torch.LongTensor)")
+    raise TypeError(f"{op}: dtype must be a type, str, or dtype object, got "
+                    f"{type(value).__name__} {value!r}")

@@ -11,7 +11,7 @@ from .ops import elementwise, join
 from .ops import matmul as matmul_ops
 from .ops import pool as _pool, pool3d as _pool3d, select as _select
 from .ops.conv import conv1d, conv_transpose1d  # noqa: F401  (torch.conv1d is F.conv1d)
-from .ops.conv3d import conv3d  # noqa: F401
+from .ops.conv3d import conv3d, conv_transpose3d  # noqa: F401
 from .args import check_flag, check_number, tensor_arg
 from .engine import OMITTED, Tensor, numpy_spellings
 

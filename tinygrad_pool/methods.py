@@ -18,7 +18,7 @@ from .devices import device as device_of
 from .engine import OMITTED, Cast, NotAnOperand, Size, Tensor, attach, numpy_spellings
 from .engine.data import _BOOLS, _NOT_COMPARABLE, _check_can_require_grad
 from .engine.tensor import _as_array
-from .random import default_generator
+from .random import default_generator, multinomial
 from . import args
 from .ops import (bitwise, conv, cumulative, division, elementwise, join, loss, math_functions,
                   matmul, movement, pool, reduce, select)
@@ -142,17 +142,15 @@ class TensorMethods:
             return Cast.apply(self, dtype=dtype)
         return Tensor._make(self._data.astype(dtype), None)  # not differentiable: no graph
 
-    def type(self, dtype=None):
-        """The dtype's name, or a copy converted to ``dtype`` (a dtype, or its name)."""
+    def type(self, dtype=None, non_blocking: bool = False):
+        """torch's name of the tensor's type ('torch.FloatTensor'), or the tensor converted to
+        ``dtype``: a dtype, a legacy type (torch.LongTensor) or its name ('torch.LongTensor');
+        the tensor itself where it already has that dtype."""
         if dtype is None:
-            return str(self._data.dtype)
-        if isinstance(dtype, str) and dtype not in dtypes.DTYPES:
-            raise ValueError(f"type: invalid type {dtype!r}: dtype must be one of "
-                             f"tinygrad_pool's dtypes or its name")
-        if not isinstance(dtype, (str, np.dtype)):
-            raise TypeError(f"type: dtype must be a dtype or its name, got "
-                            f"{type(dtype).__name__} ({dtype!r})")
-        return self.to(dtypes.as_dtype("type", dtype))
+            return dtypes.legacy_type_name(self._data.dtype)
+        if dtype is Tensor:  # (torch's default tensor type)
+            dtype = dtypes.get_default_dtype()
+        return self.to(dtypes.legacy_type_dtype("type", dtype))
 
     def float(self): return self.to(dtypes.float32)
     def double(self): return self.to(dtypes.float64)
@@ -597,6 +595,10 @@ class TensorMethods:
         rng = default_generator() if generator is None else generator
         return self.copy_(Tensor._make(rng.normal(mean, std, self._data.shape).astype(self.dtype),
                                        None))
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """``num_samples`` indices per row, drawn in proportion to the weights (torch's)."""
+        return multinomial(self, num_samples, replacement, generator=generator)
 
     # ``x += y`` with a y that no in-place op takes (an array, a list): NotImplemented, and
     # Python falls back to ``x = x + y``, as with torch

@@ -10,6 +10,8 @@ Layers, init functions, random factories, dropout masks and shuffling draw from 
 generator unless given ``generator=``. As torch's, it is one object
 (``tinygrad_pool.default_generator``), seeded non-deterministically at start-up, so two runs
 without a seed differ; ``manual_seed(seed)`` re-seeds it in place and returns it.
+
+``multinomial`` draws category indices from weights with these generators (torch.multinomial).
 """
 import operator
 import secrets
@@ -167,3 +169,76 @@ def get_rng_state() -> Tensor:
 def set_rng_state(new_state) -> None:
     """Restore the default generator's state from ``get_rng_state``."""
     DEFAULT_GENERATOR.set_state(new_state)
+
+
+# ---- sampling ---------------------------------------------------------------------------------
+def multinomial(input, num_samples, replacement=False, *, generator=None) -> Tensor:
+    """``num_samples`` category indices (int64) per row of the non-negative weights ``input``
+    (a 1-D distribution, or one per row of a 2-D one), drawn in proportion to the weights, as
+    torch.multinomial. With replacement: inverse-CDF sampling, each draw's uniform number
+    looked up in its row's cumulative weights. Without: each category gets the key w/E, E an
+    Exp(1) number, and the ``num_samples`` largest keys win (the exponential race, torch's own
+    method: the category whose exponential clock runs out first comes first, then the next
+    among those left, which is sampling without replacement). Categories of weight 0 come last,
+    lowest index first, once the others are drawn."""
+    op = "multinomial"
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if isinstance(num_samples, (bool, np.bool_)) or not hasattr(num_samples, "__index__"):
+        raise TypeError(f"{op}(): argument 'num_samples' must be int, not "
+                        f"{type(num_samples).__name__}")
+    num_samples = operator.index(num_samples)
+    if not isinstance(replacement, (bool, np.bool_)):
+        raise TypeError(f"{op}(): argument 'replacement' must be bool, not "
+                        f"{type(replacement).__name__}")
+    rng = check_generator(op, generator) or DEFAULT_GENERATOR
+    weights = input._data
+    if weights.ndim not in (1, 2):
+        raise RuntimeError(f"{op}: prob_dist must be 1 or 2 dim, got {weights.ndim} dims "
+                           f"(shape {list(weights.shape)})")
+    if weights.dtype.kind != "f":
+        raise RuntimeError(f"{op}: only floating-point weights are supported, got dtype "
+                           f"{weights.dtype} (convert them with .float())")
+    categories = weights.shape[-1]
+    if not replacement and num_samples > categories:
+        raise RuntimeError(f"{op}: cannot sample n_sample > prob_dist.size(-1) samples without "
+                           f"replacement: num_samples={num_samples}, {categories} categories")
+    if num_samples <= 0:
+        raise RuntimeError(f"{op}: cannot sample n_sample <= 0 samples, got num_samples="
+                           f"{num_samples}")
+    if categories == 0:  # (torch's error here is an empty reduction's)
+        raise RuntimeError(f"{op}: the distribution has no categories (input of shape "
+                           f"{list(weights.shape)})")
+    if categories > 2 ** 24:
+        raise RuntimeError(f"{op}: number of categories cannot exceed 2^24, got {categories}")
+    rows = weights.reshape(-1, categories).astype(np.float64)
+    if not (np.isfinite(rows).all() and (rows >= 0).all()):
+        raise RuntimeError(f"{op}: probability tensor contains either `inf`, `nan` or element "
+                           f"< 0")
+    if rows.shape[0] and not (rows.sum(axis=1) > 0).all():
+        raise RuntimeError(f"{op}: invalid multinomial distribution (sum of probabilities <= 0)"
+                           f" in row {int(np.argmin(rows.sum(axis=1) > 0))}")
+    if replacement:
+        indices = _draw_with_replacement(rows, num_samples, rng)
+    else:
+        keys = rows / rng.standard_exponential(rows.shape)
+        indices = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    return Tensor._make(indices.astype(np.int64).reshape(weights.shape[:-1] + (num_samples,)),
+                        None)
+
+
+def _draw_with_replacement(rows: np.ndarray, num_samples: int, rng) -> np.ndarray:
+    """Inverse-CDF sampling for every row at once: row i's cumulative weights, scaled to
+    [0, 1], are shifted to [2i, 2i + 1], so that one sorted search serves all rows (the first
+    cumulative weight above the uniform number u is the category drawn; a category of weight 0
+    adds no step, so no u lands on it)."""
+    count, categories = rows.shape
+    cdf = np.cumsum(rows, axis=1)
+    cdf /= cdf[:, -1:]
+    shift = 2.0 * np.arange(count)[:, None]
+    found = np.searchsorted((cdf + shift).ravel(), (rng.random((count, num_samples)) + shift)
+                            .ravel(), side="right").reshape(count, num_samples)
+    indices = found - categories * np.arange(count)[:, None]
+    # (a u rounded up to the row's end would fall past it: onto the last category of weight > 0)
+    last = categories - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)
+    return np.minimum(indices, last[:, None])

@@ -30,7 +30,7 @@ TENSOR = frozenset("""
     itemsize kron layout lcm lcm_ ldexp ldexp_ le_ less_ less_equal_ lgamma lgamma_ log1p_
     log_normal_ logdet logical_and_ logical_not_ logical_or_ logical_xor logical_xor_ logit
     logit_ lstsq lt_ lu lu_solve mH map2_ map_ masked_scatter masked_scatter_ matrix_exp
-    matrix_power mode module_load mtia multinomial multiply_ mv mvlgamma mvlgamma_ nanmean
+    matrix_power mode module_load mtia multiply_ mv mvlgamma mvlgamma_ nanmean
     nanquantile nansum narrow_copy nbytes ndimension ne_ negative_ nelement new new_empty
     new_empty_strided new_full new_ones new_tensor new_zeros nextafter nextafter_ nonzero
     nonzero_static not_equal_ orgqr ormqr outer output_nr pinverse polygamma polygamma_

@@ -1,8 +1,9 @@
 """Neural-network building blocks on top of the engine, with torch.nn's names.
 
 module.py         Module, Parameter and the containers (Sequential, ModuleList, ModuleDict, Identity)
-layers.py         Linear, Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, MaxPool1d,
-                  MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, Flatten, Unflatten
+layers.py         Linear, Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
+                  ConvTranspose3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d,
+                  AvgPool3d, Flatten, Unflatten
 pooling.py        AdaptiveAvgPool2d, AdaptiveMaxPool2d, MaxUnpool2d, Unfold, Fold
 padding.py        ZeroPad, ConstantPad, ReflectionPad, ReplicationPad, CircularPad (1d, 2d, 3d)
 upsampling.py     Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
@@ -28,7 +29,8 @@ from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh
                          Softplus, Softsign, Tanh)
 from .dropout import Dropout, Dropout2d
 from .layers import (AvgPool1d, AvgPool2d, AvgPool3d, Conv1d, Conv2d, Conv3d, ConvTranspose1d,
-                     ConvTranspose2d, Flatten, Linear, MaxPool1d, MaxPool2d, MaxPool3d, Unflatten)
+                     ConvTranspose2d, ConvTranspose3d, Flatten, Linear, MaxPool1d, MaxPool2d,
+                     MaxPool3d, Unflatten)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
                    NLLLoss, SmoothL1Loss)
 from .module import Identity, Module, ModuleDict, ModuleList, Parameter, Sequential
@@ -45,6 +47,7 @@ from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 __all__ = ["functional", "init", "utils", "parallel", "DataParallel",
            "Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Identity",
            "Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d",
            "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "Flatten",
            "Unflatten", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "MaxUnpool2d", "Unfold", "Fold",
            "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",

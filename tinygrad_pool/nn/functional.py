@@ -12,7 +12,7 @@ from ..ops.activation import (celu, celu_, elu, gelu, hardsigmoid, hardswish, ha
                               softplus, softsign)
 from ..ops.attention import scaled_dot_product_attention
 from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
-from ..ops.conv3d import conv3d
+from ..ops.conv3d import conv3d, conv_transpose3d
 from ..ops.dropout import dropout, dropout2d
 from ..ops.embedding import embedding, one_hot
 from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
@@ -27,7 +27,8 @@ from ..ops.pool3d import avg_pool3d, max_pool3d
 from ..ops.resize import interpolate, upsample, upsample_bilinear, upsample_nearest
 from .. import unsupported
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "unfold", "fold",
            "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_unpool2d",
            "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pad",

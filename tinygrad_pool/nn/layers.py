@@ -1,6 +1,6 @@
 """The layers of a small CNN — Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, Flatten, Unflatten,
-Linear, and the 1-D and 3-D convolutions and pools (Conv1d, Conv3d, ConvTranspose1d, MaxPool1d,
-AvgPool1d, MaxPool3d, AvgPool3d) — as
+Linear, and the 1-D and 3-D convolutions and pools (Conv1d, Conv3d, ConvTranspose1d,
+ConvTranspose3d, MaxPool1d, AvgPool1d, MaxPool3d, AvgPool3d) — as
 Modules (ReLU and the other activations are in ``activation.py``).
 
 Each layer holds its settings and Parameters and calls one function of ``nn.functional`` in
@@ -430,6 +430,72 @@ class ConvTranspose1d(Module):
                              f" but valid sizes range from [{smallest}] to [{smallest + s - 1}] "
                              f"(for an input of length {input.shape[-1]})")
         return (int(output_size[-1]) - smallest,)
+
+    def extra_repr(self) -> str:
+        return _conv_repr(self)
+
+
+class ConvTranspose3d(Module):
+    """3-D transposed convolution (functional.conv_transpose3d) over (N, C, D, H, W) input; weight
+    (in_channels, out_channels/groups, kd, kh, kw), so its fan-in is out_channels/groups·kd·kh·kw
+    as torch's. ``forward(input, output_size=None)``: ``output_size`` (D, H, W), or the full
+    shape, picks one of the sizes a strided layer can make, overriding ``output_padding``."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None, generator=None):
+        super().__init__()
+        name = "ConvTranspose3d"
+        check_device(name, device)
+        if not isinstance(padding_mode, str) or padding_mode != "zeros":  # (torch's ValueError)
+            raise ValueError(f"{name}: padding_mode must be 'zeros', the only mode torch has for "
+                             f"ConvTranspose3d, got {padding_mode!r}")
+        if isinstance(padding, str):  # (torch's layer takes it, and its forward then fails)
+            raise ValueError(f"{name}: padding must be an int or a tuple of 3 ints, got "
+                             f"{padding!r}")
+        _conv_settings(self, name, 3, in_channels, out_channels, kernel_size, stride, padding,
+                       dilation, groups)
+        # (checked against stride and dilation by conv_transpose3d, when no output_size says
+        # otherwise: torch's layer may hold one it never uses)
+        self.output_padding = ntuple(name, "output_padding", output_padding, 3, minimum=0)
+        self.padding_mode = padding_mode
+        bias = check_flag(name, "bias", bias)
+        shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
+        _add_weight_and_bias(self, shape, bias, dtype, generator, outputs=self.out_channels)
+
+    def reset_parameters(self, generator=None) -> None:
+        _reset_weight_and_bias(self.weight, self.bias, generator)
+
+    def forward(self, input, output_size=None):
+        output_padding = self.output_padding if output_size is None else \
+            self._output_padding(input, output_size)
+        return functional.conv_transpose3d(input, self.weight, self.bias, self.stride,
+                                           self.padding, output_padding, self.groups,
+                                           self.dilation)
+
+    def _output_padding(self, input, output_size) -> tuple:
+        """The output_padding that makes the output ``output_size`` (torch's rule: each size
+        from the smallest this geometry gives to ``stride - 1`` more)."""
+        input = tensor_arg("ConvTranspose3d", "input", input)
+        if not isinstance(output_size, (tuple, list)) or not all(
+                isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+                for n in output_size):
+            raise TypeError(f"ConvTranspose3d: output_size must be a sequence of ints (D, H, W),"
+                            f" got {output_size!r}")
+        outer = input.ndim - 3  # the dims before (D, H, W): (N, C), or C for one volume
+        if len(output_size) == outer + 3:
+            output_size = output_size[outer:]
+        if len(output_size) != 3:
+            raise ValueError(f"ConvTranspose3d: for {input.ndim}D input, output_size must have 3 "
+                             f"or {outer + 3} elements, got {len(output_size)}: {output_size!r}")
+        smallest = tuple(_transposed_size(n, k, s, p, 0, d) for n, s, p, d, k in zip(
+            input.shape[-3:], self.stride, self.padding, self.dilation, self.kernel_size))
+        largest = tuple(low + s - 1 for low, s in zip(smallest, self.stride))
+        if not all(low <= n <= high for low, n, high in zip(smallest, output_size, largest)):
+            raise ValueError(f"ConvTranspose3d: requested an output_size of {tuple(output_size)},"
+                             f" but valid sizes range from {smallest} to {largest} (for an input "
+                             f"of size {tuple(input.shape[-3:])})")
+        return tuple(int(n) - low for n, low in zip(output_size, smallest))
 
     def extra_repr(self) -> str:
         return _conv_repr(self)

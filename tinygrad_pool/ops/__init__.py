@@ -25,7 +25,7 @@ matmul         @, einsum
 attention      scaled_dot_product_attention (composed of matmul, softmax, dropout)
 conv           conv1d conv2d and its two derivatives (conv_transpose1d/2d, weight
                correlation), unfold/fold
-conv3d         conv3d (N-d im2col/col2im)
+conv3d         conv3d conv_transpose3d (N-d im2col/col2im)
 pool           max_pool1d/2d (stored argmax; route/gather), avg_pool1d/2d (window sum/spread),
                adaptive avg/max pooling, max_unpool2d; unbatched input
 pool3d         max_pool3d avg_pool3d

@@ -9,7 +9,8 @@ number of spatial axes (a loop over the kernel's taps, never over voxels). As in
     ∂L/∂x = col2im(Wᵀ · G)   ∂L/∂w = G · im2col(x)ᵀ   ∂L/∂b = Σ G
 
 each an op of its own (Conv3dInputGrad, Conv3dWeightGrad) whose derivatives are again one of
-the three, so conv3d differentiates any number of times. There is no fast/ replacement: these
+the three, so conv3d differentiates any number of times. conv_transpose3d is conv3d's input
+gradient made an op of its own, as conv_transpose2d in conv.py. There is no fast/ replacement: these
 reference kernels are what runs.
 """
 import math
@@ -21,7 +22,7 @@ from ..fast.quiet import quiet
 from ..kernels import kernel
 from ..windows import GeometryError, conv_output_size
 from ..args import check_dimension, plural, product_operands
-from .conv import check_rank, ntuple
+from .conv import _transposable_operands, _transposed_size, check_rank, ntuple
 
 
 # ---- the kernels --------------------------------------------------------------------------------
@@ -210,4 +211,111 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     parents = (input, weight) if bias is None else (input, weight, bias)
     out = Conv3d.apply(*parents, stride=stride, padding=padding, dilation=dilation,
                        groups=groups, out_size=out_size)
+    return out if batched else out.reshape(out.shape[1:])
+
+
+# ---- transposed convolution ---------------------------------------------------------------------
+class ConvTranspose3d(Node):
+    """out = conv_transpose(x, w) + b, the adjoint of conv3d in its input (conv3d's input
+    gradient with a bias), as conv.py's ConvTranspose2d; linear in x and in w:
+    ∂L/∂x = conv(G, w),  ∂L/∂w = correlate(G, x),  ∂L/∂b = Σ G"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    def forward(ctx, x, weight, bias=None, *, stride, padding, output_padding, dilation, groups):
+        ctx.save_for_backward(x=x, weight=weight)
+        conv, reached, size = _adjoint_conv3d(x.shape[2:], weight.shape[2:], stride, padding,
+                                              output_padding, dilation)
+        out = conv3d_input_grad(x, weight, reached, groups=groups, **conv)
+        if reached != size:  # voxels past every window's reach (_adjoint_conv3d): zeros
+            out = np.pad(out, ((0, 0), (0, 0)) + tuple((0, n - r) for n, r in zip(size, reached)))
+        if bias is not None:
+            out += bias.reshape(1, -1, 1, 1, 1)  # (in place: a kernel's result is fresh memory)
+        return out
+
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        a, needs = ctx.attrs, ctx.needs_input_grad
+        conv, reached, size = _adjoint_conv3d(x.shape[2:], weight.shape[2:], a["stride"],
+                                              a["padding"], a["output_padding"], a["dilation"])
+        groups = a["groups"]
+        # (the windows see G where they reach; beyond, output_padding's zeros are constant)
+        read = grad if reached == size else grad[(Ellipsis,) + tuple(slice(r) for r in reached)]
+        grad_x = Conv3d.call(read, weight, groups=groups, **conv) if needs[0] else None
+        grad_w = Conv3dWeightGrad.call(read, x, kernel_size=weight.shape[2:], groups=groups,
+                                       **conv) if needs[1] else None
+        grad_b = grad.sum(axis=(0, 2, 3, 4)) if len(needs) > 2 and needs[2] else None
+        return (grad_x, grad_w, grad_b)[:len(needs)]
+
+
+def _adjoint_conv3d(in_size, kernel, stride, padding, output_padding, dilation) -> tuple:
+    """(geometry, reached, size): the conv3d whose input gradient this transposed convolution
+    is — stride, padding ((low, high) per axis), dilation and out_size ``in_size`` — and, per
+    axis, how much of the output its windows cover and the output's length (conv.py's
+    _adjoint_conv, in 3-D: where output_padding exceeds p, the last output_padding - p planes
+    lie past every window and are 0)."""
+    pads, reached, size = [], [], []
+    for n, k, s, p, extra, d in zip(in_size, kernel, stride, padding, output_padding, dilation):
+        length = _transposed_size(n, k, s, p, extra, d)
+        pads.append((p, max(p - extra, 0)))
+        reached.append(length - max(extra - p, 0))
+        size.append(length)
+    geometry = dict(stride=stride, padding=tuple(pads), dilation=dilation,
+                    out_size=tuple(in_size))
+    return geometry, tuple(reached), tuple(size)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """The transposed convolution of ``input`` (N, C_in, D, H, W), or one unbatched volume
+    (C_in, D, H, W), with ``weight`` (C_in, C_out/groups, kd, kh, kw), like torch: conv3d's
+    input gradient, so that it maps conv3d's output shape back onto its input shape;
+    ``output_padding`` (< stride or dilation) adds planes at the high end of each axis."""
+    op = "conv_transpose3d"
+    input, weight, bias = _transposable_operands(op, input, weight, bias)
+    if bias is not None and bias._data.dtype != input._data.dtype:  # (torch's: no cast in 3-D)
+        raise RuntimeError(f"{op}: bias has dtype {bias._data.dtype}, expected the input's "
+                           f"dtype {input._data.dtype}")
+    batched = check_rank(op, input, 3)
+    if weight._data.ndim != 5 or 0 in weight._data.shape:
+        raise GeometryError(f"{op}: weight must be a non-empty 5-D tensor, (in_channels, "
+                            f"out_channels/groups, kd, kh, kw), got shape {weight.shape}")
+    stride, dilation = ntuple(op, "stride", stride, 3), ntuple(op, "dilation", dilation, 3)
+    padding = ntuple(op, "padding", padding, 3, minimum=0)
+    output_padding = ntuple(op, "output_padding", output_padding, 3, minimum=0)
+    groups = check_dimension(op, "groups", groups, minimum=1)
+    c, size = input._data.shape[-4], input._data.shape[-3:]
+    c_in, c_out_per_group, *kernel_size = weight._data.shape
+    if c_in % groups:
+        raise GeometryError(f"{op}: weight's in_channels, {c_in}, is not divisible by groups="
+                            f"{groups} (weight shape {weight.shape}, laid out (in_channels, "
+                            f"out_channels/groups, kd, kh, kw))")
+    if c != c_in:
+        raise GeometryError(f"{op}: input has {plural(c, 'channel')} but weight expects {c_in} "
+                            f"(weight shape {weight.shape}, laid out (in_channels, "
+                            f"out_channels/groups, kd, kh, kw); input shape {input.shape})")
+    if 0 in size:
+        raise GeometryError(f"{op}: input must have a non-zero depth, height and width (only "
+                            f"the batch may be empty), got input of size {list(input.shape)}")
+    if bias is not None and bias._data.shape != (c_out_per_group * groups,):
+        raise GeometryError(f"{op}: bias must have shape ({c_out_per_group * groups},), one per "
+                            f"output channel, for a weight of shape {weight.shape} and groups="
+                            f"{groups}, got {bias.shape}")
+    if any(extra >= max(s, d) for extra, s, d in zip(output_padding, stride, dilation)):
+        raise GeometryError(f"{op}: output_padding must be smaller than either stride or "
+                            f"dilation along each axis, got output_padding={output_padding}, "
+                            f"stride={stride}, dilation={dilation}")
+    out_size = [_transposed_size(*axis) for axis in zip(size, kernel_size, stride, padding,
+                                                        output_padding, dilation)]
+    if min(out_size) < 1:
+        raise GeometryError(f"{op}: the output size {tuple(out_size)} is too small: (size - 1)·"
+                            f"stride - 2·padding + dilation·(kernel - 1) + output_padding + 1 "
+                            f"must be at least 1, for an input of size {tuple(size)}, kernel "
+                            f"{tuple(kernel_size)}, stride={stride}, padding={padding}, "
+                            f"dilation={dilation}, output_padding={output_padding}")
+    if not batched:  # one volume: a batch of one, by a reshape the gradient flows back through
+        input = input.reshape(1, *input.shape)
+    parents = (input, weight) if bias is None else (input, weight, bias)
+    out = ConvTranspose3d.apply(*parents, stride=stride, padding=padding,
+                                output_padding=output_padding, dilation=dilation, groups=groups)
     return out if batched else out.reshape(out.shape[1:])
