@@ -1470,9 +1470,7 @@ def movedim(T, F, a, x):
 
 
 op("movedim", movedim_case(some_empty(1)), movedim)
-op("movedim_of_a_0d", movedim_case(st.just(())), movedim,
-   xfail="movedim of a 0-d tensor with dims 0 or -1 raises IndexError (ops/movement.py fills "
-         "a list of ndim places); torch returns the tensor")
+op("movedim_of_a_0d", movedim_case(st.just(())), movedim)
 
 
 # ---- resizing and padding modes ---------------------------------------------------------------------

@@ -1060,6 +1060,8 @@ def movedim(input, source, destination) -> Tensor:
     for name, dims in (("source", source), ("destination", destination)):
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    if input.ndim == 0:  # (dim 0 or -1 of a 0-d tensor is the tensor itself, as torch's)
+        return Permute.apply(input, dims=())
     order = [None] * input.ndim
     for s, d in zip(source, destination):
         order[d] = s
