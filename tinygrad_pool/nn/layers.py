@@ -185,32 +185,43 @@ class ConvTranspose2d(Module):
                                   output_padding, self.groups, self.dilation)
 
     def _output_padding(self, input, output_size) -> tuple:
-        """The output_padding that makes the output ``output_size`` (torch's rule: each size
-        from the smallest this geometry gives to ``stride - 1`` more)."""
-        input = tensor_arg("ConvTranspose2d", "input", input)
-        check_batched("conv_transpose2d", input._data)
-        if not isinstance(output_size, (tuple, list)) or not all(
-                isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
-                for n in output_size):
-            raise TypeError(f"ConvTranspose2d: output_size must be a sequence of ints (H, W), "
-                            f"got {output_size!r}")
-        outer = input.ndim - 2  # the dims before (H, W): (N, C), or C for an unbatched image
-        if len(output_size) == outer + 2:
-            output_size = output_size[outer:]
-        if len(output_size) != 2:
-            raise ValueError(f"ConvTranspose2d: for {input.ndim}D input, output_size must have 2 "
-                             f"or {outer + 2} elements, got {len(output_size)}: {output_size!r}")
-        smallest = tuple(_transposed_size(n, k, s, p, 0, d) for n, s, p, d, k in zip(
-            input.shape[-2:], self.stride, self.padding, self.dilation, self.kernel_size))
-        largest = tuple(low + s - 1 for low, s in zip(smallest, self.stride))
-        if not all(low <= n <= high for low, n, high in zip(smallest, output_size, largest)):
-            raise ValueError(f"ConvTranspose2d: requested an output_size of {tuple(output_size)},"
-                             f" but valid sizes range from {smallest} to {largest} (for an input "
-                             f"of size {tuple(input.shape[-2:])})")
-        return tuple(int(n) - low for n, low in zip(output_size, smallest))
+        return _output_padding_for(self, input, output_size, 2)
 
     def extra_repr(self) -> str:
         return _conv_repr(self)
+
+
+_SPATIAL_NAMES = {1: "(L,)", 2: "(H, W)", 3: "(D, H, W)"}
+
+
+def _output_padding_for(layer: Module, input, output_size, dims: int) -> tuple:
+    """The output_padding that makes a transposed convolution's output ``output_size`` (its
+    ``dims`` spatial sizes, or the full shape), as torch's layers take it: each size from the
+    smallest this geometry gives to ``stride - 1`` more. A strided layer maps several input sizes
+    onto one, so the transposed one can make any of those."""
+    name = type(layer).__name__
+    input = tensor_arg(name, "input", input)
+    if dims == 2:
+        check_batched("conv_transpose2d", input._data)
+    if not isinstance(output_size, (tuple, list)) or not output_size or not all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+            for n in output_size):
+        raise TypeError(f"{name}: output_size must be a sequence of ints {_SPATIAL_NAMES[dims]}, "
+                        f"got {output_size!r}")
+    outer = input.ndim - dims  # the dims before the spatial ones: (N, C), or C unbatched
+    if len(output_size) == outer + dims:
+        output_size = output_size[outer:]
+    if len(output_size) != dims:
+        raise ValueError(f"{name}: for {input.ndim}D input, output_size must have {dims} "
+                         f"or {outer + dims} elements, got {len(output_size)}: {output_size!r}")
+    smallest = tuple(_transposed_size(n, k, s, p, 0, d) for n, s, p, d, k in zip(
+        input.shape[-dims:], layer.stride, layer.padding, layer.dilation, layer.kernel_size))
+    largest = tuple(low + s - 1 for low, s in zip(smallest, layer.stride))
+    if not all(low <= n <= high for low, n, high in zip(smallest, output_size, largest)):
+        raise ValueError(f"{name}: requested an output_size of {tuple(output_size)}, but valid "
+                         f"sizes range from {smallest} to {largest} (for an input of size "
+                         f"{tuple(input.shape[-dims:])})")
+    return tuple(int(n) - low for n, low in zip(output_size, smallest))
 
 
 class MaxPool2d(Module):
@@ -412,24 +423,7 @@ class ConvTranspose1d(Module):
                                            self.dilation)
 
     def _output_padding(self, input, output_size) -> tuple:
-        """The output_padding that makes the output ``output_size`` long (torch's rule: from the
-        smallest length this geometry gives to ``stride - 1`` more)."""
-        input = tensor_arg("ConvTranspose1d", "input", input)
-        if not isinstance(output_size, (tuple, list)) or not output_size or not all(
-                isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
-                for n in output_size):
-            raise TypeError(f"ConvTranspose1d: output_size must be a sequence of ints (L,), "
-                            f"got {output_size!r}")
-        if len(output_size) not in (1, input.ndim):
-            raise ValueError(f"ConvTranspose1d: for {input.ndim}D input, output_size must have 1 "
-                             f"or {input.ndim} elements, got {len(output_size)}: {output_size!r}")
-        (s,), (p,), (d,), (k,) = self.stride, self.padding, self.dilation, self.kernel_size
-        smallest = _transposed_size(input.shape[-1], k, s, p, 0, d)
-        if not smallest <= output_size[-1] < smallest + s:
-            raise ValueError(f"ConvTranspose1d: requested an output size of {list(output_size)},"
-                             f" but valid sizes range from [{smallest}] to [{smallest + s - 1}] "
-                             f"(for an input of length {input.shape[-1]})")
-        return (int(output_size[-1]) - smallest,)
+        return _output_padding_for(self, input, output_size, 1)
 
     def extra_repr(self) -> str:
         return _conv_repr(self)
@@ -474,28 +468,7 @@ class ConvTranspose3d(Module):
                                            self.dilation)
 
     def _output_padding(self, input, output_size) -> tuple:
-        """The output_padding that makes the output ``output_size`` (torch's rule: each size
-        from the smallest this geometry gives to ``stride - 1`` more)."""
-        input = tensor_arg("ConvTranspose3d", "input", input)
-        if not isinstance(output_size, (tuple, list)) or not all(
-                isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
-                for n in output_size):
-            raise TypeError(f"ConvTranspose3d: output_size must be a sequence of ints (D, H, W),"
-                            f" got {output_size!r}")
-        outer = input.ndim - 3  # the dims before (D, H, W): (N, C), or C for one volume
-        if len(output_size) == outer + 3:
-            output_size = output_size[outer:]
-        if len(output_size) != 3:
-            raise ValueError(f"ConvTranspose3d: for {input.ndim}D input, output_size must have 3 "
-                             f"or {outer + 3} elements, got {len(output_size)}: {output_size!r}")
-        smallest = tuple(_transposed_size(n, k, s, p, 0, d) for n, s, p, d, k in zip(
-            input.shape[-3:], self.stride, self.padding, self.dilation, self.kernel_size))
-        largest = tuple(low + s - 1 for low, s in zip(smallest, self.stride))
-        if not all(low <= n <= high for low, n, high in zip(smallest, output_size, largest)):
-            raise ValueError(f"ConvTranspose3d: requested an output_size of {tuple(output_size)},"
-                             f" but valid sizes range from {smallest} to {largest} (for an input "
-                             f"of size {tuple(input.shape[-3:])})")
-        return tuple(int(n) - low for n, low in zip(output_size, smallest))
+        return _output_padding_for(self, input, output_size, 3)
 
     def extra_repr(self) -> str:
         return _conv_repr(self)
