@@ -396,3 +396,19 @@ def test_dot_vanishing_from_path_is_reported_the_same_way(monkeypatch, tmp_path)
     with pytest.raises(GraphvizNotFound) as error:
         save_graph(loss, tmp_path / "g.png")
     check_install_hint(error.value)
+
+
+def test_a_pooled_row_vector_keeps_its_argmax_marks():
+    """A (1, 1, L) input of max pooling is a single row: drawn as a grid, not the aligned
+    value/grad vector, so the cells pooling chose stay outlined (and the note that says so is
+    true)."""
+    pytest.importorskip("graphviz")
+    from tinygrad_pool.nn import functional as F
+    from tinygrad_pool.viz.graph import STYLE
+    a = Tensor(np.array([[[1.0, 9.0, 8.0, 2.0, 3.0, 3.0]]]), requires_grad=True, name="a")
+    loss = F.max_pool1d(a, 2).sum()
+    loss.backward(retain_graph=True)
+    label = nodes(dot := draw_graph(loss, show_values=True))[node_of(dot, "a")]
+    assert highlighted(label, "value", STYLE["argmax"]) == {1, 2, 4}
+    assert highlighted(label, "value", STYLE["tie"]) == {5}
+    assert "blue = window max" in label

@@ -652,8 +652,10 @@ def _tensor_label(t: Tensor, kind: str, show_values: bool, fmt, max_elements: in
         parts = [("value", t._data)] + ([("grad", t.grad._data)] if t.grad is not None else [])
         plan = summarise(t.shape, max_elements)
         wide = _wide(t.shape, plan)
-        if wide and len(plan.slices) == 1 and as_2d(t._data[plan.slices[0][1]]).shape[0] == 1:
-            # a vector: its value and gradient as two rows of one table, entries aligned
+        if (wide and chosen is None and len(plan.slices) == 1
+                and as_2d(t._data[plan.slices[0][1]]).shape[0] == 1):
+            # a vector: its value and gradient as two rows of one table, entries aligned (a
+            # pooled one keeps the matrix layout, which frames its argmax cells)
             rows.append(f'<TR><TD COLSPAN="2">{_vector(parts, plan, fmt)}</TD></TR>')
         else:
             blocks = [_matrices(caption, a, fmt, plan, chosen, tied) for caption, a in parts]
