@@ -1,9 +1,11 @@
 """Gradients that an op zeroes where its local derivative is 0 (masked_fill, where, clamp,
-maximum/minimum, relu and friends, scatter_reduce without include_self): an inf or nan arriving
-there gives exactly 0, as torch's backward *selects* (where) rather than multiplying by a mask
-(inf · 0 = nan). Ops whose torch backward multiplies (dropout, x * 0, amax's even split) keep
-their nan: each case is compared with torch, for upstream gradients inf, -inf and nan, float32
-and float64, first order and through a recorded (create_graph) backward."""
+maximum/minimum, relu and friends, scatter_reduce without include_self, hardswish, max()/min()/
+median() of all elements, embedding's padding_idx, nll_loss's other classes and ignore_index,
+cumprod after a zero): an inf or nan arriving there gives exactly 0, as torch's backward
+*selects* (where) rather than multiplying by a mask (inf · 0 = nan). Ops whose torch backward
+multiplies (dropout, x * 0, amax's even split, cumprod under create_graph) keep their nan: each
+case is compared with torch, for upstream gradients inf, -inf and nan, float32 and float64,
+first order and through a recorded (create_graph) backward."""
 import math
 
 import numpy as np
@@ -45,6 +47,42 @@ CASES = {
     "scatter": lambda L, x: x.scatter(0, L.tensor([0, 1]), L.zeros(2, dtype=x.dtype)),
     "max_dim": lambda L, x: x.reshape(2, 3).max(1)[0],
     "max_pool1d": lambda L, x: L.nn.functional.max_pool1d(x.reshape(1, 1, 6), 2),
+    "hardswish": lambda L, x: L.nn.functional.hardswish(x),  # (slope 0 at -5, below -3)
+    # torch's evenly_distribute_backward: the maxima share, the others get 0
+    "max_all": lambda L, x: x.max(),
+    "min_all": lambda L, x: x.min(),
+    "max_all_tied": lambda L, x: L.cat([x, x[-2:]]).max(),
+    "median_all": lambda L, x: x.median(),
+    "nanmedian_all": lambda L, x: x.nanmedian(),
+    "median_all_tied": lambda L, x: L.cat([x, x[:3]]).median(),
+    # only the padding row's places are left out (the row read twice gets both, inf + inf)
+    "embedding_padding_idx": lambda L, x: L.nn.functional.embedding(
+        L.tensor([0, 1, 0, 2, 1]), x.reshape(3, 2), padding_idx=0),
+    "embedding_padding_idx_scaled": lambda L, x: L.nn.functional.embedding(
+        L.tensor([[0, 1], [1, 2]]), x.reshape(3, 2), padding_idx=2, scale_grad_by_freq=True),
+    # nll_loss: each target's class only (the other classes get 0), none where ignored
+    "nll_loss": lambda L, x: L.nn.functional.nll_loss(x.reshape(2, 3), L.tensor([0, 2]),
+                                                      reduction="none"),
+    "nll_loss_mean": lambda L, x: L.nn.functional.nll_loss(x.reshape(2, 3), L.tensor([1, 2])),
+    "nll_loss_ignore_index": lambda L, x: L.nn.functional.nll_loss(
+        x.reshape(2, 3), L.tensor([0, 2]), ignore_index=0, reduction="none"),
+    "nll_loss_ignore_index_mean_weighted": lambda L, x: L.nn.functional.nll_loss(
+        x.reshape(2, 3), L.tensor([0, 2]), L.tensor([1.0, 2.0, 3.0], dtype=x.dtype),
+        ignore_index=0),
+    "nll_loss_all_ignored": lambda L, x: L.nn.functional.nll_loss(  # (0 / 0 total weight)
+        x.reshape(2, 3), L.tensor([1, 1]), ignore_index=1),
+    "nll_loss_2d_sum": lambda L, x: L.nn.functional.nll_loss(
+        x.reshape(1, 3, 2), L.tensor([[2, -100]]), reduction="sum"),
+    "nll_loss_unbatched": lambda L, x: L.nn.functional.nll_loss(x, L.tensor(4)),
+    "cross_entropy_ignore_index": lambda L, x: L.nn.functional.cross_entropy(
+        x.reshape(3, 2), L.tensor([0, 1, 1]), ignore_index=1, reduction="sum"),
+    "cross_entropy_ignore_index_smoothed": lambda L, x: L.nn.functional.cross_entropy(
+        x.reshape(2, 3), L.tensor([0, 2]), ignore_index=0, label_smoothing=0.2,
+        reduction="none"),
+    # cumprod's first-order gradient, torch's: 0 after the first zero, the sum before it
+    # stops at the zero (x here: -5, -0.5, 0, ...)
+    "cumprod": lambda L, x: x.cumprod(0),
+    "cumprod_two_zeros": lambda L, x: (x * (x != 0.5)).reshape(2, 3).flip(1).cumprod(1),
     "floor": lambda L, x: x.floor(),  # (a zero gradient everywhere, whatever arrives)
     # torch multiplies here: nan stays nan
     "abs": lambda L, x: x.abs(),  # (sign(0) · inf)
@@ -68,32 +106,20 @@ def _check(torch, fn, dtype, bad, x=X):
     return ours
 
 
-# Found by the same check in ops outside select.py and elementwise.py: each still multiplies by
-# a 0/1 mask (or divides by a count) where torch selects. Strict: a fix makes them pass.
-KNOWN = {
-    "hardswish": (lambda L, x: L.nn.functional.hardswish(x),
-                  "ops/activation.py HardSwish: grad * slope, slope 0 below -3"),
-    "max_all": (lambda L, x: x.max(), "ops/reduce.py MaxAll: the non-maxima get grad · 0"),
-    "min_all": (lambda L, x: x.min(), "ops/reduce.py: the non-minima get grad · 0"),
-    "median_all": (lambda L, x: x.median(), "ops/sort.py: the median of all elements"),
-    "embedding_padding_idx": (
-        lambda L, x: L.nn.functional.embedding(L.tensor([0, 1, 0]), x.reshape(3, 2),
-                                               padding_idx=0),
-        "ops/embedding.py: the padding row gets grad · 0"),
-    "nll_loss_ignore_index": (
-        lambda L, x: L.nn.functional.nll_loss(x.reshape(2, 3), L.tensor([0, 2]), ignore_index=0,
-                                              reduction="none"),
-        "ops/loss.py: the ignored rows get grad · 0"),
-}
-
-
-@pytest.mark.parametrize("name", sorted(CASES) + [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
-    for name, (_, reason) in sorted(KNOWN.items())])
+@pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
 def test_inf_and_nan_upstream_gradients_as_torch(torch, name, dtype, bad):
-    _check(torch, CASES[name] if name in CASES else KNOWN[name][0], dtype, bad)
+    _check(torch, CASES[name], dtype, bad)
+
+
+@pytest.mark.parametrize("name", ["max_all", "min_all", "median_all", "nanmedian_all"])
+@pytest.mark.parametrize("bad", [math.inf, math.nan])
+def test_nan_extreme_of_all_elements_goes_to_the_nans(torch, name, bad):
+    """Where max()/min()/median() is NaN the NaNs share the gradient and the numbers get 0
+    (nanmedian: the median of the numbers, which alone gets it)."""
+    ours = _check(torch, CASES[name], np.float64, bad, x=np.array([1.0, np.nan, 2.0, np.nan]))
+    assert (ours[[0, 2]] == 0).sum() >= 1
 
 
 def test_masked_fill_minus_inf_then_square_has_zero_gradient(torch):
@@ -143,14 +169,18 @@ def test_scatter_reduce_inf_and_nan_upstream_as_torch(torch, reduce, include_sel
 
 
 @pytest.mark.parametrize("name", ["masked_fill", "where", "clamp", "maximum", "minimum",
-                                  "clamp_tensor_bounds", "masked_fill_mask_broadcasts_x"])
+                                  "clamp_tensor_bounds", "masked_fill_mask_broadcasts_x",
+                                  "hardswish", "max_all_tied", "median_all_tied",
+                                  "embedding_padding_idx", "nll_loss_ignore_index",
+                                  "nll_loss_ignore_index_mean_weighted", "cumprod"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_recorded_backward_zeroes_too_and_differentiates_again(torch, name, dtype):
     """Under create_graph the backward runs on Tensors (Where.call records a node): the
     gradient still has 0 where an inf arrives, and a second derivative through it (here with
-    respect to the upstream gradient) matches torch's."""
+    respect to the upstream gradient) matches torch's. (cumprod: under create_graph torch
+    multiplies, nan after a zero, and so does this.)"""
     fn = CASES[name]
-    upstream = np.where(np.arange(6) % 2 == 0, math.inf, 1.5)
+    upstream = np.where(np.arange(12) % 2 == 0, math.inf, 1.5)
     results = []
     for lib, grad in ((tinygrad_pool, autograd.grad), (torch, torch.autograd.grad)):
         x = lib.tensor(X.astype(dtype), requires_grad=True)
@@ -173,7 +203,8 @@ def test_recorded_backward_zeroes_too_and_differentiates_again(torch, name, dtyp
        upstream=st.lists(st.sampled_from([math.inf, -math.inf, math.nan, 1.0, -2.0]),
                          min_size=8, max_size=8),
        name=st.sampled_from(["masked_fill", "where", "clamp", "maximum", "minimum", "relu",
-                             "hardtanh", "masked_fill_minus_inf", "clamp_max"]))
+                             "hardtanh", "masked_fill_minus_inf", "clamp_max", "hardswish",
+                             "max_all", "min_all", "median_all", "nanmedian_all", "cumprod"]))
 def test_mixed_upstream_gradients_as_torch(torch, values, upstream, name):
     """Any mix of finite, inf and nan upstream gradients, on inputs with ties and kinks."""
     x = np.array(values)
@@ -186,6 +217,42 @@ def test_mixed_upstream_gradients_as_torch(torch, values, upstream, name):
     np.testing.assert_array_equal(*grads)
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[FIXTURE])
+@given(data=st.data(), rows=st.integers(1, 3), cols=st.integers(1, 6),
+       double=st.booleans())
+def test_cumprod_and_nll_loss_mixed_upstream_as_torch(torch, data, rows, cols, double):
+    """cumprod along either dim of inputs with zeros (none, one, several per row), and
+    nll_loss with some targets ignored, under any mix of finite, inf and nan upstream
+    gradients."""
+    dtype = np.float64 if double else np.float32
+    size = rows * cols
+    x = np.array(data.draw(st.lists(st.sampled_from([-2.0, -1.0, 0.0, 0.5, 3.0]),
+                                    min_size=size, max_size=size))).reshape(rows, cols)
+    upstream = st.sampled_from([math.inf, -math.inf, math.nan, 1.0, -2.0])
+    dim = data.draw(st.integers(0, 1))
+    targets = np.array(data.draw(st.lists(st.integers(0, cols - 1), min_size=rows,
+                                          max_size=rows)))
+    ignore_index = data.draw(st.integers(0, cols - 1))
+    reduction = data.draw(st.sampled_from(["none", "mean", "sum"]))
+    g_cumprod = np.array(data.draw(st.lists(upstream, min_size=size,
+                                            max_size=size))).reshape(rows, cols)
+    g_nll = np.array(data.draw(st.lists(upstream, min_size=rows, max_size=rows)))
+    grads = []
+    for lib in (tinygrad_pool, torch):
+        xs = lib.tensor(x.astype(dtype), requires_grad=True)
+        y = xs.cumprod(dim)
+        y.backward(lib.tensor(g_cumprod.astype(dtype)))
+        logits = lib.tensor(x.astype(dtype), requires_grad=True)
+        loss = lib.nn.functional.nll_loss(logits, lib.tensor(targets), ignore_index=ignore_index,
+                                          reduction=reduction)
+        loss.backward(lib.tensor(g_nll.astype(dtype)) if reduction == "none"
+                      else lib.tensor(g_nll[0].astype(dtype)))
+        grads.append((xs.grad.numpy(), logits.grad.numpy()))
+    for ours, theirs in zip(*grads):
+        assert ours.dtype == dtype
+        np.testing.assert_array_equal(ours, theirs)
+
+
 def test_finite_gradients_unchanged(torch):
     """The selecting backward gives the ordinary gradients where everything is finite
     (float64 finite differences agree)."""
@@ -194,3 +261,9 @@ def test_finite_gradients_unchanged(torch):
     check_grad(lambda t: t.masked_fill(tensor(x > 0), 0.7) * t, x)
     check_grad(lambda t: t.clamp(-1, 1) * t, x)
     check_grad(lambda t: tinygrad_pool.maximum(t, tensor(np.zeros(4))) * t, x)
+    check_grad(lambda t: tinygrad_pool.nn.functional.hardswish(t * 3) * t, x)
+    check_grad(lambda t: (t * tensor(np.array([1.0, 0.0, 1.0, 1.0]))).cumprod(0) * t, x)
+    # (the padding row, constant here: by definition it gets no gradient)
+    check_grad(lambda t: tinygrad_pool.nn.functional.embedding(
+        tensor(np.array([0, 2, 1, 2, 0])), tinygrad_pool.cat([t, tensor(np.ones(2))]).reshape(3, 2),
+        padding_idx=2) ** 2, x)

@@ -30,16 +30,16 @@ TENSOR = frozenset("""
     itemsize kron layout lcm lcm_ ldexp ldexp_ le_ less_ less_equal_ lgamma lgamma_ log1p_
     log_normal_ logdet logical_and_ logical_not_ logical_or_ logical_xor logical_xor_ logit
     logit_ lstsq lt_ lu lu_solve mH map2_ map_ masked_scatter masked_scatter_ matrix_exp
-    matrix_power mode module_load mtia multiply_ mv mvlgamma mvlgamma_ nanmean
-    nanquantile nansum narrow_copy nbytes ndimension ne_ negative_ nelement new new_empty
-    new_empty_strided new_full new_ones new_tensor new_zeros nextafter nextafter_ nonzero
-    nonzero_static not_equal_ orgqr ormqr outer output_nr pinverse polygamma polygamma_
-    positive prelu put put_ q_per_channel_axis q_per_channel_scales q_per_channel_zero_points
-    q_scale q_zero_point qr qscheme quantile rad2deg rad2deg_ random_ ravel real record_stream
-    register_hook register_post_accumulate_grad_hook reinforce renorm renorm_ resize resize_
-    resize_as resize_as_ resize_as_sparse_ resolve_conj resolve_neg rot90 round_ row_indices
-    rsqrt_ select select_scatter set_ sgn sgn_ share_memory_ short sign_ sin_ sinc sinc_
-    slice_inverse slice_scatter slogdet smm solve sparse_dim sparse_mask sparse_resize_
+    matrix_power mode module_load mtia multiply_ mv mvlgamma mvlgamma_ nanmean nanquantile
+    nansum narrow_copy nbytes ndimension ne_ negative_ nelement new new_empty new_empty_strided
+    new_full new_ones new_tensor new_zeros nextafter nextafter_ nonzero nonzero_static
+    not_equal_ orgqr ormqr outer output_nr pinverse polygamma polygamma_ positive prelu put
+    put_ q_per_channel_axis q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point
+    qr qscheme quantile rad2deg rad2deg_ random_ ravel real record_stream register_hook
+    register_post_accumulate_grad_hook reinforce renorm renorm_ resize resize_ resize_as
+    resize_as_ resize_as_sparse_ resolve_conj resolve_neg rot90 round_ row_indices rsqrt_
+    select select_scatter set_ sgn sgn_ share_memory_ short sign_ sin_ sinc sinc_ slice_inverse
+    slice_scatter slogdet smm solve sparse_dim sparse_mask sparse_resize_
     sparse_resize_and_clear_ split_with_sizes square_ squeeze_ sspaddmm stft storage
     storage_offset storage_type stride subtract_ sum_to_size svd swapaxes_ swapdims swapdims_
     symeig t_ take tensor_split tile to_dense to_mkldnn to_padded_tensor to_sparse

@@ -3,18 +3,24 @@
 module.py         Module, Parameter and the containers (Sequential, ModuleList, ModuleDict, Identity)
 layers.py         Linear, Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
                   ConvTranspose3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d,
-                  AvgPool3d, Flatten, Unflatten
-pooling.py        AdaptiveAvgPool2d, AdaptiveMaxPool2d, MaxUnpool2d, Unfold, Fold
+                  AvgPool3d, Flatten, Unflatten, PixelShuffle, PixelUnshuffle, ChannelShuffle
+pooling.py        AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d, LPPool1d, LPPool2d,
+                  MaxUnpool1d/2d/3d, Unfold, Fold
 padding.py        ZeroPad, ConstantPad, ReflectionPad, ReplicationPad, CircularPad (1d, 2d, 3d)
 upsampling.py     Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 activation.py     ReLU, ReLU6, LeakyReLU, ELU, SELU, CELU, GELU, SiLU, Mish, Sigmoid, Tanh,
                   Hardtanh, Hardswish, Hardsigmoid, Softplus, Softsign, LogSigmoid, Softmax,
-                  LogSoftmax
-normalization.py  BatchNorm1d, BatchNorm2d, LayerNorm
-dropout.py        Dropout, Dropout2d
+                  LogSoftmax, GLU, PReLU, RReLU, Softmin, Tanhshrink, Softshrink, Hardshrink,
+                  Threshold
+normalization.py  BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm, InstanceNorm1d,
+                  InstanceNorm2d, LocalResponseNorm
+distance.py       CosineSimilarity, PairwiseDistance
+dropout.py        Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
 sparse.py         Embedding
 loss.py           CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, SmoothL1Loss, HuberLoss, BCELoss,
-                  BCEWithLogitsLoss
+                  BCEWithLogitsLoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss,
+                  HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                  MultiLabelMarginLoss, MarginRankingLoss, CosineEmbeddingLoss, TripletMarginLoss
 functional        the same computations as functions (each one an op's own, from ``ops/``)
 init, utils       weight initialisation; gradient clipping and parameter vectors
 parallel          DataParallel (the module, run as it is: no GPUs), DistributedDataParallel (refused)
@@ -44,23 +50,20 @@ from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, Fold, MaxUnpool2d, Un
 from .sparse import Embedding
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
-__all__ = ["functional", "init", "utils", "parallel", "DataParallel",
-           "Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Identity",
-           "Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-           "ConvTranspose3d",
-           "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "Flatten",
-           "Unflatten", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "MaxUnpool2d", "Unfold", "Fold",
-           "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
-           "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
-           "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
-           "CircularPad2d", "CircularPad3d", "Upsample", "UpsamplingNearest2d",
-           "UpsamplingBilinear2d",
-           "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
-           "Tanh", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "LogSigmoid",
-           "Softmax", "LogSoftmax",
-           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout2d", "Embedding",
-           "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
-           "BCELoss", "BCEWithLogitsLoss"]
+__all__ = ["functional", "init", "utils", "parallel", "DataParallel", "Module", "Parameter",
+           "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Conv1d", "Conv2d",
+           "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d",
+           "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "Flatten", "Unflatten",
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "MaxUnpool2d", "Unfold", "Fold", "ZeroPad1d",
+           "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+           "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+           "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
+           "CircularPad3d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "ReLU",
+           "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
+           "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "LogSigmoid", "Softmax",
+           "LogSoftmax", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout2d",
+           "Embedding", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss",
+           "HuberLoss", "BCELoss", "BCEWithLogitsLoss"]
 
 
 # A submodule torch has and we lack (torch.nn.quantized, torch.nn.utils.rnn) is refused on import

@@ -7,9 +7,9 @@ Each function is the op's own (``tinygrad_pool.ops``), which checks its argument
 that name the op, the argument and the shapes; this module only gathers them under torch's names.
 """
 from ..args import REDUCTIONS, check_flag, tensor_arg
-from ..ops.activation import (celu, celu_, elu, gelu, hardsigmoid, hardswish, hardtanh,
-                              hardtanh_, leaky_relu, logsigmoid, mish, relu6, selu, selu_, silu,
-                              softplus, softsign)
+from ..ops.activation import (celu, celu_, elu, gelu, hardsigmoid, hardswish, hardtanh, hardtanh_,
+                              leaky_relu, logsigmoid, mish, relu6, selu, selu_, silu, softplus,
+                              softsign)
 from ..ops.attention import scaled_dot_product_attention
 from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
 from ..ops.conv3d import conv3d, conv_transpose3d
@@ -28,11 +28,10 @@ from ..ops.resize import interpolate, upsample, upsample_bilinear, upsample_near
 from .. import unsupported
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "unfold", "fold",
-           "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-           "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_unpool2d",
-           "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pad",
-           "relu", "relu6", "sigmoid", "tanh", "leaky_relu", "elu", "selu", "selu_", "celu",
+           "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d", "max_pool3d",
+           "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
+           "max_unpool2d", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+           "pad", "relu", "relu6", "sigmoid", "tanh", "leaky_relu", "elu", "selu", "selu_", "celu",
            "celu_", "gelu", "silu", "mish", "softplus", "logsigmoid", "softsign", "hardtanh",
            "hardtanh_", "hardswish", "hardsigmoid", "softmax", "log_softmax",
            "scaled_dot_product_attention", "linear", "one_hot", "embedding", "dropout",

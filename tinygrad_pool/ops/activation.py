@@ -320,7 +320,8 @@ def _bounds_in(dtype, min_val, max_val) -> tuple:
 class Hardswish(Node):
     """hardswish(x) = x · relu6(x + 3) / 6: 0 for x ≤ -3, x for x ≥ 3, else x (x + 3) / 6;
     d hardswish(x) = (0 if x ≤ -3, x/3 + ½ if -3 < x < 3, else 1) dx — torch's choice at the
-    kinks, and 1 at a NaN"""
+    kinks, and 1 at a NaN; the 0 and the 1 are chosen, not multiplied (an inf or nan arriving
+    below -3 gives 0)"""
 
     elementwise = True
 
@@ -334,10 +335,11 @@ class Hardswish(Node):
         (x,) = ctx.saved_tensors
         values = np.asarray(x)
         inside = (values > -3) & (values < 3)
-        # Outside (-3, 3) the slope is a constant (0 from -3 down, else 1: 3 up, and a NaN), so
-        # the second derivative is 1/3 strictly inside and 0 at the kinks, as torch's
-        outside = np.where(values <= -3, 0, 1).astype(x.dtype)
-        return grad * Where.call(x / 3 + 0.5, outside, condition=inside)
+        # Outside (-3, 3) the slope is a constant (1 from 3 up, and at a NaN), so the second
+        # derivative is 1/3 strictly inside and 0 at the kinks, as torch's; from -3 down the
+        # gradient is 0, chosen as torch's, whatever arrives there (inf · 0 would be nan)
+        slope = Where.call(x / 3 + 0.5, np.ones((), grad.dtype), condition=inside)
+        return Where.call(np.zeros((), grad.dtype), grad * slope, condition=values <= -3)
 
     def kink_points(self) -> list:
         """(input value, what backward takes there) where the slope jumps (gradcheck's kink

@@ -5,7 +5,10 @@ Their backwards are written with Nodes (``.call``) so that they differentiate ag
 - cumprod's gradient never divides by x (torch divides only where x has no zero; its formula
   with zeros is this one): ∂L/∂xₖ = (Πᵢ<ₖ xᵢ) · Sₖ, with Sₖ = Σⱼ≥ₖ gⱼ Πₖ<ᵢ≤ⱼ xᵢ, a sum that
   satisfies Sₖ = gₖ + xₖ₊₁ Sₖ₊₁ — a first-order linear recurrence, ``Recurrence``, whose own
-  adjoint is the same recurrence run the other way.
+  adjoint is the same recurrence run the other way. On the first-order path (arrays) it is
+  torch's first-order choice where x has a zero: the terms past a zero are left out and the
+  places after the first zero get exactly 0, not an inf or nan arriving times 0 (under
+  create_graph torch, and this, multiply).
 - cummax/cummin send each output's gradient to the index it came from (a scatter-add: many
   outputs may share one), read back by a gather in the second derivative.
 - logcumsumexp's gradient is torch's, in log space so that nothing overflows:
@@ -54,9 +57,17 @@ class Cumprod(Node):
         if x.ndim == 0:
             return grad
         products_before = Cumprod.call(shifted(x, axis, True, 1), axis=axis)
-        # Sₖ = gₖ + xₖ₊₁ Sₖ₊₁, from the end
-        later = Recurrence.call(shifted(x, axis, False, 0), grad, axis=axis, reverse=True)
-        return products_before * later
+        zeros = None if isinstance(grad, Tensor) else x == 0
+        if zeros is None or not zeros.any():
+            # Sₖ = gₖ + xₖ₊₁ Sₖ₊₁, from the end
+            later = Recurrence.call(shifted(x, axis, False, 0), grad, axis=axis, reverse=True)
+            return products_before * later
+        # First order with a zero in x, as torch's: Sₖ leaves out the terms from the next zero
+        # on (xₖ₊₁ = 0 ends the sum), and the places after the first zero get exactly 0
+        # (Πᵢ<ₖ xᵢ = 0 there): chosen, so an inf or nan arriving gives 0, not nan
+        later = recurrence(shifted(x, axis, False, 0), grad, axis, reverse=True, cut=True)
+        after_zero = np.cumsum(zeros, axis=axis) > zeros
+        return np.where(after_zero, np.zeros((), grad.dtype), products_before * later)
 
 
 class Recurrence(Node):
@@ -65,10 +76,7 @@ class Recurrence(Node):
     ∂L/∂bₖ = λₖ = gₖ + aₖ₊₁ λₖ₊₁ and ∂L/∂aₖ = λₖ yₖ₋₁ (indices mirrored for ``reverse``)."""
 
     def forward(ctx, a, b, axis, reverse):
-        along = (lambda v: np.flip(v, axis)) if reverse else (lambda v: v)  # (its own inverse)
-        y = _scan(np.moveaxis(_accumulated(along(a)), axis, -1),
-                  np.moveaxis(_accumulated(along(b)), axis, -1))
-        y = along(np.moveaxis(y, -1, axis)).astype(np.result_type(a, b))
+        y = recurrence(a, b, axis, reverse)
         ctx.save_for_backward(a=a, y=y)
         return y
 
@@ -80,15 +88,32 @@ class Recurrence(Node):
         return adjoint * shifted(y, axis, not reverse, 0), adjoint
 
 
-def _scan(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def recurrence(a: np.ndarray, b: np.ndarray, axis: int, reverse: bool,
+               cut: bool = False) -> np.ndarray:
+    """Recurrence's values: yₖ = bₖ + aₖ yₖ₋₁ along ``axis`` (``reverse``: from the end).
+    ``cut``: a zero aₖ ends the chain, yₖ = bₖ, whatever yₖ₋₁ is (an inf or nan there
+    does not come through as 0 · inf)."""
+    along = (lambda v: np.flip(v, axis)) if reverse else (lambda v: v)  # (its own inverse)
+    y = _scan(np.moveaxis(_accumulated(along(a)), axis, -1),
+              np.moveaxis(_accumulated(along(b)), axis, -1), cut)
+    return along(np.moveaxis(y, -1, axis)).astype(np.result_type(a, b))
+
+
+def _scan(a: np.ndarray, b: np.ndarray, cut: bool = False) -> np.ndarray:
     """yₖ = bₖ + aₖ yₖ₋₁ along the last axis, in ⌈log₂ n⌉ vectorised steps (Hillis–Steele):
     after the step with stride d, yₖ = Bₖ + Aₖ yₖ₋d, where Aₖ is the product of the d
-    coefficients down to k-d+1 and Bₖ the recurrence summed over them; d doubles each step."""
+    coefficients down to k-d+1 and Bₖ the recurrence summed over them; d doubles each step.
+    ``cut``: where one of Aₖ's coefficients is 0, the term Aₖ yₖ₋d is left out (not 0 · inf)."""
     coefficient, total = a.copy(), b.copy()
+    has_zero = a == 0 if cut else None  # (for Aₖ: one of its coefficients is 0)
     n, d = a.shape[-1], 1
     with quiet():  # (inf · 0 where a product overflows: as the sequential sum would)
         while d < n:
-            total[..., d:] = total[..., d:] + coefficient[..., d:] * total[..., :-d]
+            term = coefficient[..., d:] * total[..., :-d]
+            if cut:
+                term[has_zero[..., d:]] = 0
+                has_zero[..., d:] = has_zero[..., d:] | has_zero[..., :-d]
+            total[..., d:] = total[..., d:] + term
             coefficient[..., d:] = coefficient[..., d:] * coefficient[..., :-d]
             d *= 2
     return total

@@ -2,13 +2,15 @@
 
 embedding(input, weight)[..., :] = weight[input[...], :] — a gather of rows, so its gradient is
 a scatter-add: every row receives the sum of the output gradients of the places that read it
-(a repeated index accumulates). The ``padding_idx`` row receives none, as in PyTorch.
+(a repeated index accumulates). The ``padding_idx`` row receives none, as in PyTorch: its
+places are left out, not multiplied by 0 (an inf or nan arriving there gives 0).
 """
 import numpy as np
 
 from ..grad_mode import no_grad
 from ..engine import Node, Tensor
 from ..args import check_flag, check_int, check_number, plural, tensor_arg
+from .elementwise import Where
 from .movement import IndexScatter
 
 INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))  # torch's Long and Int
@@ -25,16 +27,15 @@ class Embedding(Node):
 
     def backward(ctx, grad):
         (indices,), padding_idx = ctx.saved_tensors, ctx.attrs["padding_idx"]
-        rows = ctx.weight_shape[0]
-        # Constants that shape the gradient (no derivative of their own): which places may
-        # send their gradient back, and how much of it.
-        weight_of_place = np.ones(indices.shape + (1,), dtype=grad.dtype)
+        # Constants that shape the gradient (no derivative of their own): how much of each
+        # place's gradient goes back, and which places send none.
         if ctx.attrs["scale_grad_by_freq"]:
-            counts = np.bincount(indices.ravel(), minlength=rows)
-            weight_of_place /= counts[indices][..., None]
-        if padding_idx is not None:
-            weight_of_place[indices == padding_idx] = 0
-        return IndexScatter.call(grad * weight_of_place, index=indices, shape=ctx.weight_shape)
+            counts = np.bincount(indices.ravel(), minlength=ctx.weight_shape[0])
+            grad = grad * (1 / counts[indices][..., None]).astype(grad.dtype)
+        if padding_idx is not None:  # chosen, as torch skips them: inf · 0 would be nan
+            grad = Where.call(np.zeros((), grad.dtype), grad,
+                              condition=(indices == padding_idx)[..., None])
+        return IndexScatter.call(grad, index=indices, shape=ctx.weight_shape)
 
 
 def _indices(op: str, input) -> np.ndarray:

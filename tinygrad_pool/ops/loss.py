@@ -233,16 +233,22 @@ class NLLLoss(Node):
     def backward(ctx, grad):
         log_probs, classes, kept, target_weights, total_weight = ctx.saved_tensors
         reduction = ctx.attrs["reduction"]
-        coefficients = 1 if target_weights is None else target_weights
-        if reduction == "mean":
-            coefficients = coefficients / total_weight
-            if kept is not None:  # ignored targets get exactly 0, even when the total
-                coefficients = np.where(kept, coefficients, 0)  # is 0 (torch skips them)
-        picked = np.zeros(log_probs.shape, dtype=grad.dtype)  # a constant: -wₙ where each target is
-        _place(picked, classes, -coefficients)
         if reduction == "none":  # one gradient per position: put back the class axis
             grad = grad.reshape(grad.shape[:1] + (1,) + grad.shape[1:])
-        return picked * grad
+        elif reduction == "mean":
+            grad = grad / total_weight
+        # -wₙ gₙ at each target's class, and 0 at every other class and ignored target: put
+        # there, not multiplied by 0, as torch (an inf or nan arriving gives 0 there)
+        values = -grad if target_weights is None else -grad * target_weights
+        if isinstance(grad, Tensor):  # recorded: a selection of grad, its double backward
+            chosen = np.zeros(log_probs.shape, dtype=bool)
+            _place(chosen, classes, True if kept is None else kept)
+            return Where.call(values, np.zeros((), grad.dtype), condition=chosen)
+        if kept is not None:  # ignored targets: exactly 0, even when the total is 0
+            values = np.where(kept, values, 0)
+        out = np.zeros(log_probs.shape, dtype=grad.dtype)
+        _place(out, classes, values)
+        return out
 
 
 # ---- argument checks --------------------------------------------------------------------------

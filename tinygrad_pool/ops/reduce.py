@@ -137,7 +137,6 @@ class Max(Node):
     """
 
     reducer = staticmethod(np.max)
-    nan_shares = False  # (MaxAll: where the max is NaN, the NaNs share its gradient)
 
     def forward(ctx, x, axis, keepdims):
         # ("max" or "min". The entry points check the dims a caller named, as amax(0) of an
@@ -152,9 +151,8 @@ class Max(Node):
         x, out = (np.asarray(v) for v in ctx.saved_tensors)
         out = expand_reduced(out, x.shape, axis, keepdims)
         is_max = x == out
-        if ctx.nan_shares:
-            is_max |= np.isnan(x) & np.isnan(out)
-        # no element equals a NaN max: 0 / 0, as torch's amax
+        # no element equals a NaN max: 0 / 0, as torch's amax (which multiplies by its mask:
+        # an inf or nan arriving gives nan at the others too)
         share = is_max / is_max.sum(axis=axis, keepdims=True, dtype=x.dtype)  # a constant
         return expand_reduced(grad, x.shape, axis, keepdims) * share
 
@@ -178,17 +176,31 @@ class Min(Max):
     reducer = staticmethod(np.min)
 
 
+def evenly_distributed(grad, x, out):
+    """torch's evenly_distribute_backward, for a reduction of every element to one of them
+    (max(), min(), median()): grad / (how many elements equal out) at each of them (at each
+    NaN, where out is NaN), 0 elsewhere — chosen, not multiplied by a 0/1 mask, so that an inf
+    or nan arriving gives exactly 0 at the others, as torch's. A selection of grad: its double
+    backward in grad is this again; constant in x."""
+    x, out = np.asarray(x), np.asarray(out)
+    chosen = np.isnan(x) if x.dtype.kind == "f" and np.isnan(out) else x == out
+    return Where.call(grad / chosen.sum(dtype=x.dtype), np.zeros((), grad.dtype),
+                      condition=chosen)
+
+
 class MaxAll(Max):
     """``max()`` of every element: Max's rule, except that a NaN maximum sends its gradient
-    to the NaNs, shared equally (torch's evenly_distribute_backward; its amax gives NaN)"""
+    to the NaNs, shared equally, and the others get exactly 0 (torch's
+    evenly_distribute_backward; its amax gives NaN)"""
 
-    nan_shares = True
+    def backward(ctx, grad):
+        return evenly_distributed(grad, *ctx.saved_tensors)
 
 
 class MinAll(Min):
     """``min()`` of every element, as MaxAll"""
 
-    nan_shares = True
+    backward = MaxAll.backward
 
 
 def check_nonempty(op: str, shape: tuple, dims) -> None:

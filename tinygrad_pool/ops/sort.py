@@ -24,7 +24,7 @@ from ..engine import OMITTED, Node, Tensor
 from ..args import check_flag, check_int
 from .elementwise import check_tensor
 from .movement import IndexScatter, wrap_dim
-from .reduce import _return_type_repr, check_nonempty, expand_reduced
+from .reduce import _return_type_repr, check_nonempty, evenly_distributed, expand_reduced
 from .select import along_dim
 
 
@@ -114,8 +114,8 @@ class NanMedian(PickAlongDim):
 
 class MedianOfAll(Node):
     """median() (and nanmedian()) of every element: the gradient is split equally among the
-    elements equal to the median (or among the NaNs where it is NaN), as torch's
-    evenly_distribute_backward. Saves its input and output."""
+    elements equal to the median (or among the NaNs where it is NaN), the others get exactly 0,
+    as torch's evenly_distribute_backward. Saves its input and output."""
 
     def forward(ctx, x, ignore_nan):
         flat = x.reshape(-1)
@@ -131,10 +131,7 @@ class MedianOfAll(Node):
         return out
 
     def backward(ctx, grad):
-        x, out = (np.asarray(v) for v in ctx.saved_tensors)
-        chosen = (x == out) | (np.isnan(x) & np.isnan(out))
-        share = chosen / chosen.sum(dtype=x.dtype)  # a constant: no second derivative in x
-        return grad * share
+        return evenly_distributed(grad, *ctx.saved_tensors)
 
 
 # ---- what torch returns -------------------------------------------------------------------
