@@ -8,11 +8,12 @@ import numpy as np
 
 from .ops import activation as _activation, bitwise as _bitwise, division as _division
 from .ops import elementwise, join
+from .ops import movement as _movement
 from .ops import matmul as matmul_ops
 from .ops import pool as _pool, pool3d as _pool3d, select as _select
 from .ops.conv import conv1d, conv_transpose1d  # noqa: F401  (torch.conv1d is F.conv1d)
 from .ops.conv3d import conv3d, conv_transpose3d  # noqa: F401
-from .args import check_flag, check_number, tensor_arg
+from .args import tensor_arg
 from .engine import OMITTED, Tensor, numpy_spellings
 
 
@@ -39,10 +40,32 @@ sum, mean, prod, std, var, norm, logsumexp, cumsum = map(
     _unary, ("sum", "mean", "prod", "std", "var", "norm", "logsumexp", "cumsum"))
 amax, amin, argmax, argmin, all, any = map(_unary, ("amax", "amin", "argmax", "argmin", "all",
                                                      "any"))
-flatten, reshape, squeeze, unsqueeze, transpose, permute, flip, roll = map(
-    _unary, ("flatten", "reshape", "squeeze", "unsqueeze", "transpose", "permute", "flip", "roll"))
-gather, index_select, masked_fill, narrow, chunk, split, t = map(
-    _unary, ("gather", "index_select", "masked_fill", "narrow", "chunk", "split", "t"))
+flatten, reshape, squeeze, unsqueeze, transpose, permute, roll = map(
+    _unary, ("flatten", "reshape", "squeeze", "unsqueeze", "transpose", "permute", "roll"))
+gather, index_select, masked_fill, narrow, chunk, t = map(
+    _unary, ("gather", "index_select", "masked_fill", "narrow", "chunk", "t"))
+swapaxes, swapdims, ravel, unbind, tensor_split, hsplit, vsplit, dsplit = map(
+    _unary, ("swapaxes", "swapdims", "ravel", "unbind", "tensor_split", "hsplit", "vsplit",
+             "dsplit"))
+
+
+def flip(input, dims) -> Tensor:
+    """``input.flip(dims)``; ``dims`` a tuple or list, as torch.flip's (the method takes ints)."""
+    return _input("flip", input).flip(_dims("flip", dims))
+
+
+def tile(input, dims) -> Tensor:
+    """``input.tile(dims)``; ``dims`` a tuple or list, as torch.tile's (the method takes ints)."""
+    return _input("tile", input).tile(_dims("tile", dims))
+
+
+def _dims(op: str, dims):
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'dims' (position 2) must be tuple of ints, not "
+                        f"{type(dims).__name__}")
+    return dims
+rot90, fliplr, flipud, nonzero, argwhere, count_nonzero, square_ = map(
+    _unary, ("rot90", "fliplr", "flipud", "nonzero", "argwhere", "count_nonzero", "square_"))
 scatter, scatter_add, take_along_dim, unflatten = map(
     _unary, ("scatter", "scatter_add", "take_along_dim", "unflatten"))
 eq, ne, lt, le, gt, ge = map(_unary, ("eq", "ne", "lt", "le", "gt", "ge"))
@@ -89,6 +112,7 @@ def where(condition, input=None, other=None) -> Tensor:
     return elementwise.where(condition, input, other)
 
 
+@numpy_spellings
 def cat(tensors, dim: int = 0) -> Tensor:
     return join.cat(tensors, dim)
 
@@ -96,8 +120,62 @@ def cat(tensors, dim: int = 0) -> Tensor:
 concat = concatenate = cat
 
 
+@numpy_spellings
 def stack(tensors, dim: int = 0) -> Tensor:
     return join.stack(tensors, dim)
+
+
+def hstack(tensors) -> Tensor:
+    """cat along dim 1 (dim 0 if the tensors are 1-d), 0-d tensors read as 1-d."""
+    return join.directional_stack("hstack", tensors)
+
+
+def vstack(tensors) -> Tensor:
+    """cat along dim 0 of the tensors made at least 2-d (a 1-d one becomes a row)."""
+    return join.directional_stack("vstack", tensors)
+
+
+def row_stack(tensors) -> Tensor:
+    return join.directional_stack("row_stack", tensors)
+
+
+def dstack(tensors) -> Tensor:
+    """cat along dim 2 of the tensors made at least 3-d."""
+    return join.directional_stack("dstack", tensors)
+
+
+def column_stack(tensors) -> Tensor:
+    """cat along dim 1, each 0-d or 1-d tensor made a column first."""
+    return join.directional_stack("column_stack", tensors)
+
+
+def atleast_1d(*tensors):
+    return join.atleast("atleast_1d", 1, tensors)
+
+
+def atleast_2d(*tensors):
+    return join.atleast("atleast_2d", 2, tensors)
+
+
+def atleast_3d(*tensors):
+    return join.atleast("atleast_3d", 3, tensors)
+
+
+def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """``tensor.split(...)``, as ``torch.split`` (whose arguments have these names)."""
+    return _input("split", tensor).split(split_size_or_sections, dim)
+
+
+def pixel_shuffle(input, upscale_factor: int) -> Tensor:
+    return _movement.pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
+    return _movement.pixel_unshuffle(input, downscale_factor)
+
+
+def channel_shuffle(input, groups: int) -> Tensor:
+    return _movement.channel_shuffle(input, groups)
 
 
 def matmul(input, other) -> Tensor:
@@ -151,27 +229,12 @@ def _other(op: str, other) -> Tensor:
 def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """|input - other| <= atol + rtol * |other|, elementwise (torch.isclose: same dtypes)."""
-    return Tensor._make(_isclose("isclose", input, other, rtol, atol, equal_nan), None)
+    return _input("isclose", input).isclose(other, rtol, atol, equal_nan)
 
 
 def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
-    return bool(_isclose("allclose", input, other, rtol, atol, equal_nan).all())
-
-
-def _isclose(op: str, input, other, rtol, atol, equal_nan) -> np.ndarray:
-    input, other = _input(op, input), _other(op, other)
-    equal_nan = check_flag(op, "equal_nan", equal_nan)
-    for name, tolerance in (("rtol", rtol), ("atol", atol)):
-        if isinstance(tolerance, complex) or not check_number(op, name, tolerance) >= 0:
-            raise (TypeError if isinstance(tolerance, complex) else RuntimeError)(
-                f"{op}: {name} must be a real number >= 0, got {tolerance!r}")
-    if input.dtype != other.dtype:
-        raise RuntimeError(f"{op}(): expected input and other to have the same dtype, got "
-                           f"{input.dtype} and {other.dtype}")
-    if input.shape != other.shape:
-        elementwise.check_broadcast(op, input._data, other._data)
-    return np.asarray(np.isclose(input._data, other._data, rtol, atol, equal_nan))
+    return _input("allclose", input).allclose(other, rtol, atol, equal_nan)
 
 
 def equal(input, other) -> bool:
@@ -364,6 +427,7 @@ def masked_select(input, mask) -> Tensor:
     return _select.masked_select(input, mask)
 
 
+@numpy_spellings
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
     return _select.repeat_interleave(input, repeats, dim, output_size=output_size)
 

@@ -8,6 +8,7 @@ cast is a node of the graph.
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -23,6 +24,23 @@ from . import args
 from .ops import (bitwise, conv, cumulative, division, elementwise, join, loss, math_functions,
                   matmul, movement, pool, reduce, select)
 from .ops import sort as ordering
+from . import creation
+
+
+def args_aliases(method, name: str, aliases: tuple):
+    """``method`` that also takes its argument ``name`` under the keywords ``aliases`` (one at a
+    time; with the argument given twice, Python's TypeError)."""
+    def with_aliases(self, *positional, **kwargs):
+        for alias in aliases:
+            if alias in kwargs:
+                if positional or name in kwargs:
+                    raise TypeError(f"{method.__name__}() got multiple values for argument "
+                                    f"'{name}' ({alias}= is another name for it)")
+                kwargs[name] = kwargs.pop(alias)
+        return method(self, *positional, **kwargs)
+    with_aliases.__name__, with_aliases.__qualname__ = method.__name__, method.__qualname__
+    with_aliases.__doc__, with_aliases.__wrapped__ = method.__doc__, method
+    return with_aliases
 
 
 class TensorMethods:
@@ -165,6 +183,38 @@ class TensorMethods:
         """A copy in new memory, still in the graph (its gradient passes straight through)."""
         return movement.Clone.apply(self)
 
+    # ---- new tensors of this one's dtype (torch's new_*: a leaf, outside any graph)
+    def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False):
+        return creation.zeros(*movement.keyword_sizes("new_zeros", "size", sizes, size),
+                              dtype=self._data.dtype if dtype is None else dtype, device=device,
+                              requires_grad=requires_grad)
+
+    def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False):
+        return creation.ones(*movement.keyword_sizes("new_ones", "size", sizes, size),
+                             dtype=self._data.dtype if dtype is None else dtype, device=device,
+                             requires_grad=requires_grad)
+
+    def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False):
+        return creation.empty(*movement.keyword_sizes("new_empty", "size", sizes, size),
+                              dtype=self._data.dtype if dtype is None else dtype, device=device,
+                              requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False):
+        """``size`` filled with ``fill_value``, in this tensor's dtype (3.5 in an int64 tensor's
+        new_full is 3, as torch's)."""
+        return creation.full(size, fill_value, dtype=self._data.dtype if dtype is None else dtype,
+                             device=device, requires_grad=requires_grad)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False):
+        """A copy of ``data`` in this tensor's dtype (a leaf: a Tensor's graph is not kept)."""
+        if isinstance(data, Tensor):
+            warnings.warn("To copy construct from a tensor, it is recommended to use "
+                          "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
+                          ".requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
+                          UserWarning, stacklevel=2)
+        return creation.tensor(data, dtype=self._data.dtype if dtype is None else dtype,
+                               device=device, requires_grad=requires_grad)
+
     # ---- ops, as methods and operators ------------------------------------------------------
     def _const(self, other) -> "Tensor":
         """A Python number or array as a tensor that adopts our floating dtype (float32 stays so)."""
@@ -297,6 +347,11 @@ class TensorMethods:
         return -self
 
     def square(self): return self * self
+    def square_(self):
+        if self._data.dtype is dtypes.bool:  # (bool squares to int64, as torch's square)
+            raise RuntimeError("square_: result type int64 can't be cast to the desired output "
+                               "type bool of input")
+        return self.mul_(self)
     multiply, subtract, negative = mul, sub, neg
 
     def __pow__(self, exponent):
@@ -705,27 +760,51 @@ class TensorMethods:
     def reshape(self, *shape):
         return movement.Reshape.apply(self, shape=movement.resolve_shape("reshape", self._data.shape, shape))
 
-    def view(self, *shape, dtype=None): return movement.view(self, *shape, dtype=dtype)
+    # (the sizes as ints, one sequence, or by keyword as torch: reshape(shape=(6, 4)))
+    def reshape(self, *sizes, shape=None):
+        if shape is not None:
+            sizes = movement.keyword_sizes("reshape", "shape", sizes, shape)
+        return movement.Reshape.apply(self, shape=movement.resolve_shape("reshape", self._data.shape, sizes))
 
-    def expand(self, *shape):
-        return movement.Expand.apply(self, shape=movement.expanded_shape(self._data.shape, shape))
+    def view(self, *sizes, size=None, dtype=None):
+        return movement.view(self, *movement.keyword_sizes("view", "size", sizes, size), dtype=dtype)
+
+    def expand(self, *sizes, size=None, implicit: bool = False):  # (implicit: torch's, for tracing)
+        if size is not None:
+            sizes = movement.keyword_sizes("expand", "size", sizes, size)
+        return movement.Expand.apply(self, shape=movement.expanded_shape(self._data.shape, sizes))
 
     def transpose(self, dim0: int | None = None, dim1: int | None = None):
         """Swap two dimensions (PyTorch); with no arguments reverse them all (NumPy's ``.T``)."""
         return movement.Permute.apply(self, dims=movement.swap_dims(self.ndim, dim0, dim1))
 
     def swapaxes(self, axis0: int, axis1: int): return self.transpose(axis0, axis1)
+    def swapdims(self, dim0: int, dim1: int): return self.transpose(dim0, dim1)
 
     T = property(lambda self: self.transpose())
 
-    def permute(self, *dims):
-        return movement.Permute.apply(self, dims=movement.check_permutation(self.ndim, dims))
+    def permute(self, *order, dims=None):
+        if dims is not None:
+            order = movement.keyword_sizes("permute", "dims", order, dims)
+        return movement.Permute.apply(self, dims=movement.check_permutation(self.ndim, order))
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1):
         return movement.Reshape.apply(self, shape=movement.flattened_shape(self._data.shape, start_dim, end_dim))
 
-    def flip(self, dims): return movement.flip(self, dims)
+    def ravel(self): return self.flatten()
+
+    def flip(self, *order, dims=None):
+        order = movement.keyword_sizes("flip", "dims", order, dims)
+        if not order:
+            raise TypeError('flip() missing 1 required positional arguments: "dims"')
+        return movement.flip(self, order[0] if len(order) == 1 else order)
+
+    def fliplr(self): return movement.fliplr(self)
+    def flipud(self): return movement.flipud(self)
+    def rot90(self, k: int = 1, dims=(0, 1)): return movement.rot90(self, k, dims)
+    @numpy_spellings
     def squeeze(self, dim=OMITTED): return movement.squeeze(self, dim)
+    @numpy_spellings
     def unsqueeze(self, dim): return movement.unsqueeze(self, dim)
     def unflatten(self, dim, sizes): return movement.unflatten(self, dim, sizes)
     def view_as(self, other): return movement.view_as(self, other)
@@ -733,27 +812,104 @@ class TensorMethods:
     def expand_as(self, other): return movement.expand_as(self, other)
     def t(self): return movement.t(self)
     mT = property(lambda self: movement.matrix_transpose(self))
-    def repeat(self, *sizes): return movement.repeat(self, *sizes)
+    def repeat(self, *sizes, repeats=None):
+        return movement.repeat(self, *movement.keyword_sizes("repeat", "repeats", sizes, repeats))
+
+    def tile(self, *sizes, dims=None):
+        return movement.tile(self, *movement.keyword_sizes("tile", "dims", sizes, dims))
+    @numpy_spellings
     def narrow(self, dim, start, length): return movement.narrow(self, dim, start, length)
     def roll(self, shifts, dims=None): return movement.roll(self, shifts, dims)
     def contiguous(self): return movement.contiguous(self)
+    @numpy_spellings
     def chunk(self, chunks, dim=0): return join.chunk(self, chunks, dim)
     def split(self, split_size, dim=0): return join.split(self, split_size, dim)
+    @numpy_spellings
+    def unbind(self, dim=0): return join.unbind(self, dim)
+    # (torch.hsplit, vsplit, dsplit: tensor_split along dim 1, 0 and 2)
+    def hsplit(self, indices_or_sections):
+        return join.directional_split("hsplit", self, indices_or_sections)
 
+    def vsplit(self, indices_or_sections):
+        return join.directional_split("vsplit", self, indices_or_sections)
+
+    def dsplit(self, indices_or_sections):
+        return join.directional_split("dsplit", self, indices_or_sections)
+
+    @numpy_spellings
+    def tensor_split(self, indices_or_sections, dim=0):
+        return join.tensor_split(self, indices_or_sections, dim)
+
+    # (torch names tensor_split's first argument by its kind when it is given by keyword)
+    tensor_split = args_aliases(tensor_split, "indices_or_sections",
+                                ("sections", "indices", "tensor_indices_or_sections"))
+
+    # ---- where the nonzero elements are (integer results: no gradient)
+    def nonzero(self, *, as_tuple: bool = False):
+        """The indices of the nonzero elements: an int64 (count, ndim) tensor in row-major
+        order, or with ``as_tuple`` one 1-d tensor per dim (a 0-d input counts as 1-d)."""
+        if args.check_flag("nonzero", "as_tuple", as_tuple):
+            return tuple(Tensor._make(i.astype(np.int64), None)
+                         for i in np.nonzero(np.atleast_1d(self._data)))
+        return self.argwhere()
+
+    def argwhere(self):
+        found = np.argwhere(self._data)
+        return Tensor._make(found.astype(np.int64, copy=False), None)
+
+    @numpy_spellings
+    def count_nonzero(self, dim=None):
+        """The number of nonzero elements (int64), in all or along ``dim`` (an int or a tuple)."""
+        axes = None if dim is None else movement.normalize_dims("count_nonzero", self._data.ndim,
+                                                                dim, distinct=True, name="dim")
+        if not axes or self._data.ndim == 0:
+            axes = None  # (dims=() counts all, as torch; dim 0 of a 0-d tensor is the tensor)
+        return Tensor._make(np.asarray(np.count_nonzero(self._data, axis=axes), np.int64), None)
+
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+        """|self - other| <= atol + rtol * |other|, elementwise (torch's: of one dtype)."""
+        return Tensor._make(self._isclose("isclose", other, rtol, atol, equal_nan), None)
+
+    def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+        return bool(self._isclose("allclose", other, rtol, atol, equal_nan).all())
+
+    def _isclose(self, op: str, other, rtol, atol, equal_nan) -> np.ndarray:
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{op}(): argument 'other' must be Tensor, not "
+                            f"{type(other).__name__}")
+        equal_nan = args.check_flag(op, "equal_nan", equal_nan)
+        for name, tolerance in (("rtol", rtol), ("atol", atol)):
+            if isinstance(tolerance, complex) or not args.check_number(op, name, tolerance) >= 0:
+                raise (TypeError if isinstance(tolerance, complex) else RuntimeError)(
+                    f"{op}: {name} must be a real number >= 0, got {tolerance!r}")
+        if self._data.dtype != other._data.dtype:
+            raise RuntimeError(f"{op}(): expected input and other to have the same dtype, got "
+                               f"{self._data.dtype} and {other._data.dtype}")
+        if self._data.shape != other._data.shape:
+            elementwise.check_broadcast(op, self._data, other._data)
+        return np.asarray(np.isclose(self._data, other._data, rtol, atol, equal_nan))
+
+    @numpy_spellings
     def gather(self, dim, index, *, sparse_grad: bool = False):
         return select.gather(self, dim, index, sparse_grad=sparse_grad)
 
+    @numpy_spellings
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
         return select.scatter(self, dim, index, src, value=value, reduce=reduce)
 
+    @numpy_spellings
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         return select.scatter_(self, dim, index, src, value=value, reduce=reduce)
 
+    @numpy_spellings
     def scatter_add(self, dim, index, src): return select.scatter_add(self, dim, index, src)
+    @numpy_spellings
     def scatter_add_(self, dim, index, src): return select.scatter_add_(self, dim, index, src)
+    @numpy_spellings
     def index_select(self, dim, index): return select.index_select(self, dim, index)
     def masked_fill(self, mask, value): return select.masked_fill(self, mask, value)
     def masked_fill_(self, mask, value): return select.masked_fill_(self, mask, value)
+    @numpy_spellings
     def take_along_dim(self, indices, dim=None): return select.take_along_dim(self, indices, dim)
 
     def matmul(self, other): return matmul.matmul(self, elementwise.check_tensor("matmul", "other", other))
@@ -1026,12 +1182,15 @@ class TensorMethods:
     def triu_(self, diagonal: int = 0): return select.triu_(self, diagonal)
     def masked_select(self, mask): return select.masked_select(self, mask)
 
+    @numpy_spellings
     def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
         return select.repeat_interleave(self, repeats, dim, output_size=output_size)
 
+    @numpy_spellings
     def scatter_reduce(self, dim, index, src, reduce, *, include_self: bool = True):
         return select.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
 
+    @numpy_spellings
     def scatter_reduce_(self, dim, index, src, reduce, *, include_self: bool = True):
         return select.scatter_reduce_(self, dim, index, src, reduce, include_self=include_self)
 

@@ -36,7 +36,7 @@ from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh
 from .dropout import Dropout, Dropout2d
 from .layers import (AvgPool1d, AvgPool2d, AvgPool3d, Conv1d, Conv2d, Conv3d, ConvTranspose1d,
                      ConvTranspose2d, ConvTranspose3d, Flatten, Linear, MaxPool1d, MaxPool2d,
-                     MaxPool3d, Unflatten)
+                     MaxPool3d, PixelShuffle, PixelUnshuffle, ChannelShuffle, Unflatten)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
                    NLLLoss, SmoothL1Loss)
 from .module import Identity, Module, ModuleDict, ModuleList, Parameter, Sequential
@@ -54,16 +54,17 @@ __all__ = ["functional", "init", "utils", "parallel", "DataParallel", "Module", 
            "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Conv1d", "Conv2d",
            "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d",
            "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "Flatten", "Unflatten",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "MaxUnpool2d", "Unfold", "Fold", "ZeroPad1d",
-           "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
-           "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
-           "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
-           "CircularPad3d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "ReLU",
-           "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
-           "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "LogSigmoid", "Softmax",
-           "LogSoftmax", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout2d",
-           "Embedding", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss",
-           "HuberLoss", "BCELoss", "BCEWithLogitsLoss"]
+           "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "AdaptiveAvgPool2d",
+           "AdaptiveMaxPool2d", "MaxUnpool2d", "Unfold", "Fold", "ZeroPad1d", "ZeroPad2d",
+           "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
+           "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+           "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "Upsample",
+           "UpsamplingNearest2d", "UpsamplingBilinear2d", "ReLU", "ReLU6", "LeakyReLU", "ELU",
+           "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardswish",
+           "Hardsigmoid", "Softplus", "Softsign", "LogSigmoid", "Softmax", "LogSoftmax",
+           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout2d", "Embedding",
+           "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+           "BCELoss", "BCEWithLogitsLoss"]
 
 
 # A submodule torch has and we lack (torch.nn.quantized, torch.nn.utils.rnn) is refused on import

@@ -19,6 +19,7 @@ from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, 
                         huber_loss, l1_loss, log_softmax, mse_loss, nll_loss, smooth_l1_loss,
                         softmax, sum_of_squares)
 from ..ops.matmul import linear
+from ..ops.movement import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.normalization import batch_norm, layer_norm
 from ..ops.padding import pad
 from ..ops.pool import (TIE_RULES, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,
@@ -31,13 +32,14 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d", "max_pool3d",
            "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
            "max_unpool2d", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
-           "pad", "relu", "relu6", "sigmoid", "tanh", "leaky_relu", "elu", "selu", "selu_", "celu",
-           "celu_", "gelu", "silu", "mish", "softplus", "logsigmoid", "softsign", "hardtanh",
-           "hardtanh_", "hardswish", "hardsigmoid", "softmax", "log_softmax",
-           "scaled_dot_product_attention", "linear", "one_hot", "embedding", "dropout",
-           "dropout2d", "batch_norm", "layer_norm", "mse_loss", "l1_loss", "smooth_l1_loss",
-           "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "sum_of_squares", "TIE_RULES", "REDUCTIONS"]
+           "pad", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "relu", "relu6",
+           "sigmoid", "tanh", "leaky_relu", "elu", "selu", "selu_", "celu", "celu_", "gelu",
+           "silu", "mish", "softplus", "logsigmoid", "softsign", "hardtanh", "hardtanh_",
+           "hardswish", "hardsigmoid", "softmax", "log_softmax", "scaled_dot_product_attention",
+           "linear", "one_hot", "embedding", "dropout", "dropout2d", "batch_norm", "layer_norm",
+           "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "sum_of_squares",
+           "TIE_RULES", "REDUCTIONS"]
 
 
 def relu(input, inplace: bool = False):

@@ -1,6 +1,6 @@
 """The layers of a small CNN — Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, Flatten, Unflatten,
-Linear, and the 1-D and 3-D convolutions and pools (Conv1d, Conv3d, ConvTranspose1d,
-ConvTranspose3d, MaxPool1d, AvgPool1d, MaxPool3d, AvgPool3d) — as
+PixelShuffle, PixelUnshuffle, ChannelShuffle, Linear, and the 1-D and 3-D convolutions and pools
+(Conv1d, Conv3d, ConvTranspose1d, ConvTranspose3d, MaxPool1d, AvgPool1d, MaxPool3d, AvgPool3d) — as
 Modules (ReLU and the other activations are in ``activation.py``).
 
 Each layer holds its settings and Parameters and calls one function of ``nn.functional`` in
@@ -305,6 +305,49 @@ class Unflatten(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class PixelShuffle(Module):
+    """(*, C·r², H, W) → (*, C, H·r, W·r): F.pixel_shuffle with r = ``upscale_factor``
+    (checked when called, as torch's)."""
+
+    def __init__(self, upscale_factor: int):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return functional.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """(*, C, H·r, W·r) → (*, C·r², H, W): F.pixel_unshuffle with r = ``downscale_factor``."""
+
+    def __init__(self, downscale_factor: int):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return functional.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """F.channel_shuffle: the channels of (N, C, *) interleaved across ``groups``."""
+
+    def __init__(self, groups: int):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return functional.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
 
 
 # ---- 1-D and 3-D convolution and pooling (issue 33) ------------------------------------------------

@@ -8,7 +8,7 @@ and version, and its gradient lands in its own part of the input's.
 import numpy as np
 
 from ..engine import Node, Tensor
-from .movement import Index, is_int, unsqueeze, wrap_dim
+from .movement import Index, Reshape, is_int, unsqueeze, wrap_dim
 
 # torch's promotion between tensors of different kinds: the result takes the kind that ranks
 # higher (bool < integer < floating), with the largest type of that kind among the inputs —
@@ -163,3 +163,109 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     if size == 0:  # torch: as many empty pieces as asked for
         return _pieces(input, dim, [0] * chunks)
     return split(input, -(-size // chunks), dim)
+
+
+def unbind(input, dim: int = 0) -> tuple:
+    """torch.unbind: the slices along ``dim``, each without that dim — views of ``input``
+    (``input[:, k]`` for dim 1), so each slice's gradient lands in its own part of input's."""
+    if input.ndim == 0:
+        raise IndexError("unbind: Dimension specified as 0 but tensor has no dimensions (a 0-d "
+                         "tensor has nothing to unbind)")
+    dim = wrap_dim("unbind", dim, input.ndim)
+    before = (slice(None),) * dim
+    return tuple(Index.apply(input, index=before + (k,)) for k in range(input.shape[dim]))
+
+
+def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
+    """torch.tensor_split: ``sections`` pieces along ``dim`` as equal as can be (the first
+    ``size % sections`` one longer, as np.array_split), or the pieces between the given
+    ``indices`` read as Python slice bounds (``[2, 5]``: ``[:2]``, ``[2:5]``, ``[5:]``; a
+    negative index counts from the end, and an index past the end gives empty pieces). An int
+    or a 0-d int64 tensor are sections; a list, tuple or 1-d int64 tensor are indices. Views."""
+    if isinstance(indices_or_sections, Tensor):
+        split_by = indices_or_sections
+        if split_by.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a "
+                               f"zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {split_by.ndim} dims")
+        if split_by.dtype != np.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype "
+                               f"of long, but got {split_by.dtype}")
+        indices_or_sections = split_by._data.tolist()
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    dim = wrap_dim("tensor_split", dim, input.ndim)
+    before = (slice(None),) * dim
+    if isinstance(indices_or_sections, (list, tuple)):
+        indices = tuple(indices_or_sections)
+        if not all(is_int(i) for i in indices):
+            raise TypeError(f"tensor_split(): argument 'indices' must be tuple of ints, got "
+                            f"{indices}")
+        bounds = (None,) + tuple(int(i) for i in indices) + (None,)
+        return tuple(Index.apply(input, index=before + (slice(start, stop),))
+                     for start, stop in zip(bounds[:-1], bounds[1:]))
+    sections = indices_or_sections
+    if not is_int(sections):
+        raise TypeError(f"tensor_split(): argument 'sections' must be an int, a sequence of "
+                        f"ints or an integer tensor, not {type(sections).__name__}")
+    if sections <= 0:
+        raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got "
+                           f"{sections}")
+    size = input.shape[dim]
+    length, longer = divmod(size, int(sections))
+    return _pieces(input, dim, [length + 1] * longer + [length] * (int(sections) - longer))
+
+
+# ---- NumPy's directional joins and splits: cat and tensor_split along a fixed dim ------------
+def _at_least(input, ndim: int) -> Tensor:
+    """input with dims of size 1 added, as NumPy's atleast_{1,2,3}d: (n,) → (1, n) → (1, n, 1);
+    a 2-d (a, b) becomes (a, b, 1). A view."""
+    shape = tuple(input.shape)
+    if len(shape) >= ndim:
+        return input
+    if ndim == 3 and len(shape) == 2:
+        return Reshape.apply(input, shape=shape + (1,))
+    full = {0: (1,) * ndim, 1: (1,) + shape + (1,) * (ndim - 2)}[len(shape)]
+    return Reshape.apply(input, shape=full)
+
+
+def atleast(op: str, ndim: int, tensors):
+    """torch.atleast_Nd(*tensors): one tensor, or a tuple for several (or one list of them)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(_at_least(t, ndim) for t in _tensor_list(op, tensors[0]))
+    made = [_at_least(t, ndim) for t in _tensor_list(op, list(tensors))]
+    return made[0] if len(made) == 1 else tuple(made)
+
+
+def directional_stack(op: str, tensors) -> Tensor:
+    """hstack, vstack (row_stack), dstack and column_stack: cat of the tensors, each first made
+    of enough dims for the join's dim."""
+    tensors = _tensor_list(op, tensors)
+    if not tensors:
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
+    if op == "hstack":
+        tensors = [_at_least(t, 1) for t in tensors]
+        return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    if op == "column_stack":
+        return cat([Reshape.apply(t, shape=(t.numel(), 1)) if t.ndim <= 1 else t
+                    for t in tensors], 1)
+    ndim, dim = {"vstack": (2, 0), "row_stack": (2, 0), "dstack": (3, 2)}[op]
+    return cat([_at_least(t, ndim) for t in tensors], dim)
+
+
+def directional_split(op: str, input, indices_or_sections) -> tuple:
+    """hsplit (dim 1, or 0 of a 1-d tensor), vsplit (dim 0) and dsplit (dim 2): tensor_split,
+    except that a number of sections must divide the dim's size. Views."""
+    least, dim = {"hsplit": (1, 1 if input.ndim > 1 else 0), "vsplit": (2, 0),
+                  "dsplit": (3, 2)}[op]
+    if input.ndim < least:
+        raise RuntimeError(f"torch.{op} requires a tensor with at least {least} dimension, but "
+                           f"got a tensor with {input.ndim} dimensions!")
+    if is_int(indices_or_sections):
+        size = input.shape[dim]
+        if indices_or_sections == 0 or size % indices_or_sections:
+            raise RuntimeError(f"torch.{op} attempted to split along dimension {dim}, but the "
+                               f"size of the dimension {size} is not divisible by the "
+                               f"split_size {indices_or_sections}!")
+    return tensor_split(input, indices_or_sections, dim)

@@ -77,6 +77,20 @@ def int_sizes(op: str, name: str, sizes) -> tuple:
     return sizes if plain else tuple(int(n) for n in sizes)
 
 
+def keyword_sizes(op: str, name: str, sizes: tuple, given) -> tuple:
+    """A method's varargs ``sizes``, or the one sequence torch also takes by keyword (``given``:
+    ``x.reshape(shape=(6, 4))``, None when not given), in the varargs' form ``(sequence,)``.
+    Both at once, or a keyword value that is no sequence, is torch's TypeError."""
+    if given is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{op}() got multiple values for argument '{name}'")
+    if not isinstance(given, (tuple, list)):
+        raise TypeError(f"{op}(): argument '{name}' must be tuple of ints, not "
+                        f"{type(given).__name__}")
+    return (given,)
+
+
 def resolve_shape(op: str, old_shape: tuple, shape, name: str = "shape") -> tuple:
     """Accept reshape(2, 3) and reshape((2, 3)) (``shape``: the varargs, see ``int_sizes``);
     fill in a single -1."""
@@ -1068,4 +1082,136 @@ def movedim(input, source, destination) -> Tensor:
     rest = iter(d for d in range(input.ndim) if d not in source)
     return Permute.apply(input, dims=tuple(next(rest) if d is None else d for d in order))
 
+
+
+
+# ---- turns, mirrors, tiles and pixel shuffles: compositions of the Functions above (their
+# gradients, to any order, are those of flip, permute, reshape and repeat)
+def rot90(input, k: int = 1, dims=(0, 1)) -> Tensor:
+    """torch.rot90: turn the plane ``dims`` by k quarter turns, from the first dim towards the
+    second: one turn is flip(dims[1]) then swapping the two dims, as torch writes it."""
+    input = _tensor("rot90", "input", input)
+    if not is_int(k):
+        raise TypeError(f"rot90(): argument 'k' must be int, not {type(k).__name__}")
+    if not isinstance(dims, (tuple, list)) or not all(is_int(d) for d in dims):
+        raise TypeError(f"rot90(): argument 'dims' must be tuple of ints, not {dims!r}")
+    if len(dims) != 2:
+        raise RuntimeError(f"rot90: expected total rotation dims == 2, but got dims = "
+                           f"{len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"rot90: expected total dims >= 2, but got total dims = {input.ndim}")
+    first, second = (wrap_dim("rot90", d, input.ndim, "dims") for d in dims)
+    if first == second:
+        raise RuntimeError(f"rot90: expected rotation dims to be different, but got dim0 = "
+                           f"{first} and dim1 = {second}")
+    turns = int(k) % 4
+    if turns == 0:
+        return Clone.apply(input)  # (a copy, as torch's)
+    if turns == 2:
+        return Flip.apply(input, dims=tuple(sorted((first, second))))
+    flipped = Flip.apply(input, dims=(second if turns == 1 else first,))
+    return Permute.apply(flipped, dims=swap_dims(input.ndim, first, second))
+
+
+def fliplr(input) -> Tensor:
+    """torch.fliplr: dim 1 reversed (left and right in a matrix), for 2 dims or more."""
+    input = _tensor("fliplr", "input", input)
+    if input.ndim < 2:
+        raise RuntimeError(f"fliplr: Input must be >= 2-d (got a {input.ndim}-d tensor)")
+    return Flip.apply(input, dims=(1,))
+
+
+def flipud(input) -> Tensor:
+    """torch.flipud: dim 0 reversed (up and down in a matrix), for 1 dim or more."""
+    input = _tensor("flipud", "input", input)
+    if input.ndim < 1:
+        raise RuntimeError("flipud: Input must be >= 1-d (got a 0-d tensor)")
+    return Flip.apply(input, dims=(0,))
+
+
+def tile(input, *dims) -> Tensor:
+    """torch.tile: ``repeat`` where fewer ``dims`` than the input's are padded with 1s in front
+    (``x.tile(2)`` of a matrix repeats its last dim twice)."""
+    dims = int_sizes("tile", "dims", dims)
+    if any(n < 0 for n in dims):
+        raise RuntimeError(f"tile: dims {tuple(dims)} must be non-negative (the number of "
+                           f"copies along each dim)")
+    return repeat(input, (1,) * (input.ndim - len(dims)) + tuple(dims))
+
+
+def _factor(op: str, name: str, value) -> int:
+    if not is_int(value):
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__}")
+    if value <= 0:
+        raise RuntimeError(f"{op} expects a positive {name}, but got {value}")
+    return int(value)
+
+
+def _copy_of(result: Tensor) -> Tensor:
+    """The shuffles return new memory, as torch's (a factor of 1 would otherwise give a view)."""
+    return result if result._view is None else Clone.apply(result)
+
+
+def pixel_shuffle(input, upscale_factor: int) -> Tensor:
+    """F.pixel_shuffle: (*, C·r², H, W) → (*, C, H·r, W·r) — each group of r² channels becomes
+    an r × r block of pixels: channel c·r² + i·r + j lands at (c, h·r + i, w·r + j)."""
+    input = _tensor("pixel_shuffle", "input", input)
+    r = _factor("pixel_shuffle", "upscale_factor", upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.ndim} dimension(s)")
+    *batch, channels, height, width = input.shape
+    if channels % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)="
+                           f"{channels} is not divisible by {r * r}")
+    n = len(batch)
+    split = Reshape.apply(input, shape=(*batch, channels // (r * r), r, r, height, width))
+    # (…, c, i, j, h, w) → (…, c, h, i, w, j)
+    moved = Permute.apply(split, dims=(*range(n), n, n + 3, n + 1, n + 4, n + 2))
+    shape = (*batch, channels // (r * r), height * r, width * r)
+    return _copy_of(Reshape.apply(moved, shape=shape))
+
+
+def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
+    """F.pixel_unshuffle, pixel_shuffle's inverse: (*, C, H·r, W·r) → (*, C·r², H, W)."""
+    input = _tensor("pixel_unshuffle", "input", input)
+    r = _factor("pixel_unshuffle", "downscale_factor", downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.ndim} dimension(s)")
+    *batch, channels, height, width = input.shape
+    for name, size, at in (("height", height, -2), ("width", width, -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
+                               f"downscale_factor, but input.size({at})={size} is not divisible "
+                               f"by {r}")
+    n = len(batch)
+    split = Reshape.apply(input, shape=(*batch, channels, height // r, r, width // r, r))
+    # (…, c, h, i, w, j) → (…, c, i, j, h, w)
+    moved = Permute.apply(split, dims=(*range(n), n, n + 2, n + 4, n + 1, n + 3))
+    shape = (*batch, channels * r * r, height // r, width // r)
+    return _copy_of(Reshape.apply(moved, shape=shape))
+
+
+def channel_shuffle(input, groups: int) -> Tensor:
+    """F.channel_shuffle: (N, C, *) with the C channels read as ``groups`` rows of C / groups,
+    transposed — channel g·(C/groups) + k goes to position k·groups + g (ShuffleNet's mixing)."""
+    input = _tensor("channel_shuffle", "input", input)
+    if not is_int(groups):
+        raise TypeError(f"channel_shuffle(): argument 'groups' must be int, not "
+                        f"{type(groups).__name__}")
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"channel_shuffle: Number of groups to divide channels in must be "
+                           f"positive. Value of groups:{groups}")
+    batch, channels, *rest = input.shape
+    if channels % groups:
+        raise RuntimeError(f"channel_shuffle: Number of channels must be divisible by groups. "
+                           f"Got {channels} channels and {groups} groups.")
+    split = Reshape.apply(input, shape=(batch, int(groups), channels // groups, *rest))
+    moved = Permute.apply(split, dims=swap_dims(split.ndim, 1, 2))
+    return _copy_of(Reshape.apply(moved, shape=tuple(input.shape)))
 
