@@ -11,6 +11,7 @@ from .ops import elementwise, join
 from .ops import movement as _movement
 from .ops import matmul as matmul_ops
 from .ops import pool as _pool, pool3d as _pool3d, select as _select
+from .ops import math_functions as _math
 from .ops.conv import conv1d, conv_transpose1d  # noqa: F401  (torch.conv1d is F.conv1d)
 from .ops.conv3d import conv3d, conv_transpose3d  # noqa: F401
 from .args import tensor_arg
@@ -309,6 +310,34 @@ atan2, arctan2, copysign, lerp, nan_to_num = map(
     _unary, ("atan2", "arctan2", "copysign", "lerp", "nan_to_num"))
 isnan, isinf, isfinite, isposinf, isneginf, signbit = map(
     _unary, ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"))
+erfinv, sgn, logit, hypot, sinc, deg2rad, rad2deg, fmax, fmin, heaviside, logical_xor = map(
+    _unary, ("erfinv", "sgn", "logit", "hypot", "sinc", "deg2rad", "rad2deg", "fmax", "fmin",
+             "heaviside", "logical_xor"))
+logit_, xlogy_, sinc_, deg2rad_, rad2deg_, clip_ = map(
+    _unary, ("logit_", "xlogy_", "sinc_", "deg2rad_", "rad2deg_", "clip_"))
+
+
+def xlogy(input, other) -> Tensor:
+    """input · log(other), 0 where input is 0; either may be a number (not both)."""
+    return _math.xlogy(input, other)
+
+
+def float_power(input, exponent) -> Tensor:
+    """input ** exponent in float64; either may be a number (not both)."""
+    return _math.float_power(input, exponent)
+
+
+# ---- nansum, nanmean, trace, aminmax (ops/reduce.py); products (ops/matmul.py)
+nansum, nanmean, trace, aminmax = map(_unary, ("nansum", "nanmean", "trace", "aminmax"))
+dot, vdot, inner, outer, ger, mv, kron = map(
+    _unary, ("dot", "vdot", "inner", "outer", "ger", "mv", "kron"))
+addmm, addmv, addbmm, baddbmm, addmv_ = map(
+    _unary, ("addmm", "addmv", "addbmm", "baddbmm", "addmv_"))
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M)."""
+    return matmul_ops.cdist(x1, x2, p, compute_mode)
 
 
 # ---- rounded division, remainders, bits (ops/division.py, ops/bitwise.py)

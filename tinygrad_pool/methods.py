@@ -613,6 +613,8 @@ class TensorMethods:
         low, high = elementwise.clamp_bounds("clamp_", dtype, min, max)
         return self._inplace(elementwise.Clamp, low=low, high=high)
 
+    clip_ = clamp_
+
     def clamp_min_(self, min): return self.clamp_(min=min)
     def clamp_max_(self, max): return self.clamp_(max=max)
 
@@ -757,8 +759,15 @@ class TensorMethods:
         total = reduce.cumsum(self if dtype is None else self.to(dtype), dim)
         return total if dtype is None else total.to(dtype)
 
-    def reshape(self, *shape):
-        return movement.Reshape.apply(self, shape=movement.resolve_shape("reshape", self._data.shape, shape))
+    def nansum(self, dim=None, keepdim: bool = False, *, dtype=None):
+        return reduce.nansum(self, dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim=None, keepdim: bool = False, *, dtype=None):
+        return reduce.nanmean(self, dim, keepdim, dtype=dtype)
+
+    def trace(self): return reduce.trace(self)
+    def aminmax(self, *, dim=None, keepdim: bool = False):
+        return reduce.aminmax(self, dim=dim, keepdim=keepdim)
 
     # (the sizes as ints, one sequence, or by keyword as torch: reshape(shape=(6, 4)))
     def reshape(self, *sizes, shape=None):
@@ -916,6 +925,39 @@ class TensorMethods:
     def mm(self, mat2): return matmul.mm(self, mat2)
     def bmm(self, mat2): return matmul.bmm(self, mat2)
 
+    # vector and matrix products, and sums with them (ops/matmul.py)
+    def dot(self, other): return matmul.dot(self, other)
+    def vdot(self, other): return matmul.vdot(self, other)
+    def inner(self, other): return matmul.inner(self, other)
+    def outer(self, vec2): return matmul.outer(self, vec2)
+    def ger(self, vec2): return matmul.outer(self, vec2, op="ger")
+    def mv(self, vec): return matmul.mv(self, vec)
+    def kron(self, other): return matmul.kron(self, other)
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        return matmul.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        return matmul.addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return matmul.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return matmul.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    # (in place: the sum written into self, whose old value the sum's graph still reads)
+    def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+        return self.copy_(matmul.addmm(self, mat1, mat2, beta=beta, alpha=alpha))
+
+    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+        return self.copy_(matmul.addmv(self, mat, vec, beta=beta, alpha=alpha))
+
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        return self.copy_(matmul.addbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        return self.copy_(matmul.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+
     def conv2d(self, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         return conv.conv2d(self, weight, bias, stride, padding, dilation, groups)
 
@@ -984,6 +1026,47 @@ class TensorMethods:
     def isposinf(self): return math_functions.isposinf(self)
     def isneginf(self): return math_functions.isneginf(self)
     def signbit(self): return math_functions.signbit(self)
+
+    # erfinv, sgn, logit, xlogy, hypot, sinc, degrees, float_power, fmax/fmin, heaviside,
+    # logical_xor (ops/math_functions.py)
+    def erfinv(self): return math_functions.float_function("erfinv", self)
+    def erfinv_(self): return self._inplace_unary("erfinv_", math_functions.Erfinv, floating=True)
+    def sgn(self): return elementwise.sign(self)  # (real tensors: the sign)
+    def sgn_(self): return self._inplace_unary("sgn_", elementwise.Sign)
+    def logit(self, eps=None): return math_functions.logit(self, eps)
+    def logit_(self, eps=None):
+        eps = math_functions.logit_eps("logit_", eps)
+        if self._data.dtype.kind != "f":  # (refused: a float result)
+            return self._inplace_unary("logit_", math_functions.Logit, floating=True)
+        return self._inplace(math_functions.Logit, eps=eps)
+
+    def xlogy(self, other): return math_functions.xlogy(self, other)
+    def xlogy_(self, other):
+        elementwise.check_operand("xlogy_", "other", other)
+        return self._inplace_math("xlogy_", math_functions.Xlogy, other)
+
+    def hypot(self, other): return math_functions.hypot(self, other)
+    def hypot_(self, other):
+        return self._inplace_math("hypot_", math_functions.Hypot,
+                                  elementwise.check_tensor("hypot_", "other", other))
+
+    def sinc(self): return math_functions.sinc(self)
+    def sinc_(self): return self._inplace_unary("sinc_", math_functions.Sinc, floating=True)
+    def deg2rad(self): return math_functions.deg2rad(self)
+    def deg2rad_(self): return self.mul_(math_functions.math.pi / 180)
+    def rad2deg(self): return math_functions.rad2deg(self)
+    def rad2deg_(self): return self.mul_(180 / math_functions.math.pi)
+    def float_power(self, exponent): return math_functions.float_power(self, exponent)
+    def float_power_(self, exponent):
+        if self._data.dtype != np.float64:
+            raise RuntimeError(f"the base given to float_power_ has dtype {self._data.dtype} but "
+                               f"the operation's result requires dtype float64")
+        return self.pow_(exponent.double() if isinstance(exponent, Tensor) else exponent)
+
+    def fmax(self, other): return math_functions.fmax(self, other)
+    def fmin(self, other): return math_functions.fmin(self, other)
+    def heaviside(self, values): return math_functions.heaviside(self, values)
+    def logical_xor(self, other): return math_functions.logical_xor(self, other)
     atan = arctan
     arcsin, arccos, arcsinh, arccosh, arctanh, arctan2, fix = asin, acos, asinh, acosh, atanh, atan2, trunc
 

@@ -1,6 +1,7 @@
 """torch's other elementwise math: tan and the inverse and hyperbolic trigonometric functions,
 erfc, exp2/log2/log10/expm1, reciprocal, trunc/frac, atan2, copysign, lerp, nan_to_num, and the
-tests isnan/isinf/isfinite/isposinf/isneginf/signbit.
+tests isnan/isinf/isfinite/isposinf/isneginf/signbit; and erfinv, logit, xlogy, hypot, sinc,
+deg2rad/rad2deg, float_power, fmax/fmin, heaviside, logical_xor.
 
 They live apart from elementwise.py (the ops every model runs) because they are the long tail
 that ported code reaches for now and then; each is still one small Node whose docstring is its
@@ -24,9 +25,9 @@ from ..args import _TORCH_NAMES
 from ..engine import BroadcastError, Node, Tensor, unbroadcast
 from ..fast.quiet import quiet
 from .activation import Erf, erf_values, erfc_fraction
-from .elementwise import (Arctan, Broadcasting, Exp, Rsqrt, Sigmoid, StepFunction, Where, as_dtype,
-                          check_tensor, floating, input_shapes, is_number, promote, refuse_bool,
-                          result_dtype)
+from .elementwise import (Arctan, Broadcasting, Cos, Exp, Log, Rsqrt, Sigmoid, Sin, StepFunction,
+                          Where, as_dtype, check_operand, check_tensor, floating, input_shapes,
+                          is_number, pow, promote, refuse_bool, result_dtype)
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _LN2, _LN10 = math.log(2), math.log(10)
@@ -566,3 +567,307 @@ def logaddexp(input, other, op: str = "logaddexp", node: type = LogAddExp) -> Te
 def logaddexp2(input, other) -> Tensor:
     """log₂(2ˣ + 2ʸ) without overflow."""
     return logaddexp(input, other, "logaddexp2", LogAddExp2)
+
+
+# ---- erfinv, logit, xlogy, hypot, sinc, degrees, float_power, fmax/fmin, heaviside, xor ------
+_SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2
+_WINITZKI = 0.147  # the constant of Winitzki's closed-form approximation of erfinv
+_HALLEY_STEPS = 4  # cubic steps from the guess's 2e-3 (relative): float64's last digit by the 3rd
+
+
+def erfinv_values(y) -> np.ndarray:
+    """erfinv(y) in float64: ±inf at ±1, nan beyond (and for NaN). Winitzki's closed form is
+    the first guess; Halley steps on erf(x) = |y| refine it. From |y| = 1/2 on, the residual is
+    taken as (1 - |y|) - erfc(x) — 1 - |y| is exact there — so that up to 1 - 2⁻⁵³ the digits
+    come from erfc, not from an erf that rounds to 1."""
+    y = np.asarray(y, dtype=np.float64)
+    a = np.abs(y)
+    out = np.where(a == 1, np.inf, np.nan)  # (a > 1 and NaN: nan)
+    inside = a < 1
+    a = a[inside]
+    with quiet():  # (log(1 - a²) at a = 0 is log 1 = 0: no warning; kept quiet for tiny a)
+        w = np.log((1 - a) * (1 + a))
+        c = 2 / (math.pi * _WINITZKI) + w / 2
+        x = np.sqrt(np.maximum(np.sqrt(c * c - w / _WINITZKI) - c, 0))
+        tail, rest = a >= 0.5, 1 - a
+        for _ in range(_HALLEY_STEPS):
+            residual = np.where(tail, rest - erfc_values(x), erf_values(x) - a)
+            step = residual / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
+            x = x - step / (1 + x * step)  # Halley: f''/f' = -2x for f = erf
+    out[inside] = x
+    return np.copysign(out, y)  # (-0 gives -0, as torch)
+
+
+class Erfinv(Node):
+    """d erfinv y = (√π/2) e^(erfinv(y)²) dy — written with the output (inf at ±1, nan beyond);
+    float32 is computed in float64 and rounded"""
+
+    elementwise = True
+
+    def forward(ctx, y):
+        out = erfinv_values(y).astype(y.dtype, copy=False)
+        ctx.save_for_backward(out=out)
+        return out
+
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * (_SQRT_PI_OVER_TWO * Exp.call(out * out))
+
+
+class Logit(Node):
+    """logit p = log(p / (1 - p));  d = dp / (p (1 - p)) — nan outside [0, 1] (inf at 0 and 1);
+    with ``eps``, p is clamped to [eps, 1 - eps] first and the gradient is 0 outside it (the
+    bounds pass it), as torch"""
+
+    elementwise = True
+
+    def forward(ctx, p, eps):
+        ctx.save_for_backward(p=p)
+        if eps is not None:
+            p = np.clip(p, p.dtype.type(eps), p.dtype.type(1 - eps))
+        with quiet():  # log(0) = -inf, log of a negative nan
+            return np.log(p / (1 - p))
+
+    def backward(ctx, grad):
+        (p,) = ctx.saved_tensors
+        eps, values = ctx.attrs["eps"], np.asarray(p)
+        low, high = (0, 1) if eps is None else (eps, 1 - eps)
+        outside = (values < low) | (values > high)
+        # chosen, not multiplied (torch's where): its second derivative is torch's too
+        fill = np.array(np.nan if eps is None else 0, grad.dtype)
+        return Where.call(fill, grad / (p * (1 - p)), condition=outside)
+
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope jumps: the clamp's bounds
+        eps and 1 - eps when eps is given (gradcheck's kink report asks, kinks.py)."""
+        eps = self.attrs["eps"]
+        return [] if eps is None else [(bound, "the slope inside, 1/(p(1 - p)), at the bound "
+                                               "itself, as PyTorch") for bound in (eps, 1 - eps)]
+
+
+class Xlogy(Broadcasting):
+    """xlogy(x, y) = x log y, 0 where x = 0 (unless y is NaN);  d = log y dx + (x/y) dy, with
+    torch's mask: dx gets 0 where x = 0 and y ≤ 0 (log y is -inf or nan there)"""
+
+    def forward(ctx, x, y):
+        if x.shape != y.shape:
+            ctx.a_shape, ctx.b_shape = input_shapes("xlogy", x, y)
+        ctx.save_for_backward(x=x, y=y)
+        with quiet():  # log(0) = -inf, 0 · -inf = nan: replaced below
+            out = x * np.log(y)
+        return np.where((x == 0) & ~np.isnan(y), np.zeros((), out.dtype), out)
+
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        needs_x, needs_y = ctx.needs_input_grad
+        grad_x = grad_y = None
+        with quiet():
+            if needs_x:
+                masked = (np.asarray(x) == 0) & (np.asarray(y) <= 0)
+                log_y = Where.call(np.zeros((), grad.dtype), Log.call(y), condition=masked)
+                grad_x = unbroadcast(grad * log_y, ctx.a_shape)
+            if needs_y:
+                grad_y = unbroadcast(grad * x / y, ctx.b_shape)
+        return grad_x, grad_y
+
+
+class Hypot(Broadcasting):
+    """hypot(a, b) = √(a² + b²) (without overflow);  d = (a da + b db) / hypot — nan at the
+    origin, as torch"""
+
+    def forward(ctx, a, b):
+        if a.shape != b.shape:
+            ctx.a_shape, ctx.b_shape = input_shapes("hypot", a, b)
+        out = np.hypot(a, b)
+        ctx.save_for_backward(a=a, b=b, out=out)
+        return out
+
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        needs_a, needs_b = ctx.needs_input_grad
+        with quiet():  # 0/0 at the origin
+            return (unbroadcast(grad * a / out, ctx.a_shape) if needs_a else None,
+                    unbroadcast(grad * b / out, ctx.b_shape) if needs_b else None)
+
+
+class Sinc(Node):
+    """sinc x = sin(πx) / (πx), 1 at 0;  d = (πx cos(πx) - sin(πx)) / (πx²) dx, 0 at 0 (torch's
+    mask: its second derivative there is nan, as torch's)"""
+
+    elementwise = True
+
+    def forward(ctx, x):
+        ctx.save_for_backward(x=x)
+        angle = x * x.dtype.type(math.pi)
+        with quiet():  # 0/0 at 0: replaced by 1
+            out = np.sin(angle) / angle
+        return np.where(x == 0, np.ones((), x.dtype), out)
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        angle = x * math.pi
+        with quiet():
+            slope = (angle * Cos.call(angle) - Sin.call(angle)) / (angle * x)
+            # masked after the product, as torch: d/dgrad at 0 is then 0 · nan = nan, as torch's
+            return Where.call(np.zeros((), grad.dtype), grad * slope,
+                              condition=np.asarray(x) == 0)
+
+
+class Fmax(Broadcasting):
+    """fmax(a, b): the larger, NaN ignored (nan only where both are);  d = da where a ≥ b or b
+    is NaN (ties to a), else db, as torch"""
+
+    values, op, bound = staticmethod(np.fmax), "fmax", "min"
+
+    def forward(ctx, a, b):
+        if a.shape != b.shape:
+            ctx.a_shape, ctx.b_shape = input_shapes(ctx.op, a, b)
+        ctx.save_for_backward(a=a, b=b)
+        return ctx.values(a, b)
+
+    def wins(ctx, a, b) -> np.ndarray:
+        with quiet():
+            return (a >= b) | np.isnan(b)
+
+    def backward(ctx, grad):
+        a, b = (np.asarray(v) for v in ctx.saved_tensors)
+        chosen = ctx.wins(a, b)
+        zero = np.zeros((), grad.dtype)
+        needs_a, needs_b = ctx.needs_input_grad
+        # chosen, not multiplied: the other side gets exactly 0 whatever arrives
+        return (unbroadcast(Where.call(grad, zero, condition=chosen), ctx.a_shape)
+                if needs_a else None,
+                unbroadcast(Where.call(zero, grad, condition=chosen), ctx.b_shape)
+                if needs_b else None)
+
+    def kink_bounds(self) -> list:
+        """(input index, side): the slope jumps where input crosses other, which acts as its
+        lower bound (fmin: upper), and the tie goes to input (gradcheck's kink report asks,
+        kinks.py)."""
+        return [(1, self.bound)]
+
+
+class Fmin(Fmax):
+    """fmin(a, b): the smaller, NaN ignored;  d = da where a ≤ b or b is NaN, else db"""
+
+    values, op, bound = staticmethod(np.fmin), "fmin", "max"
+
+    def wins(ctx, a, b) -> np.ndarray:
+        with quiet():
+            return (a <= b) | np.isnan(b)
+
+
+class Heaviside(Node):
+    """heaviside(x, v) = 0 for x < 0 (and NaN), v at 0, 1 for x > 0; torch defines no
+    derivative: backward raises, as torch's"""
+
+    elementwise = True
+
+    def forward(ctx, x, values):
+        with quiet():
+            return np.where(x == 0, values, (x > 0).astype(x.dtype))
+
+    def backward(ctx, grad):
+        raise RuntimeError("heaviside: the derivative for aten::heaviside is not implemented "
+                           "(torch defines none; detach the input or use a smooth step such "
+                           "as sigmoid)")
+
+
+FLOAT_FUNCTIONS["erfinv"] = Erfinv
+
+
+def logit_eps(op: str, eps):
+    """logit's eps: None or a number (a float)."""
+    if eps is not None and (isinstance(eps, complex) or not is_number(eps)):
+        raise TypeError(f"{op}(): argument 'eps' must be float, not {type(eps).__name__}")
+    return None if eps is None else float(eps)
+
+
+def logit(input, eps=None) -> Tensor:
+    """log(p / (1 - p)), p first clamped to [eps, 1 - eps] when eps is given."""
+    eps = logit_eps("logit", eps)
+    return Logit.apply(floating(check_tensor("logit", "input", input)), eps=eps)
+
+
+def xlogy(input, other) -> Tensor:
+    """input · log(other), 0 where input is 0 (nan where other is); either may be a number
+    (not both); integers and bools compute in the default float dtype."""
+    if isinstance(input, Tensor):
+        check_operand("xlogy", "other", other)
+    else:
+        check_operand("xlogy", "self", input)
+        check_tensor("xlogy", "other", other)
+    return Xlogy.apply(*promote(input, other, floating=True))
+
+
+def hypot(input, other) -> Tensor:
+    """√(input² + other²) of two floating tensors (broadcast)."""
+    a, b = promote(check_tensor("hypot", "input", input), check_tensor("hypot", "other", other))
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f"hypot: \"hypot_cpu\" not implemented for "
+                                  f"'{_TORCH_NAMES.get(a.dtype.name, a.dtype)}' (it takes "
+                                  f"floating tensors: use input.float())")
+    return Hypot.apply(a, b)
+
+
+def sinc(input) -> Tensor:
+    return Sinc.apply(floating(check_tensor("sinc", "input", input)))
+
+
+def deg2rad(input) -> Tensor:
+    """input · π/180 (integers and bools in the default float dtype)."""
+    return floating(check_tensor("deg2rad", "input", input)) * (math.pi / 180)
+
+
+def rad2deg(input) -> Tensor:
+    """input · 180/π (integers and bools in the default float dtype)."""
+    return floating(check_tensor("rad2deg", "input", input)) * (180 / math.pi)
+
+
+def float_power(input, exponent) -> Tensor:
+    """input ** exponent computed in float64 (either may be a number, not both); the gradients
+    come back in each input's dtype, through the casts."""
+    if isinstance(input, Tensor):
+        check_operand("float_power", "exponent", exponent)
+    else:
+        check_operand("float_power", "input", input)
+        check_tensor("float_power", "exponent", exponent)
+    base, power = (as_dtype(v, np.dtype(np.float64)) if isinstance(v, Tensor) else float(v)
+                   for v in (input, exponent))
+    return pow(base, power)
+
+
+def fmax(input, other, node: type = Fmax) -> Tensor:
+    """The elementwise maximum ignoring NaN (both tensors, broadcast; torch's dtype promotion)."""
+    a, b = promote(check_tensor(node.op, "input", input), check_tensor(node.op, "other", other))
+    return node.apply(a, b)
+
+
+def fmin(input, other) -> Tensor:
+    """The elementwise minimum ignoring NaN."""
+    return fmax(input, other, Fmin)
+
+
+def heaviside(input, values) -> Tensor:
+    input, values = (check_tensor("heaviside", "input", input),
+                     check_tensor("heaviside", "values", values))
+    if input.dtype != values.dtype:
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes "
+                           f"(input: {input.dtype}, values: {values.dtype})")
+    try:
+        np.broadcast_shapes(input.shape, values.shape)
+    except ValueError:
+        raise BroadcastError(f"heaviside: cannot broadcast shapes {tuple(input.shape)} and "
+                             f"{tuple(values.shape)} of input and values") from None
+    return Heaviside.apply(input, values)
+
+
+def logical_xor(input, other) -> Tensor:
+    """(input ≠ 0) xor (other ≠ 0), broadcast: a bool tensor, no gradient."""
+    a, b = (check_tensor("logical_xor", name, v)._data
+            for name, v in (("input", input), ("other", other)))
+    try:
+        return Tensor._make(np.asarray(np.logical_xor(a, b)), None)
+    except ValueError:
+        raise BroadcastError(f"logical_xor: cannot broadcast shapes {a.shape} and {b.shape} of "
+                             f"input and other") from None

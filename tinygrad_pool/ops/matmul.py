@@ -315,3 +315,230 @@ def mm(input, mat2) -> Tensor:
 def bmm(input, mat2) -> Tensor:
     """Batched matrix products of two 3-D tensors with the same batch size (torch.bmm)."""
     return matmul(*_matrices("bmm", input, mat2, 3))
+
+
+# ---- products of vectors and matrices, and sums with them: torch's compositions of matmul ----
+from .elementwise import Sign, is_number  # noqa: E402
+from .movement import Fill, Reshape  # noqa: E402
+from .reduce import Sum, VectorNorm, expand_reduced  # noqa: E402  (reduce imports none of this)
+from ..args import _TORCH_NAMES  # noqa: E402
+
+
+def _torch_name(dtype) -> str:
+    return _TORCH_NAMES.get(np.dtype(dtype).name, str(dtype))
+
+
+def _vectors(op: str, input, other, other_name: str) -> tuple:
+    """dot's and vdot's operands: 1-D tensors of one dtype and one length (torch's errors)."""
+    input, other = tensor_arg(op, "input", input), tensor_arg(op, other_name, other)
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"{op}: 1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           f"tensors")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{op} : expected both vectors to have same dtype, but found "
+                           f"{_torch_name(input.dtype)} and {_torch_name(other.dtype)}")
+    if input.dtype == np.bool_:
+        raise NotImplementedError(f"{op}: \"{op}\" not implemented for 'Bool'")
+    if input.shape != other.shape:
+        n, m = input.shape[0], other.shape[0]
+        raise RuntimeError(f"{op}: inconsistent tensor size, expected tensor [{n}] and src [{m}] "
+                           f"to have the same number of elements, but got {n} and {m} elements "
+                           f"respectively")
+    return input, other
+
+
+def dot(input, tensor) -> Tensor:
+    """Σᵢ input[i] · tensor[i] of two 1-D tensors: a 0-d tensor."""
+    return MatMul.apply(*_vectors("dot", input, tensor, "tensor"))
+
+
+def vdot(input, other) -> Tensor:
+    """dot of the conjugate of input with other: dot itself for real tensors."""
+    return MatMul.apply(*_vectors("vdot", input, other, "other"))
+
+
+def outer(input, vec2, op: str = "outer") -> Tensor:
+    """input[i] · vec2[j] of two 1-D tensors: an (n, m) matrix (dtypes promoted, as ``*``)."""
+    input, vec2 = tensor_arg(op, "input", input), tensor_arg(op, "vec2", vec2)
+    for name, value in (("self", input), ("vec2", vec2)):
+        if value.ndim != 1:
+            raise RuntimeError(f"{op}: Expected 1-D argument {name}, but got {value.ndim}-D")
+    return Reshape.apply(input, shape=(input.shape[0], 1)) * vec2
+
+
+def inner(input, other) -> Tensor:
+    """Products summed over the last dim of both: shape input.shape[:-1] + other.shape[:-1]
+    (a 0-d operand multiplies, as torch's)."""
+    input, other = tensor_arg("inner", "input", input), tensor_arg("inner", "other", other)
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"inner: both inputs should have same dtype (got {input.dtype} and "
+                           f"{other.dtype})")
+    k = input.shape[-1]  # (sizes spelled out: -1 is ambiguous for empty tensors)
+    rows = Reshape.apply(input, shape=(math.prod(input.shape[:-1]), k))
+    columns = Reshape.apply(other, shape=(math.prod(other.shape[:-1]), k))
+    return Reshape.apply(matmul(rows, columns.mT), shape=input.shape[:-1] + other.shape[:-1])
+
+
+def mv(input, vec) -> Tensor:
+    """A matrix times a vector (2-D and 1-D only, as torch.mv)."""
+    input, vec = tensor_arg("mv", "input", input), tensor_arg("mv", "vec", vec)
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"mv: vector + matrix @ vector expected, got 1, {input.ndim}, "
+                           f"{vec.ndim}")
+    if input.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"mv: size mismatch, got input ({input.shape[0]}), mat "
+                           f"({input.shape[0]}x{input.shape[1]}), vec ({vec.shape[0]})")
+    if input.dtype != vec.dtype:
+        raise RuntimeError(f"mv: input tensors must have the same dtype, but got "
+                           f"{_torch_name(input.dtype)} and {_torch_name(vec.dtype)}")
+    return MatMul.apply(input, vec)
+
+
+def _scale(op: str, name: str, value, dtype) -> None:
+    """beta or alpha: a real number (a bool counts); a fraction only for floating results."""
+    if isinstance(value, complex):
+        raise RuntimeError(f"{op}: {name}={value!r} is complex: value cannot be converted to type "
+                           f"{dtype} without overflow")
+    if not is_number(value):
+        raise TypeError(f"{op}(): argument '{name}' must be Number, not {type(value).__name__}")
+    if dtype.kind != "f" and not float(value).is_integer():
+        raise RuntimeError(f"{op}: {name}={value!r} is not an integer, and the result has the "
+                           f"integer dtype {dtype} (use floating tensors)")
+
+
+def _scaled_sum(op: str, input, product: Tensor, beta, alpha) -> Tensor:
+    """beta · input + alpha · product, input expanded to the product's shape; with beta = 0
+    input is not read (a nan there is ignored, and its gradient is 0), as torch's."""
+    input = tensor_arg(op, "input", input)
+    if input.dtype != product.dtype:
+        raise RuntimeError(f"{op}: self and mat2 must have the same dtype, but got "
+                           f"{_torch_name(input.dtype)} and {_torch_name(product.dtype)}")
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        _scale(op, name, value, product.dtype)
+    shape = product.shape
+    try:
+        fits = np.broadcast_shapes(input.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"{op}: input of shape {input.shape} does not expand to the "
+                           f"product's shape {shape}")
+    if product.dtype.kind != "f":  # (whole numbers, checked: kept in the integer dtype)
+        beta, alpha = int(beta), int(alpha)
+    scaled = Fill.apply(input, value=0) if beta == 0 else input if beta == 1 else input * beta
+    return (product if alpha == 1 else product * alpha) + scaled
+
+
+def _matrix(op: str, name: str, value, ndim: int = 2) -> Tensor:
+    value = tensor_arg(op, name, value)
+    if value.ndim != ndim:
+        what = "a matrix" if ndim == 2 else f"a {ndim}D tensor"
+        raise RuntimeError(f"{op}: {name} must be {what}, got {value.ndim}-D tensor")
+    return value
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
+    """beta · input + alpha · (mat1 @ mat2), input broadcast to the product's shape."""
+    mat1, mat2 = _matrix("addmm", "mat1", mat1), _matrix("addmm", "mat2", mat2)
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"addmm: mat1 and mat2 shapes cannot be multiplied "
+                           f"({mat1.shape[0]}x{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    return _scaled_sum("addmm", input, matmul(mat1, mat2), beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor:
+    """beta · input + alpha · (mat @ vec)."""
+    return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+    """beta · input + alpha · bmm(batch1, batch2), input broadcast to (b, n, p)."""
+    batch1 = _matrix("baddbmm", "batch1", batch1, 3)
+    return _scaled_sum("baddbmm", input, bmm(batch1, _matrix("baddbmm", "batch2", batch2, 3)),
+                       beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+    """beta · input + alpha · Σ_b batch1[b] @ batch2[b], input broadcast to (n, p)."""
+    batch1 = _matrix("addbmm", "batch1", batch1, 3)
+    products = bmm(batch1, _matrix("addbmm", "batch2", batch2, 3))
+    return _scaled_sum("addbmm", input, Sum.apply(products, axis=(0,), keepdims=False),
+                       beta, alpha)
+
+
+def kron(input, other) -> Tensor:
+    """The Kronecker product: every element of input times the whole of other, in blocks
+    (the shorter shape padded with leading 1s; dtypes promoted, as ``*``)."""
+    input, other = tensor_arg("kron", "input", input), tensor_arg("kron", "other", other)
+    ndim = max(input.ndim, other.ndim)
+    a_shape = (1,) * (ndim - input.ndim) + input.shape
+    b_shape = (1,) * (ndim - other.ndim) + other.shape
+    # a's dims at even places, b's at odd ones: the product holds a[i] · b[j] at (i0, j0, i1, ...)
+    spread_a = Reshape.apply(input, shape=tuple(n for d in a_shape for n in (d, 1)))
+    spread_b = Reshape.apply(other, shape=tuple(n for d in b_shape for n in (1, d)))
+    return Reshape.apply(spread_a * spread_b, shape=tuple(a * b for a, b in zip(a_shape, b_shape)))
+
+
+
+class CdistNorm(VectorNorm):
+    """The p-norm of x1ᵢ - x2ⱼ over the last dim: VectorNorm's gradient (0 where the distance
+    is 0), except that for p = inf every coordinate where |d| equals the distance gets the
+    whole gradient, not a share of it — torch's _cdist_backward"""
+
+    def backward(ctx, grad):
+        if ctx.attrs["ord"] != np.inf:
+            return VectorNorm.backward(ctx, grad)
+        x, out = ctx.saved_tensors
+        axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
+        grad = expand_reduced(grad, x.shape, axis, keepdims)
+        norm = np.asarray(expand_reduced(out, x.shape, axis, keepdims))
+        chosen = (np.abs(np.asarray(x)) == norm).astype(grad.dtype)  # a constant
+        return Sign.call(x) * (grad * chosen)
+
+
+_COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                  "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distance between each row of x1 (..., P, M) and each row of x2 (..., R, M):
+    shape (..., P, R), batch dims broadcast. (compute_mode is accepted; the distances are always
+    the norms of the differences, torch's exact mode.)"""
+    x1, x2 = tensor_arg("cdist", "x1", x1), tensor_arg("cdist", "x2", x2)
+    for name, value in (("X1", x1), ("X2", x2)):
+        if value.dtype.kind != "f":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_torch_name(value.dtype)}")
+    for name, value in (("X1", x1), ("X2", x2)):
+        if value.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
+                               f"{value.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if isinstance(p, complex) or not is_number(p):
+        raise TypeError(f"cdist(): argument 'p' must be float, not {type(p).__name__}")
+    if not p >= 0:  # (nan too)
+        raise RuntimeError(f"cdist only supports non-negative p values (got p={p})")
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"cdist: expected scalar type {_torch_name(x1.dtype)} but found "
+                           f"{_torch_name(x2.dtype)} (x1 and x2 must have one dtype)")
+    try:
+        np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    except ValueError:
+        raise RuntimeError(f"cdist: the batch dims of x1 {x1.shape} and x2 {x2.shape} do not "
+                           f"broadcast") from None
+    if x1.shape[-1] == 0:  # no coordinates: every distance is 0, as torch's (an inf-norm,
+        p = 1.0               # a max of nothing, would have no value)
+    rows = Reshape.apply(x1, shape=x1.shape[:-1] + (1, x1.shape[-1]))
+    columns = Reshape.apply(x2, shape=x2.shape[:-2] + (1,) + x2.shape[-2:])
+    differences = rows - columns  # (..., P, R, M)
+    return CdistNorm.apply(differences, ord=float(p), axis=(differences.ndim - 1,),
+                           keepdims=False)

@@ -762,3 +762,98 @@ def cumsum(input, dim) -> Tensor:
     """Running sums along ``dim`` (integers and bools sum as int64, as torch)."""
     input = check_tensor("cumsum", "input", input)
     return Cumsum.apply(input, axis=_single_dim("cumsum", input, dim))
+
+
+# ---- nansum, nanmean, trace, aminmax --------------------------------------------------------
+class NanSum(Node):
+    """d Σ_{xᵢ not nan} xᵢ / d xⱼ = [xⱼ is not nan]: a NaN counts as 0 and gets no gradient
+    (torch's grad · ~isnan(x), multiplied: an inf arriving at a NaN still makes nan there)"""
+
+    def forward(ctx, x, axis, keepdims):
+        ctx.save_for_backward(x=x)
+        return sum_accurately(np.where(np.isnan(x), x.dtype.type(0), x), axis, keepdims)
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        grad = expand_reduced(grad, x.shape, **ctx.attrs)
+        counted = ~np.isnan(np.asarray(x))  # a constant, as torch's mask
+        return Expand.call(grad, shape=x.shape) * counted.astype(grad.dtype)
+
+
+def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The sum over ``dim`` (all dims for None or ()), NaNs counted as 0 (integers and bools
+    sum as int64, as ``sum``)."""
+    input = check_tensor("nansum", "input", input)
+    if dtype is not None:
+        input = input.to(dtype)
+    args = dict(axis=_dims("nansum", input, dim), keepdims=check_flag("nansum", "keepdim", keepdim))
+    if input.dtype.kind != "f":  # no NaN to skip: sum's integer rule
+        return Sum.apply(as_int64(input), **args)
+    return NanSum.apply(input, **args)
+
+
+def as_int64(input: Tensor) -> Tensor:
+    """An integer or bool tensor as int64, the dtype of torch's integer sums (a constant)."""
+    return input if input.dtype == np.int64 else Tensor._make(input._data.astype(np.int64), None)
+
+
+def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """The mean of the values that are not NaN over ``dim``: nansum / their count (torch's
+    composition, so a NaN gets gradient 0, and a slice of NaNs gives 0/0 = nan)."""
+    input = check_tensor("nanmean", "input", input)
+    if dtype is not None and np.dtype(dtype).kind != "f":
+        raise RuntimeError(f"nanmean(): could not infer output dtype. Optional dtype must be "
+                           f"either a floating point or complex dtype. Got: {np.dtype(dtype)}")
+    if dtype is None and input.dtype.kind != "f":
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {input.dtype} (use input.float())")
+    total = nansum(input, dim, keepdim, dtype=dtype)
+    axis = _dims("nanmean", input, dim)
+    count = (~np.isnan(input._data)).sum(axis=axis, keepdims=bool(keepdim))
+    with quiet():  # 0 / 0 where a slice is all NaN
+        return total / Tensor._make(np.asarray(count, dtype=total.dtype), None)
+
+
+def trace(input) -> Tensor:
+    """The sum of a matrix's main diagonal (integers and bools as int64, as torch)."""
+    from .movement import diagonal
+    input = check_tensor("trace", "input", input)
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    if input.dtype == np.bool_:
+        raise NotImplementedError("trace: input is a bool tensor: \"trace\" not implemented for "
+                                  "'Bool'")
+    if input.dtype.kind != "f":
+        input = as_int64(input)
+    return Sum.apply(diagonal(input), axis=(0,), keepdims=False)
+
+
+def _aminmax_repr(self) -> str:
+    return f"torch.return_types.aminmax(\nmin={self.min!r},\nmax={self.max!r})"
+
+
+class AminmaxResult(NamedTuple):
+    """What ``aminmax`` returns: a named tuple, as ``torch.return_types.aminmax``."""
+    min: Tensor
+    max: Tensor
+    __repr__ = _aminmax_repr
+
+
+def aminmax(input, *, dim=None, keepdim: bool = False) -> AminmaxResult:
+    """(amin, amax) over ``dim`` (all dims for None), as torch.aminmax: each gradient split
+    among ties, as amin's and amax's."""
+    input = check_tensor("aminmax", "input", input)
+    keepdim = check_flag("aminmax", "keepdim", keepdim)
+    if dim is None:
+        if input._data.size == 0:
+            raise RuntimeError(f"aminmax(): cannot compute aminmax over an empty dimension as "
+                               f"the operation has no identity (shape {input.shape}).")
+        axis = tuple(range(input.ndim))
+    else:
+        dim = _single_dim("aminmax", input, dim)
+        axis = (dim,) if input.ndim else ()
+        if input.ndim and input.shape[dim] == 0:
+            raise DimensionError(f"aminmax: Expected reduction dim {dim} to have non-zero size "
+                                 f"(shape {input.shape}).")
+    return AminmaxResult(Min.apply(input, axis=axis, keepdims=keepdim),
+                         Max.apply(input, axis=axis, keepdims=keepdim))
