@@ -30,9 +30,11 @@ from .. import unsupported
 from . import init
 from . import utils
 from . import parallel
-from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
-                         LogSigmoid, LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU, Softmax,
-                         Softplus, Softsign, Tanh)
+from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish,
+                         Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU, ReLU6,
+                         RReLU, Sigmoid, SiLU, Softmax, Softmin, Softplus, Softshrink, Softsign,
+                         Tanh, Tanhshrink, Threshold)
+from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout2d
 from .layers import (AvgPool1d, AvgPool2d, AvgPool3d, Conv1d, Conv2d, Conv3d, ConvTranspose1d,
                      ConvTranspose2d, ConvTranspose3d, Flatten, Linear, MaxPool1d, MaxPool2d,
@@ -40,7 +42,8 @@ from .layers import (AvgPool1d, AvgPool2d, AvgPool3d, Conv1d, Conv2d, Conv3d, Co
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
                    NLLLoss, SmoothL1Loss)
 from .module import Identity, Module, ModuleDict, ModuleList, Parameter, Sequential
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
+                            LayerNorm, LocalResponseNorm)
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
                       ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
                       ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
@@ -61,10 +64,12 @@ __all__ = ["functional", "init", "utils", "parallel", "DataParallel", "Module", 
            "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "Upsample",
            "UpsamplingNearest2d", "UpsamplingBilinear2d", "ReLU", "ReLU6", "LeakyReLU", "ELU",
            "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardswish",
-           "Hardsigmoid", "Softplus", "Softsign", "LogSigmoid", "Softmax", "LogSoftmax",
-           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout", "Dropout2d", "Embedding",
-           "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
-           "BCELoss", "BCEWithLogitsLoss"]
+           "Hardsigmoid", "Softplus", "Softsign", "LogSigmoid", "Softmax", "LogSoftmax", "GLU",
+           "PReLU", "RReLU", "Softmin", "Tanhshrink", "Softshrink", "Hardshrink", "Threshold",
+           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "LocalResponseNorm", "CosineSimilarity", "PairwiseDistance",
+           "Dropout", "Dropout2d", "Embedding", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss",
+           "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss"]
 
 
 # A submodule torch has and we lack (torch.nn.quantized, torch.nn.utils.rnn) is refused on import

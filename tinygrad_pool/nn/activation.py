@@ -4,9 +4,15 @@
 """
 import warnings
 
+import numpy as np
+
+from .. import dtypes
+from ..args import check_dimension, check_number
+from ..engine import check_device
 from ..ops import activation
 from ..ops.loss import implicit_softmax_dim, log_softmax, softmax  # noqa: F401
-from .module import Module
+from . import init as nn_init
+from .module import Module, Parameter
 
 
 class ReLU(Module):
@@ -249,3 +255,120 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class GLU(Module):
+    """a · σ(b), a and b the halves of the input along ``dim``."""
+
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return activation.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """x where x > 0, else a · x, with the slope a learned: one for all channels
+    (``num_parameters=1``) or one per channel (dim 1), each initialised to ``init``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        super().__init__()
+        check_device("PReLU", device)
+        dtype = dtypes.or_default("PReLU", dtype)
+        self.num_parameters = check_dimension("PReLU", "num_parameters", num_parameters)
+        self.init = check_number("PReLU", "init", init)
+        self.weight = Parameter(np.empty(self.num_parameters, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Every slope back to ``init`` (in place)."""
+        nn_init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return activation.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class Softmin(Module):
+    """softmax(-x) along ``dim``."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return activation.softmin(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Tanhshrink(Module):
+    """x - tanh(x)."""
+
+    def forward(self, input):
+        return activation.tanhshrink(input)
+
+
+class Softshrink(Module):
+    """x - λ above λ, x + λ below -λ, 0 in between."""
+
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return activation.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(Module):
+    """x where |x| > λ, else 0."""
+
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return activation.hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Threshold(Module):
+    """x where x > threshold, else value."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return activation.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (
+            ", inplace=True" if self.inplace else "")
+
+
+class RReLU(Module):
+    """x where x > 0, else a · x: in training a drawn from U(lower, upper) per element and call,
+    in eval a = (lower + upper) / 2."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return activation.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")

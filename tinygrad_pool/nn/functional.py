@@ -7,9 +7,10 @@ Each function is the op's own (``tinygrad_pool.ops``), which checks its argument
 that name the op, the argument and the shapes; this module only gathers them under torch's names.
 """
 from ..args import REDUCTIONS, check_flag, tensor_arg
-from ..ops.activation import (celu, celu_, elu, gelu, hardsigmoid, hardswish, hardtanh, hardtanh_,
-                              leaky_relu, logsigmoid, mish, relu6, selu, selu_, silu, softplus,
-                              softsign)
+from ..ops.activation import (celu, celu_, elu, gelu, glu, hardshrink, hardsigmoid, hardswish,
+                              hardtanh, hardtanh_, leaky_relu, logsigmoid, mish, prelu, relu6,
+                              rrelu, rrelu_, selu, selu_, silu, softmin, softplus, softshrink,
+                              softsign, tanhshrink, threshold, threshold_)
 from ..ops.attention import scaled_dot_product_attention
 from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
 from ..ops.conv3d import conv3d, conv_transpose3d
@@ -20,7 +21,8 @@ from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, 
                         softmax, sum_of_squares)
 from ..ops.matmul import linear
 from ..ops.movement import channel_shuffle, pixel_shuffle, pixel_unshuffle
-from ..ops.normalization import batch_norm, layer_norm
+from ..ops.normalization import (batch_norm, cosine_similarity, group_norm, instance_norm,
+                                 layer_norm, local_response_norm, normalize, pairwise_distance)
 from ..ops.padding import pad
 from ..ops.pool import (TIE_RULES, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,
                         avg_pool2d, max_pool1d, max_pool2d, max_unpool2d)
@@ -35,8 +37,11 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "pad", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "relu", "relu6",
            "sigmoid", "tanh", "leaky_relu", "elu", "selu", "selu_", "celu", "celu_", "gelu",
            "silu", "mish", "softplus", "logsigmoid", "softsign", "hardtanh", "hardtanh_",
-           "hardswish", "hardsigmoid", "softmax", "log_softmax", "scaled_dot_product_attention",
-           "linear", "one_hot", "embedding", "dropout", "dropout2d", "batch_norm", "layer_norm",
+           "hardswish", "hardsigmoid", "softmax", "log_softmax", "glu", "prelu", "softmin",
+           "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_", "rrelu", "rrelu_",
+           "scaled_dot_product_attention", "linear", "one_hot", "embedding", "dropout",
+           "dropout2d", "batch_norm", "layer_norm", "group_norm", "instance_norm",
+           "local_response_norm", "normalize", "cosine_similarity", "pairwise_distance",
            "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "sum_of_squares",
            "TIE_RULES", "REDUCTIONS"]

@@ -1,16 +1,20 @@
-"""Normalization layers: BatchNorm1d, BatchNorm2d and LayerNorm, as PyTorch's.
+"""Normalization layers: BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm, InstanceNorm1d,
+InstanceNorm2d and LocalResponseNorm, as PyTorch's.
 
-The math is ``ops.normalization`` (batch_norm, layer_norm); these modules hold the learned
-per-feature ``weight`` (initialised to 1) and ``bias`` (0) and, for batch norm, the running
-statistics as buffers — ``running_mean``, ``running_var`` and the int64 ``num_batches_tracked``,
-under PyTorch's names, so state_dicts have the same keys.
+The math is ``ops.normalization`` (batch_norm, layer_norm, group_norm, instance_norm,
+local_response_norm); these modules hold the learned per-feature ``weight`` (initialised to 1)
+and ``bias`` (0) and, for batch and instance norm, the running statistics as buffers —
+``running_mean``, ``running_var`` and the int64 ``num_batches_tracked``, under PyTorch's names,
+so state_dicts have the same keys.
 """
 import numbers
+import warnings
 
 import numpy as np
 
 from ..args import check_dimension, check_flag, check_number, tensor_arg
-from ..ops.normalization import batch_norm, layer_norm
+from ..ops.normalization import (batch_norm, group_norm, instance_norm, layer_norm,
+                                 local_response_norm)
 from .. import dtypes
 from ..engine import Tensor, check_device
 from . import init
@@ -168,3 +172,111 @@ class LayerNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class GroupNorm(Module):
+    """Normalization of each sample's channels in ``num_groups`` groups (statistics over a
+    group's channels and the spatial axes), then a per-channel weight (1) and bias (0)."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 device=None, dtype=None, *, bias: bool = True):
+        super().__init__()
+        check_device("GroupNorm", device)
+        dtype = dtypes.or_default("GroupNorm", dtype)
+        self.num_groups = check_dimension("GroupNorm", "num_groups", num_groups)
+        self.num_channels = check_dimension("GroupNorm", "num_channels", num_channels)
+        if self.num_groups == 0 or self.num_channels % self.num_groups:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups}) (GroupNorm)")
+        self.eps = check_number("GroupNorm", "eps", eps)
+        self.affine = check_flag("GroupNorm", "affine", affine)
+        bias = check_flag("GroupNorm", "bias", bias)
+        if affine:
+            self.weight = Parameter(np.empty(self.num_channels, dtype=dtype))
+            if bias:
+                self.bias = Parameter(np.empty(self.num_channels, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+class _InstanceNorm(_BatchNorm):
+    """What InstanceNorm1d and InstanceNorm2d share: batch norm's parameters and buffers (as
+    torch's, which share its base class), with affine and track_running_stats off by default;
+    each channel of each sample is normalized by its own statistics, in training and — unless
+    track_running_stats — in eval. An input without its batch dim is taken as a batch of one.
+    (num_batches_tracked is kept but never counts, as torch's.)"""
+
+    spatial_dims = 1  # (per subclass)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device=None,
+                 dtype=None, *, bias: bool = True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
+
+    def forward(self, input):
+        name = type(self).__name__
+        input = tensor_arg(name, "input", input)
+        unbatched = self.spatial_dims + 1
+        if input.ndim not in (unbatched, unbatched + 1):
+            raise ValueError(f"expected {unbatched}D or {unbatched + 1}D input (got {input.ndim}D "
+                             f"input): {name} takes (C, ...) or (N, C, ...) with "
+                             f"{self.spatial_dims} spatial dims, got shape {input.shape}")
+        feature_dim = input.ndim - unbatched
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
+                          f"can silence this warning by not passing in num_features, which is "
+                          f"not used because affine=False", stacklevel=2)
+        batched = input if input.ndim == unbatched + 1 else input.unsqueeze(0)
+        out = instance_norm(batched, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training or not self.track_running_stats,
+                            0.0 if self.momentum is None else self.momentum, self.eps)
+        return out if input.ndim == unbatched + 1 else out.squeeze(0)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of (N, C, L) or (C, L) input: statistics per sample and channel."""
+
+    spatial_dims = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of (N, C, H, W) or (C, H, W) input: statistics per sample and
+    channel."""
+
+    spatial_dims = 2
+
+
+class LocalResponseNorm(Module):
+    """x / (k + α · mean of x² over ``size`` neighbouring channels)^β."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

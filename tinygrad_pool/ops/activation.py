@@ -1,7 +1,9 @@
 """Activations beyond relu, sigmoid and tanh (those are in elementwise.py): leaky ReLU, ELU (and
 its scaled forms SELU and CELU), GELU (exact and tanh-approximated), SiLU, softplus, log-sigmoid,
-the piecewise-linear hardtanh (relu6), hardswish and hardsigmoid, mish, softsign, and the error
-function GELU rests on.
+the piecewise-linear hardtanh (relu6), hardswish and hardsigmoid, mish, softsign, the error
+function GELU rests on; and the shrinkages and gates: softshrink, hardshrink, tanhshrink,
+threshold, prelu (a learned slope: a second input with its own gradient), rrelu (random
+slopes, drawn from the package's generator in training), glu and softmin.
 
 Each Function saves what PyTorch saves — the input, ``ctx.save_for_backward(x=x)`` — and
 writes its backward with operators and ``Node.call`` (``Exp``, ``Tanh``, ``Erf``...), so that
@@ -15,9 +17,12 @@ import math
 import numpy as np
 
 from ..fast.quiet import quiet
-from ..engine import Node, Tensor
-from ..args import check_choice, check_flag, check_floating, check_number, tensor_arg
+from ..engine import Node, Tensor, unbroadcast
+from ..random import default_generator
+from ..args import check_choice, check_flag, check_floating, check_number, tensor_arg, warn
 from .elementwise import Exp, Sigmoid, Tanh, Where
+from .join import chunk
+from .movement import wrap_dim
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _SQRT_HALF = math.sqrt(0.5)
@@ -537,3 +542,269 @@ def softsign(input) -> Tensor:
 def erf(input) -> Tensor:
     """The error function, 2/√π ∫₀ˣ e^(-t²) dt."""
     return Erf.apply(_float_input("erf", input))
+
+
+# ---- shrinkage, thresholds, gates and learned or random slopes ------------------------------
+class Softshrink(Node):
+    """softshrink(x) = x - λ above λ, x + λ below -λ, else 0;  d softshrink(x) = [|x| > λ] dx
+    (0 at ±λ themselves, as torch's)"""
+
+    elementwise = True
+
+    def forward(ctx, x, lambd):
+        ctx.save_for_backward(x=x)
+        bound = x.dtype.type(lambd)
+        # A NaN is neither above nor below: it falls through to x itself, as torch's
+        shrunk = np.where(x > bound, x - bound, np.where(x < -bound, x + bound, x))
+        return np.where(np.abs(x) <= bound, np.copysign(x.dtype.type(0), x), shrunk)  # (-0, x < 0)
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        values = np.asarray(x)
+        return Where.call(np.zeros((), grad.dtype), grad,
+                          condition=np.abs(values) <= values.dtype.type(ctx.attrs["lambd"]))
+
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope jumps (gradcheck's kink
+        report asks, kinks.py)."""
+        lambd = self.attrs["lambd"]
+        return [(-lambd, "slope 0 at the kink itself, as PyTorch"),
+                (lambd, "slope 0 at the kink itself, as PyTorch")]
+
+
+class Hardshrink(Node):
+    """hardshrink(x) = x where |x| > λ, else 0;  d hardshrink(x) = [|x| > λ] dx (the output
+    jumps at ±λ; 0 there, as torch's)"""
+
+    elementwise = True
+
+    def forward(ctx, x, lambd):
+        ctx.save_for_backward(x=x)
+        bound = x.dtype.type(lambd)
+        return np.where((x >= -bound) & (x <= bound), x.dtype.type(0), x)  # (NaN stays NaN)
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        values = np.asarray(x)
+        bound = values.dtype.type(ctx.attrs["lambd"])
+        return Where.call(np.zeros((), grad.dtype), grad,
+                          condition=(values >= -bound) & (values <= bound))
+
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the output jumps (gradcheck's kink
+        report asks, kinks.py)."""
+        lambd = self.attrs["lambd"]
+        return [(-lambd, "slope 0 at the jump itself, as PyTorch"),
+                (lambd, "slope 0 at the jump itself, as PyTorch")]
+
+
+class Threshold(Node):
+    """threshold(x) = x where x > threshold, else value;  d threshold(x) = [x > threshold] dx
+    (0 at the threshold itself; a NaN passes through with its gradient, as torch's)"""
+
+    elementwise = True
+
+    def forward(ctx, x, threshold, value):
+        ctx.save_for_backward(x=x)
+        return np.where(x <= _scalar_as(x.dtype, threshold), _scalar_as(x.dtype, value), x)
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        values = np.asarray(x)
+        below = values <= _scalar_as(values.dtype, ctx.attrs["threshold"])
+        return Where.call(np.zeros((), grad.dtype), grad, condition=below)
+
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope (and, unless value equals
+        it, the output) jumps (gradcheck's kink report asks, kinks.py)."""
+        return [(self.attrs["threshold"], "slope 0 at the threshold itself, as PyTorch")]
+
+
+def _scalar_as(dtype, value):
+    """A Python number as ``dtype`` (an integer input takes it truncated toward 0, as torch)."""
+    return dtype.type(value if dtype.kind == "f" else int(value))
+
+
+def _check_fits(op: str, name: str, value: float, dtype) -> float:
+    """A number that ``dtype`` holds (inf and nan do, in a float), else torch's RuntimeError."""
+    if dtype.kind == "f":
+        fits = not np.isfinite(value) or abs(value) <= float(np.finfo(dtype).max)
+    else:
+        fits = np.isfinite(value) and np.iinfo(dtype).min <= int(value) <= np.iinfo(dtype).max
+    if not fits:
+        raise RuntimeError(f"{op}: {name}={value}: value cannot be converted to type {dtype} "
+                           f"(the input's dtype) without overflow")
+    return value
+
+
+class PReLU(Node):
+    """prelu(x, w) = x where x > 0, else w x, w broadcast against x (prelu's one slope, or one
+    per channel shaped (1, C, 1, ...));  ∂/∂x = (1 if x > 0 else w),
+    ∂/∂w = Σ (0 if x > 0 else x) over the axes w was broadcast along"""
+
+    elementwise = True
+
+    def forward(ctx, x, weight):
+        ctx.save_for_backward(x=x, weight=weight)
+        return np.where(x > 0, x, weight * x)
+
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        positive = np.asarray(x) > 0  # a constant mask: the second derivative in x is 0
+        grad_x = grad_w = None
+        if ctx.needs_input_grad[0]:
+            grad_x = Where.call(grad, grad * weight, condition=positive)
+        if ctx.needs_input_grad[1]:
+            per_element = Where.call(np.zeros((), grad.dtype), grad * x, condition=positive)
+            grad_w = unbroadcast(per_element, weight.shape)
+        return grad_x, grad_w
+
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope jumps (gradcheck's kink
+        report asks, kinks.py)."""
+        return [(0.0, "the negative side's slope, the weight, as PyTorch")]
+
+
+class RReLU(Node):
+    """rrelu(x) = x where x > 0, else a x, each a drawn from U(lower, upper) when the op runs;
+    d rrelu(x) = (1 if x > 0 else a) dx (the drawn slopes are constants)"""
+
+    elementwise = True
+
+    def forward(ctx, x, lower, upper, generator):
+        slopes = generator.uniform(lower, upper, size=x.shape).astype(x.dtype)
+        slopes[~(x <= 0)] = 1  # (a NaN keeps slope 1, as torch's)
+        ctx.save_for_backward(slopes=slopes)
+        return x * slopes
+
+    def backward(ctx, grad):
+        (slopes,) = ctx.saved_tensors
+        return grad * slopes
+
+    def kink_points(self) -> list:
+        """(input value, what backward takes there) where the slope jumps (gradcheck's kink
+        report asks, kinks.py)."""
+        return [(0.0, "the slope drawn for it, as PyTorch")]
+
+
+def softshrink(input, lambd: float = 0.5) -> Tensor:
+    """x - λ above λ, x + λ below -λ, 0 in between."""
+    input = _float_input("softshrink", input)
+    lambd = check_number("softshrink", "lambd", lambd)
+    if not 0 <= lambd <= np.finfo(input._data.dtype).max:
+        raise RuntimeError(f"softshrink: lambda must be in range [0, "
+                           f"{np.finfo(input._data.dtype).max:g}] for input dtype "
+                           f"{input._data.dtype}, but found {lambd}")
+    return Softshrink.apply(input, lambd=lambd)
+
+
+def hardshrink(input, lambd: float = 0.5) -> Tensor:
+    """x where |x| > λ, else 0 (a negative λ keeps every x, as torch's)."""
+    input = _float_input("hardshrink", input)
+    lambd = check_number("hardshrink", "lambd", lambd)
+    return Hardshrink.apply(input, lambd=_check_fits("hardshrink", "lambd", lambd,
+                                                     input._data.dtype))
+
+
+def tanhshrink(input) -> Tensor:
+    """x - tanh(x) — composed, as torch's (an integer input gives float32)."""
+    input = tensor_arg("tanhshrink", "input", input)
+    if input._data.dtype.kind != "f":
+        input = input.float()
+    return input - input.tanh()
+
+
+def threshold(input, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else value (integer inputs too, as torch's)."""
+    return _threshold("threshold", input, threshold, value, inplace)
+
+
+def threshold_(input, threshold: float, value: float) -> Tensor:
+    """threshold written into ``input``."""
+    return _threshold("threshold_", input, threshold, value, True)
+
+
+def _threshold(op: str, input, threshold: float, value: float, inplace) -> Tensor:
+    input = tensor_arg(op, "input", input)
+    if input._data.dtype.kind not in "iuf":
+        raise NotImplementedError(f"{op}: input must be a number tensor, got dtype "
+                                  f"{input._data.dtype} (\"threshold_cpu\" not implemented for "
+                                  f"'Bool')")
+    dtype = input._data.dtype
+    threshold, value = (_check_fits(op, name, check_number(op, name, number), dtype)
+                        for name, number in (("threshold", threshold), ("value", value)))
+    return _run(op, Threshold, input, inplace, threshold=threshold, value=value)
+
+
+def glu(input, dim: int = -1) -> Tensor:
+    """a · σ(b), a and b the two halves of ``input`` along ``dim`` — composed of sigmoid and a
+    product, whose first and second derivatives are torch's."""
+    input = tensor_arg("glu", "input", input)
+    if input.ndim == 0:
+        raise RuntimeError("glu: glu does not support scalars because halving size must be even "
+                           "(input is 0-dimensional)")
+    input = _float_input("glu", input)
+    dim = wrap_dim("glu", dim, input.ndim)
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"glu: Halving dimension must be even, but dimension {dim} is size "
+                           f"{input.shape[dim]} (input shape {list(input.shape)})")
+    first, second = chunk(input, 2, dim)
+    return first * second.sigmoid()
+
+
+def prelu(input, weight) -> Tensor:
+    """x where x > 0, else weight · x: weight holds one slope, or one per channel (dim 1)."""
+    input = _float_input("prelu", input)
+    weight = tensor_arg("prelu", "weight", weight)
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() not in (1, channels):
+        raise RuntimeError(f"prelu: Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {weight.numel()} and channel size = {channels}.")
+    if weight._data.dtype != input._data.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {input.dtype} input and "
+                           f"{weight.dtype} weight; convert the weight with "
+                           f"weight.to(input.dtype)")
+    if weight.numel() == 1:
+        shape = (1,) * input.ndim
+    else:  # one slope per channel, dim 1
+        shape = (1, channels) + (1,) * (input.ndim - 2)
+    return PReLU.apply(input, weight.reshape(shape))
+
+
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """x where x > 0, else a x: in training a drawn from U(lower, upper) per element (the
+    package's generator, ``tinygrad_pool.manual_seed``), else a = (lower + upper) / 2."""
+    input = _float_input("rrelu", input)
+    lower, upper = (check_number("rrelu", name, value)
+                    for name, value in (("lower", lower), ("upper", upper)))
+    if lower > upper:
+        raise RuntimeError(f"rrelu: Lower bound should be less than or equal to the upper bound, "
+                           f"got lower={lower}, upper={upper}")
+    if not check_flag("rrelu", "training", training):
+        return _run("rrelu", LeakyReLU, input, inplace, negative_slope=(lower + upper) / 2)
+    return _run("rrelu", RReLU, input, inplace, lower=lower, upper=upper,
+                generator=default_generator())
+
+
+def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """rrelu written into ``input``."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def softmin(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """softmax(-x) along ``dim``; ``dtype``: the input cast to it first, as torch's. (Through
+    Tensor.softmax: ops/loss.py, softmax's home, imports this module.)"""
+    input = tensor_arg("softmin", "input", input)
+    if dtype is not None:
+        input = input.to(dtype)
+    input = _float_input("softmin", input)
+    if dim is None:  # torch's legacy implicit dim, softmax's rule (ops/loss.py), with its warning
+        warn("Implicit dimension choice for softmin has been deprecated. Change the call to "
+             "include dim=X as an argument.")
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    return (-input).softmax(dim)

@@ -1,10 +1,14 @@
-"""Normalization: batch_norm and layer_norm, PyTorch's functional forms.
+"""Normalization: batch_norm, layer_norm, group_norm and instance_norm, PyTorch's functional
+forms, and the normalizations and distances composed of norms (local_response_norm, normalize,
+cosine_similarity, pairwise_distance).
 
-Both standardize the input over some axes — x̂ = (x - mean) / √(var + ε), with the biased
-variance — and then scale and shift it by a per-feature weight and bias:
+The first four standardize the input over some axes — x̂ = (x - mean) / √(var + ε), with the
+biased variance — and then scale and shift it by a per-feature weight and bias:
 
-    batch_norm   over the batch and spatial axes (N, *spatial), one statistic per channel
-    layer_norm   over the trailing ``normalized_shape`` axes, one statistic per sample
+    batch_norm     over the batch and spatial axes (N, *spatial), one statistic per channel
+    layer_norm     over the trailing ``normalized_shape`` axes, one statistic per sample
+    group_norm     over each group of channels and the spatial axes, per sample and group
+    instance_norm  over the spatial axes, one statistic per sample and channel
 
 The standardization is one Function (``Standardize``); the affine part is ordinary Tensor
 arithmetic on the small weight and bias. In training, batch_norm also folds the batch's mean and
@@ -16,8 +20,10 @@ import numpy as np
 
 from ..fast.quiet import quiet
 from ..grad_mode import no_grad
-from ..engine import Node, Tensor
-from ..args import check_flag, check_floating, check_number, dtype_advice, tensor_arg
+from ..engine import BroadcastError, Node, Tensor
+from ..args import check_flag, check_floating, check_int, check_number, dtype_advice, tensor_arg
+from .padding import pad
+from .reduce import norm
 
 
 class Standardize(Node):
@@ -186,3 +192,165 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
     axes = tuple(range(input.ndim - k, input.ndim))
     x_hat = Standardize.apply(input, axes=axes, eps=eps)
     return _affine(x_hat, weight, bias, normalized_shape)
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Normalize each sample's channels in ``num_groups`` groups of C / num_groups channels
+    (statistics over a group's channels and spatial axes), then scale and shift per channel."""
+    op = "group_norm"
+    input = tensor_arg(op, "input", input)
+    num_groups = check_int(op, "num_groups", num_groups)
+    eps = check_number(op, "eps", eps)
+    if input.ndim < 2:
+        raise RuntimeError(f"{op}: Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    channels = input.shape[1]
+    if num_groups <= 0 or channels % num_groups:
+        raise RuntimeError(f"{op}: Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    check_floating(op, "input", input)
+    per_channel = "one element per channel, input.shape[1]"
+    weight = _feature_arg(op, "weight", weight, input, (channels,), per_channel)
+    bias = _feature_arg(op, "bias", bias, input, (channels,), per_channel)
+    # Each group's channels and spatial cells are one axis of a (N, G, rest) view
+    grouped = input.reshape(input.shape[0], num_groups,
+                            channels // num_groups * math.prod(input.shape[2:]))
+    x_hat = Standardize.apply(grouped, axes=(2,), eps=eps).reshape(input.shape)
+    return _affine(x_hat, weight, bias, (1, channels) + (1,) * (input.ndim - 2))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each channel of each sample of an (N, C, ...) input over its spatial axes,
+    then scale and shift per channel.
+
+    use_input_stats: each instance's own statistics normalize; running_mean and running_var
+    (when given) become (1 - momentum) · running + momentum · the statistic averaged over the
+    batch (the variance unbiased), in place and outside the graph. Otherwise the running
+    statistics normalize (as batch_norm in eval).
+    """
+    op = "instance_norm"
+    input = tensor_arg(op, "input", input)
+    use_input_stats = check_flag(op, "use_input_stats", use_input_stats)
+    momentum, eps = check_number(op, "momentum", momentum), check_number(op, "eps", eps)
+    if input.ndim < 2:
+        raise RuntimeError(f"{op}: input must have at least 2 dimensions (N, C, ...), got "
+                           f"shape {input.shape}")
+    axes = tuple(range(2, input.ndim))
+    count = math.prod(input.shape[a] for a in axes)  # values per instance
+    if use_input_stats and count == 1:
+        raise ValueError(f"{op}: Expected more than 1 spatial element when training, got input "
+                         f"size {list(input.shape)}")
+    check_floating(op, "input", input)
+    channels = (input.shape[1],)
+    per_channel = "one element per channel, input.shape[1]"
+    running_mean = _feature_arg(op, "running_mean", running_mean, input, channels, per_channel)
+    running_var = _feature_arg(op, "running_var", running_var, input, channels, per_channel)
+    weight = _feature_arg(op, "weight", weight, input, channels, per_channel)
+    bias = _feature_arg(op, "bias", bias, input, channels, per_channel)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(f"{op}: Expected running_mean and running_var to be defined when "
+                               f"use_input_stats is false")
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    x_hat, node = Standardize.apply(input, axes=axes, eps=eps, return_ctx=True)
+    if running_mean is not None or running_var is not None:
+        _, instance_mean, instance_var = node.saved_tensors
+        with no_grad():  # each channel's statistic, averaged over the batch
+            if running_mean is not None:
+                _update_running(running_mean, np.asarray(instance_mean).mean(axis=0), momentum)
+            if running_var is not None:
+                unbiased = np.asarray(instance_var) * (count / (count - 1))
+                _update_running(running_var, unbiased.mean(axis=0), momentum)
+    return _affine(x_hat, weight, bias, (1,) + channels + (1,) * len(axes))
+
+
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """x / (k + α · mean of x² over ``size`` neighbouring channels)^β — the window centred on
+    each channel (size // 2 before it, (size - 1) // 2 after), zeros past the edges; composed
+    of differentiable ops, as torch's."""
+    op = "local_response_norm"
+    input = tensor_arg(op, "input", input)
+    size = check_int(op, "size", size)
+    alpha, beta, k = (check_number(op, name, value)
+                      for name, value in (("alpha", alpha), ("beta", beta), ("k", k)))
+    if input.ndim < 3:
+        raise ValueError(f"{op}: Expected 3D or higher dimensionality input (got {input.ndim} "
+                         f"dimensions)")
+    if size <= 0:
+        raise RuntimeError(f"{op}: kernel size should be greater than zero, but got size={size}")
+    if input.numel() == 0:
+        return input
+    squares = input * input
+    # Zeros before and after the channels, then the window's sum, one shifted slice per offset
+    widths = (0, 0) * (input.ndim - 2) + (size // 2, (size - 1) // 2)
+    padded = pad(squares, widths)
+    channels = input.shape[1]
+    total = padded[:, 0:channels]
+    for offset in range(1, size):
+        total = total + padded[:, offset:offset + channels]
+    if input._data.dtype.kind != "f":
+        # torch averages an integer input's squares in integers (rounding down), then the
+        # scaling by alpha makes them float
+        return input / ((total // size) * alpha + k) ** beta
+    return input / (total * (alpha / size) + k) ** beta
+
+
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:
+    """x / max(‖x‖_p, ε) along ``dim`` — composed of norm, clamp and divide, as torch's."""
+    op = "normalize"
+    if out is not None:
+        raise TypeError(f"{op}: out= is not supported (tensors here are never written through "
+                        f"out=); assign the result instead")
+    input = tensor_arg(op, "input", input)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}: linalg.vector_norm: Expected a floating point or complex "
+                           f"tensor as input. Got {input.dtype}; convert it with input.float()")
+    eps = check_number(op, "eps", eps)
+    denominator = norm(input, p, dim, keepdim=True).clamp_min(eps)
+    return input / denominator.expand_as(input)
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """Σ (x1 / max(‖x1‖, ε)) (x2 / max(‖x2‖, ε)) along ``dim``, after broadcasting, as torch's
+    (dividing each by its norm first keeps the result in [-1, 1]).
+
+    torch clamps the norms in place with gradients off: the clamp changes the value and is
+    invisible to the gradient, which flows through each norm as if unclamped. So here.
+    """
+    op = "cosine_similarity"
+    x1, x2 = tensor_arg(op, "x1", x1), tensor_arg(op, "x2", x2)
+    eps = check_number(op, "eps", eps)
+    common = np.result_type(x1._data, x2._data)
+    if common.kind != "f":
+        raise RuntimeError(f"{op}: expected common dtype to be floating point, yet common dtype "
+                           f"is {common} (x1 {x1.dtype}, x2 {x2.dtype})")
+    x1, x2 = (x if x._data.dtype == common else x.to(common) for x in (x1, x2))
+    try:
+        shape = np.broadcast_shapes(x1.shape, x2.shape)
+    except ValueError:
+        raise BroadcastError(f"{op}: the shapes of x1 {list(x1.shape)} and x2 {list(x2.shape)} "
+                             f"do not broadcast (each dim must match or be 1)") from None
+    x1, x2 = x1.expand(shape), x2.expand(shape)
+
+    def unit(x):
+        length = norm(x, 2, dim, keepdim=True)
+        floor = length.detach()
+        return x / (length + (floor.clamp_min(eps) - floor))  # the clamp's value, not its slope
+
+    return (unit(x1) * unit(x2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """‖x1 - x2 + ε‖_p along the last dim (of the broadcast shape) — composed, as torch's."""
+    op = "pairwise_distance"
+    x1, x2 = tensor_arg(op, "x1", x1), tensor_arg(op, "x2", x2)
+    eps = check_number(op, "eps", eps)
+    keepdim = check_flag(op, "keepdim", keepdim)
+    difference = x1 - x2 + eps
+    if difference._data.dtype.kind != "f":
+        difference = difference.float()
+    last = max(x1.ndim, x2.ndim) - 1
+    return norm(difference, p, last, keepdim=keepdim)
