@@ -35,7 +35,8 @@ from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Ha
                          RReLU, Sigmoid, SiLU, Softmax, Softmin, Softplus, Softshrink, Softsign,
                          Tanh, Tanhshrink, Threshold)
 from .distance import CosineSimilarity, PairwiseDistance
-from .dropout import Dropout, Dropout2d
+from .dropout import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,
+                      FeatureAlphaDropout)
 from .layers import (AvgPool1d, AvgPool2d, AvgPool3d, Conv1d, Conv2d, Conv3d, ConvTranspose1d,
                      ConvTranspose2d, ConvTranspose3d, Flatten, Linear, MaxPool1d, MaxPool2d,
                      MaxPool3d, PixelShuffle, PixelUnshuffle, ChannelShuffle, Unflatten)
@@ -49,7 +50,9 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
                       ZeroPad3d)
 from .parallel import DataParallel
-from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, Fold, MaxUnpool2d, Unfold
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d,
+                      AdaptiveMaxPool2d, AdaptiveMaxPool3d, Fold, LPPool1d, LPPool2d, MaxUnpool1d,
+                      MaxUnpool2d, MaxUnpool3d, Unfold)
 from .sparse import Embedding
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
@@ -58,18 +61,21 @@ __all__ = ["functional", "init", "utils", "parallel", "DataParallel", "Module", 
            "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d",
            "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "Flatten", "Unflatten",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool2d", "MaxUnpool2d", "Unfold", "Fold", "ZeroPad1d", "ZeroPad2d",
-           "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
-           "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
-           "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "Upsample",
-           "UpsamplingNearest2d", "UpsamplingBilinear2d", "ReLU", "ReLU6", "LeakyReLU", "ELU",
-           "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardswish",
-           "Hardsigmoid", "Softplus", "Softsign", "LogSigmoid", "Softmax", "LogSoftmax", "GLU",
-           "PReLU", "RReLU", "Softmin", "Tanhshrink", "Softshrink", "Hardshrink", "Threshold",
-           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm1d",
-           "InstanceNorm2d", "LocalResponseNorm", "CosineSimilarity", "PairwiseDistance",
-           "Dropout", "Dropout2d", "Embedding", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss",
-           "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss"]
+           "AdaptiveMaxPool2d", "MaxUnpool2d", "Unfold", "Fold", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
+           "MaxUnpool1d", "MaxUnpool3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d",
+           "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
+           "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
+           "CircularPad1d", "CircularPad2d", "CircularPad3d", "Upsample", "UpsamplingNearest2d",
+           "UpsamplingBilinear2d", "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU",
+           "SiLU", "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus",
+           "Softsign", "LogSigmoid", "Softmax", "LogSoftmax", "GLU", "PReLU", "RReLU", "Softmin",
+           "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "BatchNorm1d", "BatchNorm2d",
+           "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "LocalResponseNorm",
+           "CosineSimilarity", "PairwiseDistance", "Dropout", "Dropout2d", "Dropout1d",
+           "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Embedding", "CrossEntropyLoss",
+           "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
+           "BCEWithLogitsLoss"]
 
 
 # A submodule torch has and we lack (torch.nn.quantized, torch.nn.utils.rnn) is refused on import

@@ -1,4 +1,5 @@
-"""Dropout layers: Dropout (elements) and Dropout2d (whole channels), active only in training
+"""Dropout layers: Dropout (elements), Dropout1d, Dropout2d, Dropout3d (whole channels),
+AlphaDropout and FeatureAlphaDropout (SELU's, elements or channels), active only in training
 mode (``model.train()``); in eval mode (``model.eval()``) they return their input unchanged."""
 from . import functional
 from ..args import check_flag
@@ -36,3 +37,38 @@ class Dropout2d(_DropoutNd):
 
     def forward(self, input):
         return functional.dropout2d(input, self.p, self.training, self.inplace, generator=self.generator)
+
+
+class Dropout1d(_DropoutNd):
+    """Zero each whole channel of (N, C, L) or (C, L) input with probability p; scale the rest by
+    1 / (1 - p)."""
+
+    def forward(self, input):
+        return functional.dropout1d(input, self.p, self.training, self.inplace,
+                                    generator=self.generator)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero each whole channel of (N, C, D, H, W) or (C, D, H, W) input with probability p;
+    scale the rest by 1 / (1 - p)."""
+
+    def forward(self, input):
+        return functional.dropout3d(input, self.p, self.training, self.inplace,
+                                    generator=self.generator)
+
+
+class AlphaDropout(_DropoutNd):
+    """Alpha dropout of each element (for SELU networks): keeps zero mean and unit variance.
+    Like torch's, it ignores ``inplace`` (which it keeps and prints)."""
+
+    def forward(self, input):
+        return functional.alpha_dropout(input, self.p, self.training, generator=self.generator)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of each whole channel of (N, C, ...) input. Like torch's, it ignores
+    ``inplace``."""
+
+    def forward(self, input):
+        return functional.feature_alpha_dropout(input, self.p, self.training,
+                                                generator=self.generator)

@@ -15,6 +15,7 @@ from ..ops.attention import scaled_dot_product_attention
 from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
 from ..ops.conv3d import conv3d, conv_transpose3d
 from ..ops.dropout import dropout, dropout2d
+from ..ops.dropout_variants import alpha_dropout, dropout1d, dropout3d, feature_alpha_dropout
 from ..ops.embedding import embedding, one_hot
 from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
                         huber_loss, l1_loss, log_softmax, mse_loss, nll_loss, smooth_l1_loss,
@@ -26,25 +27,30 @@ from ..ops.normalization import (batch_norm, cosine_similarity, group_norm, inst
 from ..ops.padding import pad
 from ..ops.pool import (TIE_RULES, adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d,
                         avg_pool2d, max_pool1d, max_pool2d, max_unpool2d)
+from ..ops.pool import (adaptive_avg_pool1d, adaptive_max_pool1d, lp_pool1d, lp_pool2d,
+                        max_unpool1d)
 from ..ops.pool3d import avg_pool3d, max_pool3d
+from ..ops.pool3d import adaptive_avg_pool3d, adaptive_max_pool3d, max_unpool3d
 from ..ops.resize import interpolate, upsample, upsample_bilinear, upsample_nearest
 from .. import unsupported
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d", "max_pool3d",
            "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
-           "max_unpool2d", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
-           "pad", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "relu", "relu6",
-           "sigmoid", "tanh", "leaky_relu", "elu", "selu", "selu_", "celu", "celu_", "gelu",
-           "silu", "mish", "softplus", "logsigmoid", "softsign", "hardtanh", "hardtanh_",
-           "hardswish", "hardsigmoid", "softmax", "log_softmax", "glu", "prelu", "softmin",
-           "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_", "rrelu", "rrelu_",
+           "max_unpool2d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_avg_pool3d",
+           "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool3d",
+           "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pad",
+           "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "relu", "relu6", "sigmoid",
+           "tanh", "leaky_relu", "elu", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish",
+           "softplus", "logsigmoid", "softsign", "hardtanh", "hardtanh_", "hardswish",
+           "hardsigmoid", "softmax", "log_softmax", "glu", "prelu", "softmin", "tanhshrink",
+           "softshrink", "hardshrink", "threshold", "threshold_", "rrelu", "rrelu_",
            "scaled_dot_product_attention", "linear", "one_hot", "embedding", "dropout",
-           "dropout2d", "batch_norm", "layer_norm", "group_norm", "instance_norm",
-           "local_response_norm", "normalize", "cosine_similarity", "pairwise_distance",
-           "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits", "sum_of_squares",
-           "TIE_RULES", "REDUCTIONS"]
+           "dropout2d", "dropout1d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+           "batch_norm", "layer_norm", "group_norm", "instance_norm", "local_response_norm",
+           "normalize", "cosine_similarity", "pairwise_distance", "mse_loss", "l1_loss",
+           "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "sum_of_squares", "TIE_RULES", "REDUCTIONS"]
 
 
 def relu(input, inplace: bool = False):

@@ -46,8 +46,8 @@ def _check_p(op: str, p) -> float:
     return p
 
 
-def _dropout(op: str, input: Tensor, p: float, training: bool, inplace: bool,
-             whole_channels: bool, generator) -> Tensor:
+def _dropout(op: str, input: Tensor, p: float, training: bool, inplace: bool, channel_axes: int,
+             generator, node=None) -> Tensor:
     training, inplace = check_flag(op, "training", training), check_flag(op, "inplace", inplace)
     if p == 0 or not training or input.numel() == 0:
         return input  # PyTorch returns the input tensor itself
@@ -56,23 +56,24 @@ def _dropout(op: str, input: Tensor, p: float, training: bool, inplace: bool,
                            f"kept elements are scaled by 1 / (1 - p)), got dtype {input.dtype}; "
                            f"convert it with input.float()")
     mask_shape = input.shape
-    if whole_channels:
-        if input.ndim < 2:
+    if channel_axes:  # 2: a batch (N, C, ...); 1: one sample (C, ...)
+        if input.ndim < channel_axes:
             raise RuntimeError(f"{op}: feature dropout requires at least 2 dimensions in the "
                                f"input (N, C, ...), got shape {input.shape}")
-        # One draw per (sample, channel), broadcast over the rest: whole channels kept or zeroed.
-        mask_shape = input.shape[:2] + (1,) * (input.ndim - 2)
+        # One draw per channel, broadcast over the rest: whole channels kept or zeroed.
+        mask_shape = input.shape[:channel_axes] + (1,) * (input.ndim - channel_axes)
+    node = Dropout if node is None or p == 1 else node  # (p = 1: zeros, alpha dropout's too)
     generator = default_generator() if generator is None else generator
     if inplace:
-        return input._inplace(Dropout, p=p, mask_shape=mask_shape, generator=generator)
-    return Dropout.apply(input, p=p, mask_shape=mask_shape, generator=generator)
+        return input._inplace(node, p=p, mask_shape=mask_shape, generator=generator)
+    return node.apply(input, p=p, mask_shape=mask_shape, generator=generator)
 
 
 def dropout(input, p=0.5, training=True, inplace=False, *, generator=None) -> Tensor:
     """Zero each element with probability p and scale the rest by 1 / (1 - p) (training only)."""
     p = _check_p("dropout", p)
     input = tensor_arg("dropout", "input", input)
-    return _dropout("dropout", input, p, training, inplace, False, generator)
+    return _dropout("dropout", input, p, training, inplace, 0, generator)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None) -> Tensor:
@@ -96,4 +97,4 @@ def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None) -> 
             "is the channel dim. This behavior will change in a future release to interpret the "
             "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
             "channel-wise dropout behavior, please switch to using dropout1d instead.")
-    return _dropout(op, input, p, training, inplace, True, generator)
+    return _dropout(op, input, p, training, inplace, 2, generator)

@@ -21,8 +21,10 @@ Max unpooling is the scatter that sends values back to the pixels max pooling's 
 its derivative is the gather by the same indices (PyTorch's, also where indices repeat).
 
 Every op takes a batch (N, C, H, W) or one unbatched image (C, H, W), as PyTorch does.
-``MaxPool1d`` and ``AvgPool1d`` are the 2-D pool nodes over a height of one (their forward and
-backward reshape around the 2-D ones'); pool3d.py has the 3-D pools.
+``MaxPool1d``, ``AvgPool1d``, ``AdaptiveMaxPool1d``, ``AdaptiveAvgPool1d`` and ``MaxUnpool1d``
+are the 2-D nodes over a height of one (their forward and backward reshape around the 2-D
+ones'); pool3d.py has the 3-D pools. Power-average pooling (lp_pool1d, lp_pool2d) is composed
+of avg_pool and elementwise ops, as torch composes it.
 
 The arithmetic is a handful of named kernels (``max_pool_argmax``, ``route_to_argmax``,
 ``gather_argmax``, ``route_ties``, ``window_sum``, ``spread_over_windows``, ``avg_divisor``,
@@ -915,3 +917,250 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     count_include_pad = check_flag(op, "count_include_pad", count_include_pad)
     out = AvgPool1d.apply(input, count_include_pad=count_include_pad, **line)
     return out if batched else unbatched(out)
+
+
+# ---- 1-D adaptive pooling and unpooling: the 2-D nodes over a height of one ----------------------
+# As MaxPool1d and AvgPool1d above: each is one node, named for itself, whose forward and backward
+# are the 2-D node's on the arrays with a unit height added (conv.py's ``backward_in_plane``), so
+# its derivatives, to any order, are the 2-D one's. Its ``out_hw`` is (1, output length).
+class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    """out = max over each adaptive window along L;  ∂L/∂x[argmax] += ∂L/∂out, zero elsewhere
+    (AdaptiveMaxPool2d over a height of one; the argmax is the position along L)"""
+
+    @staticmethod
+    def in_plane(line: dict) -> dict:
+        return line  # (out_hw already has the unit height)
+
+    def forward(ctx, x, *, out_hw):
+        out = AdaptiveMaxPool2d.forward(ctx, with_height(x), out_hw=out_hw)
+        ctx.save_for_backward(x=x, argmax=without_height(ctx.argmax))  # what PyTorch saves
+        return without_height(out)
+
+    def backward(ctx, grad):
+        return backward_in_plane(ctx, AdaptiveMaxPool2d, grad)
+
+    def kink_candidates(self, x) -> tuple:
+        """The positions each adaptive window takes its max among, for gradcheck's kink report
+        (kinks.py): (values (windows, K); cell(g, k) and group(g), their names)."""
+        n, c, length = x.shape
+        shape = (n, c, self.attrs["out_hw"][1])
+        position = adaptive_window_index((1, length), (1, shape[2]))[0]  # (out length, K)
+
+        def cell(g, k):
+            return f"position {int(position[np.unravel_index(g, shape)[2], k])}"
+
+        def group(g):
+            return f"{self.name} window {tuple(int(i) for i in np.unravel_index(g, shape))}"
+        return x[:, :, position].reshape(-1, position.shape[1]), cell, group
+
+    def kink_choice(self, group, tied, cell) -> str:
+        """Where window ``group``'s gradient went: its first maximum (gradcheck asks)."""
+        x, argmax = self.saved_tensors
+        return (f"backward sent the whole gradient to the first, position "
+                f"{int(argmax.reshape(-1)[group])} (PyTorch's rule)")
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """out = mean over each adaptive window along L;  ∂L/∂x = Mᵀ · G (M: the matrix that averages
+    the windows; AdaptiveAvgPool2d over a height of one)"""
+
+    @staticmethod
+    def in_plane(line: dict) -> dict:
+        return line
+
+    def forward(ctx, x, *, out_hw):
+        out = AdaptiveAvgPool2d.forward(ctx, with_height(x), out_hw=out_hw)
+        ctx.save_for_backward(x=x)  # what PyTorch saves (backward reads only its shape)
+        return without_height(out)
+
+    def backward(ctx, grad):
+        return backward_in_plane(ctx, AdaptiveAvgPool2d, grad)
+
+
+def _adaptive1d_args(op: str, input, output_size) -> tuple:
+    """(the input as a batch (N, C, L), whether it was batched, out_hw (1, output length)),
+    checked as torch's."""
+    input = tensor_arg(op, "input", input)
+    if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):
+        sizes = (output_size,)
+    else:
+        try:
+            sizes = None if isinstance(output_size, str) else tuple(output_size)
+        except TypeError:  # not a sequence: 2.5, None
+            sizes = None
+        if sizes is None or not all(isinstance(s, (int, np.integer)) and
+                                    not isinstance(s, (bool, np.bool_)) for s in sizes):
+            raise TypeError(f"{op}(): argument 'output_size' must be an int or a tuple of one "
+                            f"int, got {output_size!r}")
+        if len(sizes) != 1:
+            raise GeometryError(f"{op}() argument 'output_size' should contain one int (got "
+                                f"{len(sizes)})")
+    if input._data.ndim not in (2, 3):
+        raise GeometryError(f"{op}: expected 2 to 3 dimensions, (C, L) or (N, C, L), but got "
+                            f"input of size {list(input.shape)}")
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f"{op}: not implemented for dtype {input.dtype}; pool a "
+                                  f"floating tensor, e.g. input.float()")
+    c, length = input.shape[-2:]
+    if length == 0 or (c == 0 and op == "adaptive_max_pool1d"):  # (torch's avg takes C = 0)
+        raise GeometryError(f"{op}: expected input to have non-zero size for non-batch "
+                            f"dimensions, but input has sizes {list(input.shape)}")
+    if sizes[0] < 0:
+        raise GeometryError(f"{op}: output_size must be at least 0, got {output_size!r}")
+    batched = input._data.ndim == 3
+    return one_sample_as_batch(input, batched), batched, (1, int(sizes[0]))
+
+
+def adaptive_avg_pool1d(input, output_size) -> Tensor:
+    """Mean over PyTorch's adaptive windows along the last axis of ``input`` (N, C, L) or (C, L),
+    so that its length is ``output_size`` (an int or a 1-tuple): one AdaptiveAvgPool1d node."""
+    input, batched, out_hw = _adaptive1d_args("adaptive_avg_pool1d", input, output_size)
+    out = AdaptiveAvgPool1d.apply(input, out_hw=out_hw)
+    return out if batched else unbatched(out)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max over PyTorch's adaptive windows along the last axis of ``input`` (N, C, L) or (C, L);
+    with ``return_indices=True`` also each argmax, its position along L (int64)."""
+    op = "adaptive_max_pool1d"
+    return_indices = check_flag(op, "return_indices", return_indices)
+    input, batched, out_hw = _adaptive1d_args(op, input, output_size)
+    out, ctx = AdaptiveMaxPool1d.apply(input, out_hw=out_hw, return_ctx=True)
+    if return_indices:
+        out = out, Tensor._make(ctx.argmax.copy(), None)  # a copy: backward routes by its own
+    return out if batched else unbatched(out)
+
+
+class MaxUnpool1d(MaxUnpool2d):
+    """out[n, c, indices] = x, zero elsewhere, along L;  ∂L/∂x = G read at the indices
+    (MaxUnpool2d over a height of one)"""
+
+    @staticmethod
+    def in_plane(line: dict) -> dict:
+        return line  # (out_hw already has the unit height)
+
+    def forward(ctx, x, indices, *, out_hw):
+        out = MaxUnpool2d.forward(ctx, with_height(x), with_height(indices), out_hw=out_hw)
+        ctx.save_for_backward(indices=indices)
+        return without_height(out)
+
+    def backward(ctx, grad):
+        return backward_in_plane(ctx, MaxUnpool2d, grad)
+
+
+def unpool_size(op: str, input_size, kernel, stride, padding, output_size) -> tuple:
+    """PyTorch's output size of an n-D max unpool: (size - 1)·s - 2p + k along each axis, or
+    ``output_size`` (n sizes, or n + 2 whose last n count) if within a stride of it."""
+    dims = len(input_size)
+    default = tuple((size - 1) * s - 2 * p + k
+                    for size, k, s, p in zip(input_size, kernel, stride, padding))
+    if output_size is None:
+        sizes = default
+    else:
+        try:
+            sizes = tuple(output_size)
+        except TypeError:  # not a sequence: 6, 2.5, True
+            sizes = None
+        if sizes is not None and len(sizes) not in (dims, dims + 2):
+            raise ValueError(f"{op}: output_size should be a sequence containing {dims} or "
+                             f"{dims + 2} elements, but it has a length of '{len(sizes)}'")
+        if sizes is None or not all(isinstance(s, (int, np.integer)) and
+                                    not isinstance(s, (bool, np.bool_)) for s in sizes):
+            raise TypeError(f"{op}: output_size must be None or a sequence of {dims} or "
+                            f"{dims + 2} ints, got {output_size!r}")
+        sizes = sizes[-dims:]
+        for axis, (size, wanted, s) in enumerate(zip(default, sizes, stride)):
+            if not size - s < wanted < size + s:
+                raise ValueError(f'{op}: invalid output_size "{output_size}" (dim {axis} must '
+                                 f'be between {size - s} and {size + s})')
+    if min(sizes) < 1:
+        raise GeometryError(f"{op}: the output would be empty, of size {sizes}, for an input of "
+                            f"size {tuple(input_size)}, kernel_size={kernel}, stride={stride}, "
+                            f"padding={padding}")
+    return tuple(int(size) for size in sizes)
+
+
+def check_unpool_args(op: str, input, indices, dims: int) -> tuple:
+    """(input, indices, whether batched): torch's checks of a max unpool's operands, for
+    ``dims`` spatial axes."""
+    input, indices = tensor_arg(op, "input", input), tensor_arg(op, "indices", indices)
+    if input._data.ndim not in (dims + 1, dims + 2):
+        raise GeometryError(f"{op}: input should be a {dims + 1}-D or {dims + 2}-D tensor, but "
+                            f"got a tensor with {input._data.ndim} dimensions")
+    check_floating(op, "input", input)
+    if indices.dtype != np.int64:
+        raise GeometryError(f"{op}: elements in indices should be type int64 but got: "
+                            f"{indices.dtype}")
+    if indices.shape != input.shape:
+        raise GeometryError(f"{op}: expected shape of indices to be same as that of the input "
+                            f"tensor ({list(input.shape)}) but got indices tensor with shape: "
+                            f"{list(indices.shape)}")
+    if 0 in input.shape[-dims - 1:]:  # (only a batch may be empty)
+        raise GeometryError(f"{op}: expected input to have non-zero size for non-batch "
+                            f"dimensions, but got input of size {list(input.shape)}")
+    return input, indices, input._data.ndim == dims + 2
+
+
+def check_unpool_indices(op: str, indices, out_size, output_size) -> None:
+    """torch's RuntimeError for an index outside the output volume."""
+    bad = (indices._data < 0) | (indices._data >= int(np.prod(out_size)))
+    if bad.any():
+        raise GeometryError(f"{op}: Found an invalid max index: "
+                            f"{indices._data.reshape(-1)[bad.reshape(-1).argmax()]} (output "
+                            f"volumes are of size {'x'.join(map(str, out_size))}) in indices, "
+                            f"for output_size={output_size!r}")
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Each value of ``input`` (N, C, L) or (C, L) put at the position along L that ``indices``
+    names (max_pool1d's ``return_indices``), zeros elsewhere: one MaxUnpool1d node."""
+    op = "max_unpool1d"
+    input, indices, batched = check_unpool_args(op, input, indices, 1)
+    kernel = ntuple(op, "kernel_size", kernel_size, 1)
+    stride = kernel if stride is None else ntuple(op, "stride", stride, 1)
+    padding = ntuple(op, "padding", padding, 1, minimum=0)
+    out_size = unpool_size(op, input.shape[-1:], kernel, stride, padding, output_size)
+    check_unpool_indices(op, indices, out_size, output_size)
+    input, indices = one_sample_as_batch(input, batched), one_sample_as_batch(indices, batched)
+    out = MaxUnpool1d.apply(input, indices, out_hw=(1,) + out_size)
+    return out if batched else unbatched(out)
+
+
+# ---- power-average (Lp) pooling -----------------------------------------------------------------
+def _lp_pool(op: str, pool, input, norm_type, kernel_size, stride, ceil_mode, area) -> Tensor:
+    """PyTorch's lp_pool: (area · mean of xᵖ over each window)^(1/p), composed as torch composes
+    it — ``area``: avg_pool of x.pow(p), then sign(s)·relu(|s|) (a negative or zero sum's
+    gradient is zero, as torch's), times the kernel's area — to the power 1/p, so its values,
+    gradients and NaNs are torch's, to any order; p = ±inf is ``pool`` (max_pool) of ±|x|."""
+    input = tensor_arg(op, "input", input)
+    if not isinstance(norm_type, (int, float, np.integer, np.floating)):  # (True is 1, as torch's)
+        raise TypeError(f"{op}: norm_type must be a number, got {norm_type!r}")
+    if norm_type == float("inf"):
+        return pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    return area(input.pow(norm_type)) ** (1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """(Σ xᵖ over each window along L)^(1/p), as torch's: ``input`` (N, C, L) or (C, L),
+    ``kernel_size`` an int (torch multiplies by it)."""
+    op = "lp_pool1d"
+    if isinstance(kernel_size, bool) or not isinstance(kernel_size, (int, np.integer)):
+        raise TypeError(f"{op}: kernel_size must be an int, got {kernel_size!r}")
+
+    def area(powers):
+        out = avg_pool1d(powers, kernel_size, stride, 0, ceil_mode)
+        return (out.sign() * out.abs().relu()) * kernel_size
+    return _lp_pool(op, max_pool1d, input, norm_type, kernel_size, stride, ceil_mode, area)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """(Σ xᵖ over each kh×kw window)^(1/p), as torch's: ``input`` (N, C, H, W) or (C, H, W)."""
+    op = "lp_pool2d"
+    kh, kw = pair(op, "kernel_size", kernel_size, single=True)
+
+    def area(powers):
+        out = avg_pool2d(powers, (kh, kw), stride, 0, ceil_mode)
+        return (out.sign() * out.abs().relu()) * (kh * kw)
+    return _lp_pool(op, max_pool2d, input, norm_type, kernel_size, stride, ceil_mode, area)

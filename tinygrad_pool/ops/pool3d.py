@@ -9,17 +9,25 @@ is the 2-D one. The first maximum wins a tie and a NaN wins, as in PyTorch (``fi
 Average pooling is a window sum over the zero-padded volume (conv3d.py's im2col_nd, summed
 over the taps) divided by PyTorch's divisor; the sum's adjoint spreads each value back over its
 window (col2im_nd), and the derivative of that spreading is the window sum again.
+
+Adaptive pooling fixes the output size instead (windows from ``windows.adaptive_bounds`` along
+each axis): adaptive max gathers every window's voxels through one index table and routes its
+gradient as max pooling does; adaptive average is linear, one averaging matrix per axis, with
+the transposed matrices for its derivative. Max unpooling scatters values to the voxels the
+indices name; its derivative is the gather by the same indices (pool.py's GatherArgmax).
 """
 import math
 
 import numpy as np
 
 from ..engine import Node, Tensor
-from ..windows import GeometryError, check_windows_reach_input, pool_output_size
+from ..windows import (GeometryError, adaptive_bounds, adaptive_mean, adaptive_mean_matrix,
+                       check_windows_reach_input, pool_output_size)
 from ..args import check_dimension, check_flag, tensor_arg
 from .conv import ntuple
 from .conv3d import col2im_nd, im2col_nd
-from .pool import RouteToArgmax, first_max, plane_index_dtype
+from .pool import (GatherArgmax, RouteToArgmax, check_unpool_args, check_unpool_indices,
+                   first_max, plane_index_dtype, unpool_size)
 
 AXES = ("depth", "height", "width")
 
@@ -255,3 +263,191 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 def _one(out: Tensor) -> Tensor:
     """A batch of one without its batch axis (a reshape the gradient flows back through)."""
     return out.reshape(out.shape[1:])
+
+
+# ---- adaptive pooling: windows [⌊i·D/out⌋, ⌈(i+1)·D/out⌉) along each axis ------------------------
+def adaptive_volume_index(size, out_size) -> np.ndarray:
+    """(K, *out_size): the flat index, into a D×H×W volume, of every voxel of every adaptive
+    window (windows.adaptive_bounds along each axis), K the longest window's voxel count. A
+    shorter window repeats its last voxel along an axis, after the one it copies (row-major), so
+    that neither the max nor which voxel is the first maximum (or the last NaN) changes."""
+    index, cells = 0, 1
+    for axis, (n, o) in enumerate(zip(size, out_size)):
+        starts, ends = adaptive_bounds(n, o)
+        longest = int((ends - starts).max(initial=1))  # (initial: out may be 0)
+        taps = np.minimum(starts[:, None] + np.arange(longest), ends[:, None] - 1)  # (o, k)
+        shape = [1] * 6  # (window along each axis, tap along each axis)
+        shape[axis], shape[3 + axis] = o, longest
+        index, cells = index * n + taps.reshape(shape), cells * longest
+    index = index.reshape(tuple(out_size) + (cells,))  # (spelt out: an output may be empty)
+    return np.moveaxis(index, -1, 0).astype(np.intp)
+
+
+class AdaptiveMaxPool3d(MaxPool3d):
+    """out = max over each adaptive window;  ∂L/∂x[argmax] += ∂L/∂out, zero elsewhere (routed
+    as MaxPool3d's)"""
+
+    argument_names = {"out_size": "output_size"}  # as PyTorch names it (pictures ask)
+
+    def forward(ctx, x, *, out_size):
+        n, c = x.shape[:2]
+        voxel = adaptive_volume_index(x.shape[2:], out_size)  # (K, *out)
+        out, k = first_max(x.reshape(n, c, math.prod(x.shape[2:]))[:, :, voxel])
+        argmax = np.take_along_axis(voxel[None, None], k[:, :, None], axis=2)[:, :, 0]
+        ctx.save_for_backward(x=x, argmax=argmax.astype(np.int64))  # what PyTorch saves
+        return out
+
+    def kink_candidates(self, x) -> tuple:
+        """The voxels each adaptive window takes its max among, for gradcheck's kink report."""
+        (n, c), size = x.shape[:2], x.shape[2:]
+        voxel = adaptive_volume_index(size, self.attrs["out_size"])
+        values = x.reshape(n, c, math.prod(size))[:, :, voxel]  # (N, C, K, *out)
+        shape = (n, c) + tuple(self.attrs["out_size"])
+
+        def cell(g, k):
+            window = np.unravel_index(g, shape)[2:]
+            return f"voxel {tuple(int(i) for i in np.unravel_index(voxel[(k,) + window], size))}"
+
+        def group(g):
+            return f"{self.name} window {tuple(int(i) for i in np.unravel_index(g, shape))}"
+        return np.moveaxis(values, 2, -1).reshape(-1, len(voxel)), cell, group
+
+
+def along_axes(x: np.ndarray, matrices) -> np.ndarray:
+    """x with each spatial axis a (2, 3, 4) multiplied by its matrix M_a: x ×₂ M_d ×₃ M_h ×₄ M_w."""
+    for axis, matrix in zip((2, 3, 4), matrices):
+        x = (x.swapaxes(axis, -1) @ matrix.T).swapaxes(axis, -1)
+    return x
+
+
+class AdaptiveAvgPool3d(Node):
+    """out = mean over each adaptive window (its own voxels: a NaN stays in its own); linear,
+    out = x ×₂ M_d ×₃ M_h ×₄ M_w, so  ∂L/∂x = G ×₂ M_dᵀ ×₃ M_hᵀ ×₄ M_wᵀ  (M_a: the matrix that
+    averages the windows along axis a)"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    argument_names = {"out_size": "output_size"}  # as PyTorch names it (pictures ask)
+
+    def forward(ctx, x, *, out_size):
+        ctx.save_for_backward(x=x)  # what PyTorch saves (backward reads only its shape)
+        for axis, o in zip((2, 3, 4), out_size):
+            x = adaptive_mean(x, axis, o)
+        return x
+
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return VolumeProduct.call(grad, matrices=tuple(
+            adaptive_mean_matrix(n, o, grad.dtype).T for n, o in zip(x.shape[2:],
+                                                                      ctx.attrs["out_size"])))
+
+
+class VolumeProduct(Node):
+    """out = x ×₂ M_d ×₃ M_h ×₄ M_w on every D×H×W volume, for constant matrices (adaptive
+    average pooling's transposed);  ∂L/∂x = G ×₂ M_dᵀ ×₃ M_hᵀ ×₄ M_wᵀ"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    def forward(ctx, x, *, matrices):
+        return np.ascontiguousarray(along_axes(x, matrices))
+
+    def backward(ctx, grad):
+        return VolumeProduct.call(grad, matrices=tuple(m.T for m in ctx.attrs["matrices"]))
+
+
+def _adaptive3d_args(op: str, input, output_size) -> tuple:
+    """(the input as a batch, whether it was one, the output's (D, H, W)), checked as torch's."""
+    input = tensor_arg(op, "input", input)
+    if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):
+        sizes = (output_size,) * 3
+    else:
+        try:
+            sizes = None if isinstance(output_size, str) else tuple(output_size)
+        except TypeError:  # not a sequence: 2.5, None
+            sizes = None
+        if sizes is None or not all(s is None or isinstance(s, (int, np.integer)) and
+                                    not isinstance(s, (bool, np.bool_)) for s in sizes):
+            raise TypeError(f"{op}: output_size must be an int or a tuple of 3 ints (or None), "
+                            f"got {output_size!r}")
+        if len(sizes) != 3:
+            raise GeometryError(f"{op}: output_size must have 3 elements, got {output_size!r}")
+    shape = input._data.shape
+    if input._data.ndim not in (4, 5):
+        raise GeometryError(f"{op}: expected a 4D (C, D, H, W) or 5D (N, C, D, H, W) tensor, "
+                            f"but got input of size {list(shape)}")
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f"{op}: not implemented for dtype {input.dtype}; pool a "
+                                  f"floating tensor, e.g. input.float()")
+    if 0 in shape[-4:]:
+        raise GeometryError(f"{op}: expected input to have non-zero size for non-batch "
+                            f"dimensions, but input has sizes {list(shape)}")
+    sizes = tuple(n if s is None else int(s) for s, n in zip(sizes, shape[-3:]))
+    if min(sizes) < 0:
+        raise GeometryError(f"{op}: elements of output_size must be greater than or equal to 0, "
+                            f"got {output_size!r}")
+    batched = input._data.ndim == 5
+    return (input if batched else input.reshape(1, *shape)), batched, sizes
+
+
+def adaptive_avg_pool3d(input, output_size) -> Tensor:
+    """Mean over PyTorch's adaptive windows of ``input`` (N, C, D, H, W) or (C, D, H, W), so that
+    the output's volume is ``output_size`` (an int, or 3 whose None entries keep the input's)."""
+    input, batched, out_size = _adaptive3d_args("adaptive_avg_pool3d", input, output_size)
+    out = AdaptiveAvgPool3d.apply(input, out_size=out_size)
+    return out if batched else _one(out)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over PyTorch's adaptive windows of ``input`` (N, C, D, H, W) or (C, D, H, W); with
+    ``return_indices=True`` also each argmax as a flat index into its D×H×W volume (int64)."""
+    op = "adaptive_max_pool3d"
+    return_indices = check_flag(op, "return_indices", return_indices)
+    input, batched, out_size = _adaptive3d_args(op, input, output_size)
+    out, ctx = AdaptiveMaxPool3d.apply(input, out_size=out_size, return_ctx=True)
+    if return_indices:
+        indices = Tensor._make(ctx.argmax.copy(), None)  # a copy: backward's is its own
+        return (out, indices) if batched else (_one(out), _one(indices))
+    return out if batched else _one(out)
+
+
+# ---- max unpooling ------------------------------------------------------------------------------
+class MaxUnpool3d(Node):
+    """out[n, c, indices] = x, zero elsewhere (a scatter into each D×H×W volume);  ∂L/∂x = G read
+    at the indices (a gather: pool.py's GatherArgmax on the volumes laid flat)"""
+
+    fresh_gradients = True  # each gradient is an array made for its input alone
+
+    def forward(ctx, x, indices, *, out_size):
+        ctx.save_for_backward(indices=indices)  # an input: its version is checked before
+        # backward reads it
+        n, c = x.shape[:2]
+        out = np.zeros((n, c) + tuple(out_size), x.dtype)
+        values = (n, c, math.prod(x.shape[2:]))  # (sizes spelt out: a batch may be empty)
+        np.put_along_axis(out.reshape(n, c, math.prod(out_size)), indices.reshape(values),
+                          x.reshape(values), axis=2)
+        return out
+
+    def backward(ctx, grad):
+        indices, = ctx.saved_tensors
+        indices = np.asarray(indices)  # (under create_graph the engine hands it over as a Tensor)
+        n, c = indices.shape[:2]
+        flat = (n, c, 1, math.prod(indices.shape[2:]))
+        read = GatherArgmax.call(grad.reshape(n, c, 1, math.prod(grad.shape[2:])),
+                                 argmax=indices.reshape(flat))
+        return read.reshape(indices.shape), None
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Each value of ``input`` (N, C, D, H, W) or (C, D, H, W) put at the voxel ``indices``
+    names (max_pool3d's ``return_indices``), zeros elsewhere."""
+    op = "max_unpool3d"
+    input, indices, batched = check_unpool_args(op, input, indices, 3)
+    kernel = ntuple(op, "kernel_size", kernel_size, 3)
+    stride = kernel if stride is None else ntuple(op, "stride", stride, 3)
+    padding = ntuple(op, "padding", padding, 3, minimum=0)
+    out_size = unpool_size(op, input.shape[-3:], kernel, stride, padding, output_size)
+    check_unpool_indices(op, indices, out_size, output_size)
+    if not batched:
+        input, indices = input.reshape(1, *input.shape), indices.reshape(1, *indices.shape)
+    out = MaxUnpool3d.apply(input, indices, out_size=out_size)
+    return out if batched else _one(out)
