@@ -42,6 +42,9 @@ from .layers import (AvgPool1d, AvgPool2d, AvgPool3d, Conv1d, Conv2d, Conv3d, Co
                      MaxPool3d, PixelShuffle, PixelUnshuffle, ChannelShuffle, Unflatten)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
                    NLLLoss, SmoothL1Loss)
+from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss,
+                   MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+                   MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss)
 from .module import Identity, Module, ModuleDict, ModuleList, Parameter, Sequential
 from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
                             LayerNorm, LocalResponseNorm)
@@ -56,26 +59,32 @@ from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, A
 from .sparse import Embedding
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
-__all__ = ["functional", "init", "utils", "parallel", "DataParallel", "Module", "Parameter",
-           "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Conv1d", "Conv2d",
-           "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d",
-           "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "Flatten", "Unflatten",
-           "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool2d", "MaxUnpool2d", "Unfold", "Fold", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
-           "MaxUnpool1d", "MaxUnpool3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d",
-           "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
-           "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
-           "CircularPad1d", "CircularPad2d", "CircularPad3d", "Upsample", "UpsamplingNearest2d",
-           "UpsamplingBilinear2d", "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU",
-           "SiLU", "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus",
-           "Softsign", "LogSigmoid", "Softmax", "LogSoftmax", "GLU", "PReLU", "RReLU", "Softmin",
-           "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "BatchNorm1d", "BatchNorm2d",
-           "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "LocalResponseNorm",
-           "CosineSimilarity", "PairwiseDistance", "Dropout", "Dropout2d", "Dropout1d",
-           "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Embedding", "CrossEntropyLoss",
-           "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
-           "BCEWithLogitsLoss"]
+__all__ = ["functional", "init", "utils", "parallel", "DataParallel",
+           "Module", "Parameter", "Sequential", "ModuleList", "ModuleDict", "Identity",
+           "Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d",
+           "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "Flatten",
+           "Unflatten", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "AdaptiveAvgPool2d",
+           "AdaptiveMaxPool2d", "MaxUnpool2d", "Unfold", "Fold",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool3d",
+           "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool3d",
+           "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
+           "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+           "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
+           "CircularPad2d", "CircularPad3d", "Upsample", "UpsamplingNearest2d",
+           "UpsamplingBilinear2d",
+           "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
+           "Tanh", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "LogSigmoid",
+           "Softmax", "LogSoftmax", "GLU", "PReLU", "RReLU", "Softmin", "Tanhshrink",
+           "Softshrink", "Hardshrink", "Threshold",
+           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "LocalResponseNorm", "CosineSimilarity", "PairwiseDistance",
+           "Dropout", "Dropout2d",
+           "Dropout1d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Embedding",
+           "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+           "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+           "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+           "MultiLabelMarginLoss", "MarginRankingLoss", "CosineEmbeddingLoss", "TripletMarginLoss"]
 
 
 # A submodule torch has and we lack (torch.nn.quantized, torch.nn.utils.rnn) is refused on import

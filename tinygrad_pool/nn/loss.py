@@ -8,7 +8,7 @@ Each module keeps its settings and calls its function in ``ops/loss.py``, where 
 ``reduction`` as PyTorch does.
 """
 from ..ops import loss
-from ..args import check_int, check_number, tensor_arg
+from ..args import check_flag, check_int, check_number, tensor_arg
 from .module import Module
 
 
@@ -124,3 +124,149 @@ class BCEWithLogitsLoss(_Loss):
         return loss.binary_cross_entropy_with_logits(input, target, weight=self.weight,
                                                   reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
+
+
+class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence of log-probabilities from a target distribution (see
+    ``F.kl_div``; 'batchmean' is the divergence's definition, averaged over the batch)."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 log_target: bool = False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = check_flag("KLDivLoss", "log_target", log_target)
+
+    def forward(self, input, target):
+        return loss.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class PoissonNLLLoss(_Loss):
+    """Negative log-likelihood of a Poisson rate (see ``F.poisson_nll_loss``)."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
+                 eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = check_flag("PoissonNLLLoss", "log_input", log_input)
+        self.full = check_flag("PoissonNLLLoss", "full", full)
+        self.eps = check_number("PoissonNLLLoss", "eps", eps)
+
+    def forward(self, log_input, target):
+        return loss.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                     eps=self.eps, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Negative log-likelihood of a Gaussian with predicted mean and variance (see
+    ``F.gaussian_nll_loss``)."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+        super().__init__(reduction=reduction)
+        self.full = check_flag("GaussianNLLLoss", "full", full)
+        self.eps = check_number("GaussianNLLLoss", "eps", eps)
+
+    def forward(self, input, target, var):
+        return loss.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                      reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """input where target is 1, max(0, margin - input) where it is -1 (see
+    ``F.hinge_embedding_loss``)."""
+
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = check_number("HingeEmbeddingLoss", "margin", margin)
+
+    def forward(self, input, target):
+        return loss.hinge_embedding_loss(input, target, margin=self.margin,
+                                         reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """Two-class logistic loss log(1 + exp(-target · input)) (see ``F.soft_margin_loss``)."""
+
+    def forward(self, input, target):
+        return loss.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class binary logistic loss, averaged over the classes (see
+    ``F.multilabel_soft_margin_loss``)."""
+
+    def forward(self, input, target):
+        return loss.multilabel_soft_margin_loss(input, target, weight=self.weight,
+                                                reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss on class indices (see ``F.multi_margin_loss``)."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None,
+                 reduce=None, reduction: str = "mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p != 1 and p != 2:
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 supported, got p={p}")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                             f"{weight.ndim}D instead")
+        self.p = p
+        self.margin = check_number("MultiMarginLoss", "margin", margin)
+
+    def forward(self, input, target):
+        return loss.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                      weight=self.weight, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-class multi-label hinge loss on -1-terminated target lists (see
+    ``F.multilabel_margin_loss``)."""
+
+    def forward(self, input, target):
+        return loss.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MarginRankingLoss(_Loss):
+    """max(0, -target · (input1 - input2) + margin) (see ``F.margin_ranking_loss``)."""
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = check_number("MarginRankingLoss", "margin", margin)
+
+    def forward(self, input1, input2, target):
+        return loss.margin_ranking_loss(input1, input2, target, margin=self.margin,
+                                        reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """1 - cos where target is 1, max(0, cos - margin) where it is -1 (see
+    ``F.cosine_embedding_loss``)."""
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = check_number("CosineEmbeddingLoss", "margin", margin)
+
+    def forward(self, input1, input2, target):
+        return loss.cosine_embedding_loss(input1, input2, target, margin=self.margin,
+                                          reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)) (see
+    ``F.triplet_margin_loss``)."""
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+                 size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = check_number("TripletMarginLoss", "margin", margin)
+        if not self.margin > 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
+                             f"{margin} instead")
+        self.p = check_number("TripletMarginLoss", "p", p)
+        self.eps = check_number("TripletMarginLoss", "eps", eps)
+        self.swap = check_flag("TripletMarginLoss", "swap", swap)
+
+    def forward(self, anchor, positive, negative):
+        return loss.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                        eps=self.eps, swap=self.swap, reduction=self.reduction)

@@ -21,9 +21,11 @@ from ..fast.quiet import quiet
 from ..grad_mode import is_grad_enabled
 from ..engine import Node, Tensor, unbroadcast
 from .activation import LogSigmoid
-from ..args import (DimensionError, check_floating, check_int, check_number, check_reduction,
-                   cast_spelling, check_same_dtype, tensor_arg, warn)
-from .elementwise import Clamp, Exp, Log, Where
+from ..args import (DimensionError, check_flag, check_floating, check_int, check_number,
+                   check_reduction, cast_spelling, check_same_dtype, tensor_arg, warn)
+from .elementwise import Clamp, Exp, Log, Where, minimum
+from .math_functions import xlogy
+from .normalization import pairwise_distance
 from .reduce import normalize_axis
 
 # binary_cross_entropy's backward divides by max(x (1 - x), EPSILON) (PyTorch's constant: a C
@@ -641,3 +643,356 @@ def _cross_entropy_soft(op, log_probs: Tensor, target: Tensor, weight, ignore_in
         return -products.sum()
     positions = products.numel() // n_classes if n_classes else 0
     return -products.sum() / positions if positions else -products.sum() * math.nan
+
+
+# ---- more of torch.nn.functional's losses: composed of differentiable ops ---------------------
+# Each is written as PyTorch writes it (its Python or C++ composite), so values, gradients (torch's
+# at the kinks: clamp's 1 at the bound where torch clamps, relu's 0 where torch's kernel counts
+# only a positive margin) and second derivatives follow from the ops.
+KL_DIV_MEAN_WARNING = (
+    "reduction: 'mean' divides the total loss by both the batch size and the support size."
+    "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+    "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+COSINE_EPSILON = 1e-12  # torch's cosine_embedding_loss: added to each squared norm
+
+
+class ClampedValue(Node):
+    """y = max(x, low), ∂y/∂x = 1: torch's ``var.clamp_(min=eps)`` under no_grad on a clone
+    (gaussian_nll_loss), whose gradient passes through the clamp unchanged."""
+
+    elementwise = True
+
+    def forward(ctx, x, low):
+        return np.maximum(x, x.dtype.type(low))
+
+    def backward(ctx, grad):
+        return grad
+
+
+def _floating_pair(op: str, input, target, integral_refused: bool = False) -> tuple:
+    """input and target as Tensors; an integer one becomes a constant of the other's floating
+    dtype (float32 if both are integers), as torch's promotion gives."""
+    input, target = tensor_arg(op, "input", input), tensor_arg(op, "target", target)
+    if integral_refused and (input.dtype.kind != "f" or target.dtype.kind != "f"):
+        raise RuntimeError(f"{op}: Integral inputs not supported (input has dtype {input.dtype}, "
+                           f"target {target.dtype}); convert them with .float()")
+    floating = next((t.dtype for t in (input, target) if t.dtype.kind == "f"), np.dtype(np.float32))
+    input, target = (t if t.dtype.kind == "f" else Tensor._make(t._data.astype(floating), None)
+                     for t in (input, target))
+    _check_broadcast(op, input, target)
+    return input, target
+
+
+def _check_broadcast(op: str, *tensors: Tensor) -> None:
+    try:
+        np.broadcast_shapes(*(t.shape for t in tensors))
+    except ValueError:
+        raise RuntimeError(f"{op}: the sizes {' and '.join(str(tuple(t.shape)) for t in tensors)} "
+                           f"do not broadcast (trailing dimensions must be equal or 1)") from None
+
+
+def _mask(condition: np.ndarray, values: Tensor) -> Tensor:
+    """values where the condition holds, else 0 (torch's where(c, v, zeros): an inf or nan left
+    out is 0, not multiplied by 0)."""
+    return Where.apply(values, Tensor._make(np.zeros((), values.dtype), None), condition=condition)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
+           log_target=False) -> Tensor:
+    """Σ target (log target - input) for log-probabilities input (target as probabilities, or as
+    log-probabilities with ``log_target``); 0 where target is 0 (xlogy). 'batchmean' divides the
+    sum by the batch size (input.shape[0]); 'mean' by the number of elements, with torch's
+    warning."""
+    op = "kl_div"
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(op, reduction, size_average, reduce)
+    elif reduction == "mean":
+        warn(KL_DIV_MEAN_WARNING)
+    if reduction != "batchmean":
+        check_reduction(op, reduction)
+    log_target = check_flag(op, "log_target", log_target)
+    input, target = _floating_pair(op, input, target, integral_refused=True)
+    if log_target:
+        losses = target.exp() * (target - input)
+    else:
+        losses = xlogy(target, target) - target * input
+    if reduction != "batchmean":
+        return _reduce(losses, reduction)
+    total = losses.sum()
+    return total / input.shape[0] if input.ndim else total
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean") -> Tensor:
+    """exp(input) - target · input (``log_input``: input is the log of the rate), else
+    input - target · log(input + eps); ``full`` adds Stirling's term for log(target!) where
+    target > 1."""
+    op = "poisson_nll_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    log_input, full = check_flag(op, "log_input", log_input), check_flag(op, "full", full)
+    eps = check_number(op, "eps", eps)
+    if full and tensor_arg(op, "target", target).dtype == np.bool_:  # (torch subtracts it)
+        raise RuntimeError(f"{op}: target must hold numbers with full=True, got a bool tensor "
+                           f"(convert it with target.float())")
+    input, target = _floating_pair(op, input, target)
+    if log_input:
+        losses = input.exp() - target * input
+    else:
+        losses = input - target * (input + eps).log()
+    if full:  # target log target - target + ½ log(2π target), 0 where target ≤ 1 (as torch)
+        with quiet():  # (log 0 in the entries masked out)
+            stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        losses = losses + _mask(~(target._data <= 1), stirling)
+    return _reduce(losses, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean") -> Tensor:
+    """½ (log var + (input - target)² / var) (+ ½ log 2π with ``full``); var is clamped at eps
+    for the value only (its gradient passes the clamp, as torch's). var may have input's shape,
+    input's shape without the last dim, or one dim of size 1 where input's differs."""
+    op = "gaussian_nll_loss"
+    full = check_flag(op, "full", full)
+    eps = check_number(op, "eps", eps)
+    input, target = tensor_arg(op, "input", input), tensor_arg(op, "target", target)
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError(f"{op}: var has negative entry/entries (var={var})")
+        var = Tensor._make(np.full(input.shape, var, input._data.dtype if input.dtype.kind == "f"
+                                   else np.float32), None)
+    else:
+        if not isinstance(var, Tensor):
+            raise TypeError(f"{op}: var must be a Tensor or a float, got {type(var).__name__}")
+        if (var._data < 0).any():
+            raise ValueError(f"{op}: var has negative entry/entries")
+        if var.dtype.kind != "f":  # (torch clamps it in place at a float eps: refused)
+            raise RuntimeError(f"{op}: var must be a floating-point tensor, got dtype "
+                               f"{var.dtype} (convert it with var.float())")
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(
+                v for i, v in zip(input.shape, var.shape) if i != v) == 1):  # heteroscedastic
+            raise ValueError(f"{op}: var is of incorrect size: {tuple(var.shape)} for input "
+                             f"{tuple(input.shape)} (expected input's shape, input's shape "
+                             f"without its last dim, or one dim of size 1 where input's differs)")
+    if type(reduction) is not str or reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not valid ({op}: reduction must be 'none', 'mean' or "
+                         f"'sum')")
+    var = ClampedValue.apply(var, low=eps)
+    losses = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        losses = losses + 0.5 * math.log(2 * math.pi)
+    return _reduce(losses, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean") -> Tensor:
+    """input where target is 1, max(0, margin - input) where it is -1 (both where it is
+    neither, as torch's: where(target != 1, ...) + where(target != -1, ...))."""
+    op = "hinge_embedding_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    margin = check_number(op, "margin", margin)
+    input, target = tensor_arg(op, "input", input), tensor_arg(op, "target", target)
+    if input.dtype.kind != "f":  # (torch: its mean has no integer result)
+        raise RuntimeError(f"{op}: input must be a floating-point tensor, got dtype "
+                           f"{input.dtype} (convert it with input.float())")
+    _check_broadcast(op, input, target)
+    labels = target._data
+    losses = _mask(labels != 1, (margin - input).clamp(min=0)) + _mask(labels != -1, input)
+    return _reduce(losses, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
+    """log(1 + exp(-target · input)) (torch's formula: inf, and a nan slope, once exp overflows)."""
+    op = "soft_margin_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    input, target = tensor_arg(op, "input", input), tensor_arg(op, "target", target)
+    if input.dtype.kind != "f":  # (torch's kernel writes the loss in the input's dtype)
+        raise RuntimeError(f"{op}: input must be a floating-point tensor, got dtype "
+                           f"{input.dtype} (convert it with input.float())")
+    _check_broadcast(op, input, target)
+    if target.dtype != input.dtype:  # (the kernel's: the target in the input's dtype)
+        target = target.to(input.dtype)
+    if target.requires_grad and is_grad_enabled():  # (torch's kernel has no target gradient)
+        raise RuntimeError(f"{op}: the loss is not differentiable with respect to target; it "
+                           f"cannot have requires_grad=True (pass target.detach())")
+    with quiet():
+        return _reduce((-target * input).exp().log1p(), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean") -> Tensor:
+    """-[t log σ(x) + (1 - t) log σ(-x)] (times weight), averaged over the last (class) dim."""
+    op = "multilabel_soft_margin_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    input = check_floating(op, "input", tensor_arg(op, "input", input))
+    if tensor_arg(op, "target", target).dtype == np.bool_:  # (torch computes 1 - target)
+        raise RuntimeError(f"{op}: target must hold numbers, got a bool tensor (convert it "
+                           f"with target.float())")
+    input, target = _floating_pair(op, input, target)
+    if input.ndim == 0:
+        raise DimensionError(f"{op}: input must have a class dim (the last), got a 0-d tensor")
+    losses = -(target * LogSigmoid.apply(input) + (1 - target) * LogSigmoid.apply(-input))
+    if weight is not None:
+        losses = losses * tensor_arg(op, "weight", weight)
+    return _reduce(losses.sum(dim=-1) / input.shape[-1], reduction)
+
+
+def _margin_input(op: str, input) -> Tensor:
+    """The (C,) or (N, C) scores of a multi-class margin loss (0-d: one class)."""
+    input = check_floating(op, "input", tensor_arg(op, "input", input))
+    if input.ndim > 2 or (input.ndim == 2 and input.shape[1] == 0) or (
+            input.ndim == 1 and input.shape[0] == 0):
+        raise RuntimeError(f"{op}: Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(input.shape)}")
+    return input
+
+
+def _long_target(op: str, target) -> Tensor:
+    target = tensor_arg(op, "target", target)
+    if target.dtype != np.int64:
+        raise RuntimeError(f"{op}: expected scalar type Long but found {target.dtype} (target "
+                           f"holds class indices: convert it with target.long())")
+    return target
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean") -> Tensor:
+    """Σ_{i ≠ y} w_y max(0, margin - x_y + x_i)^p / C per sample (p = 1 or 2), for scores x
+    (N, C) or (C,) and class indices y (N,) (or one)."""
+    op = "multi_margin_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    if p != 1 and p != 2:
+        raise ValueError(f"{op}: only p == 1 and p == 2 supported, got p={p}")
+    margin = check_number(op, "margin", margin)
+    if weight is not None and tensor_arg(op, "weight", weight).ndim != 1:
+        raise ValueError(f"{op}: weight must be one-dimensional, got shape "
+                         f"{tuple(weight.shape)}")
+    input, target = _margin_input(op, input), _long_target(op, target)
+    scores = input.reshape(-1, input.shape[-1] if input.ndim else 1)
+    n, n_classes = scores.shape
+    if (input.ndim == 2 and target.shape != (n,)) or (input.ndim < 2 and target.numel() != 1):
+        raise RuntimeError(f"{op}: target tensor should be 1-D with size equal to the number of "
+                           f"input samples (batch size). Expected target size [{n}], but got "
+                           f"{list(target.shape)}. Input has shape {list(input.shape)}.")
+    labels = target._data.reshape(n)
+    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+        raise RuntimeError(f"{op}: target out of range: class indices must lie in "
+                           f"[0, {n_classes})")
+    if weight is not None:
+        if weight.shape != (n_classes,):
+            raise RuntimeError(f"{op}: inconsistent weight size, expected {n_classes} but got "
+                               f"{list(weight.shape)}")
+        check_same_dtype(op, input=input, weight=weight)
+    rows = np.arange(n)[:, None]
+    # the margin each other class leaves: relu, whose slope at 0 is 0 (torch counts only > 0)
+    hinge = (margin - scores[rows, labels[:, None]] + scores).relu()
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * _constant(op, "weight", weight, input.dtype)[labels][:, None]
+    others = np.arange(n_classes) != labels[:, None]
+    losses = _mask(others, hinge).sum(dim=1) / n_classes
+    return _reduce(losses.reshape(target.shape), reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None,
+                           reduction="mean") -> Tensor:
+    """Σ_j Σ_{i not a target} max(0, 1 - (x_{y_j} - x_i)) / C per sample, for scores x (N, C)
+    or (C,) and target of the same shape holding the target classes y_j, ended by the first -1."""
+    op = "multilabel_margin_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    input, target = _margin_input(op, input), _long_target(op, target)
+    if target.shape != input.shape:
+        raise RuntimeError(f"{op}: inconsistent target size: {list(target.shape)} for input of "
+                           f"size: {list(input.shape)}")
+    scores = input.reshape(-1, input.shape[-1] if input.ndim else 1)
+    n, n_classes = scores.shape
+    labels = target._data.reshape(n, n_classes)
+    if labels.size and (labels.min() < -1 or labels.max() >= n_classes):
+        raise RuntimeError(f"{op}: argument #2 'target' is out of range: entries must lie in "
+                           f"[-1, {n_classes})")
+    listed = np.cumprod(labels != -1, axis=1).astype(bool)  # the targets before the first -1
+    classes = np.where(listed, labels, 0)
+    is_target = np.zeros((n, n_classes), dtype=bool)
+    is_target[np.nonzero(listed)[0], classes[listed]] = True
+    rows = np.arange(n)[:, None]
+    # (N, J, C): target j against class i; relu, whose slope at 0 is 0 (torch counts only > 0)
+    hinge = (1 - (scores[rows, classes][:, :, None] - scores[:, None, :])).relu()
+    counted = listed[:, :, None] & ~is_target[:, None, :]
+    losses = _mask(counted, hinge).sum(dim=(1, 2)) / n_classes
+    return _reduce(losses.reshape(input.shape[:1] if input.ndim == 2 else ()), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean") -> Tensor:
+    """max(0, -target · (input1 - input2) + margin): input1 should rank above input2 where
+    target is 1, below where it is -1."""
+    op = "margin_ranking_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    margin = check_number(op, "margin", margin)
+    input1, input2 = tensor_arg(op, "input1", input1), tensor_arg(op, "input2", input2)
+    target = tensor_arg(op, "target", target)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(f"{op} : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: "
+                           f"{target.shape}")
+    _check_broadcast(op, input1, input2, target)
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean") -> Tensor:
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1 (0
+    elsewhere); cos along the last dim, each squared norm + 1e-12 (torch's)."""
+    op = "cosine_embedding_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    margin = check_number(op, "margin", margin)
+    input1, input2 = tensor_arg(op, "input1", input1), tensor_arg(op, "input2", input2)
+    target = tensor_arg(op, "target", target)
+    if target.ndim > 1:
+        raise RuntimeError(f"{op}: 0D or 1D target tensor expected, multi-target not supported "
+                           f"(got target of shape {tuple(target.shape)})")
+    if not input1.ndim == input2.ndim == target.ndim + 1:
+        raise RuntimeError(f"{op}: {target.ndim}D target tensor expects {target.ndim + 1}D input "
+                           f"tensors, but found inputs with sizes {list(input1.shape)} and "
+                           f"{list(input2.shape)}.")
+    input1, input2 = (t if t.dtype.kind == "f" else Tensor._make(t._data.astype(np.float32), None)
+                      for t in (input1, input2))
+    _check_broadcast(op, input1, input2)
+    dim = target.ndim
+    products = (input1 * input2).sum(dim=dim)
+    squares1 = (input1 * input1).sum(dim=dim) + COSINE_EPSILON
+    squares2 = (input2 * input2).sum(dim=dim) + COSINE_EPSILON
+    cos = products / (squares1 * squares2).sqrt()
+    _check_broadcast(op, cos, target)
+    losses = (_mask(target._data == 1, 1 - cos)
+              + _mask(target._data == -1, (cos - margin).clamp(min=0)))
+    return _reduce(losses, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean") -> Tensor:
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance along
+    the last dim (pairwise_distance); ``swap``: d(anchor, negative) is replaced by
+    d(positive, negative) where that is smaller."""
+    op = "triplet_margin_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    margin = check_number(op, "margin", margin)
+    if not margin > 0:
+        raise ValueError(f"{op}: margin must be greater than 0, got {margin}")
+    p, eps = check_number(op, "p", p), check_number(op, "eps", eps)
+    swap = check_flag(op, "swap", swap)
+    anchor, positive, negative = (tensor_arg(op, name, t) for name, t in
+                                  (("anchor", anchor), ("positive", positive),
+                                   ("negative", negative)))
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"{op}: The anchor, positive, and negative tensors are expected to "
+                           f"have the same number of dimensions, but got: anchor {anchor.ndim}D, "
+                           f"positive {positive.ndim}D, and negative {negative.ndim}D inputs")
+    _check_broadcast(op, anchor, positive, negative)
+    distance_positive = pairwise_distance(anchor, positive, p, eps)
+    distance_negative = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        distance_negative = minimum(distance_negative, pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + distance_positive - distance_negative).clamp(min=0), reduction)
