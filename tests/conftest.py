@@ -1,7 +1,18 @@
 """Shared fixtures. Parity tests take the ``torch`` fixture, so without PyTorch they skip one by
-one while every other test in the same file still runs."""
+one while every other test in the same file still runs.
+
+Hypothesis draws the same examples on every run (``derandomize``): a parity test that fails,
+fails for everyone, and CI never meets an example nobody has seen. To search for new ones, run
+with ``HYPOTHESIS_PROFILE=explore`` (random draws, remembered in .hypothesis/)."""
+import os
+
 import numpy as np
 import pytest
+from hypothesis import settings
+
+settings.register_profile("fixed", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 
 @pytest.fixture
