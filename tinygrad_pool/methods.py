@@ -273,6 +273,9 @@ class TensorMethods:
             return NotImplemented
 
     def __truediv__(self, other):
+        if type(other) is Tensor and other._data.dtype is self._data.dtype \
+                and self._data.dtype.kind == "f":
+            return elementwise.Div.apply(self, other)
         try:
             return elementwise.Div.apply(*elementwise.floating_pair(*self._pair(other, floating=True)))
         except NotAnOperand:

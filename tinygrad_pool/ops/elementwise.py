@@ -845,6 +845,8 @@ def check_fits(op: str, dtype: np.dtype, **numbers) -> None:
 def clamp_bounds(op: str, dtype: np.dtype, low, high) -> tuple:
     """clamp's number bounds for a result of ``dtype``: checked (``check_fits``) and, for an
     integer dtype, as the dtype holds them (uint8's -1 is 255, as torch's)."""
+    if dtype.kind == "f" and type(low) is not int and type(high) is not int:
+        return low, high  # (floats and None: nothing to check, the common case)
     check_fits(op, dtype, **{side: v for side, v in (("min", low), ("max", high)) if v is not None})
     if dtype.kind in "iu":
         low, high = (None if v is None else wrapped(v, dtype).item() for v in (low, high))

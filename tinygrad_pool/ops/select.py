@@ -343,6 +343,8 @@ def _mask_and_value(op: str, input, mask, value):
             check_scalar(op, "value", value)
         raise TypeError(f"{op}: value must be a number or a 0-d Tensor, got "
                         f"{type(value).__name__}")
+    if input.dtype.kind == "f" and type(value) is not int:  # (the common case: nothing to check)
+        return mask, Tensor._make(np.asarray(value).astype(input.dtype), None)
     check_fits(op, input.dtype, value=value)  # (300 into int8 is an error, not wrapped)
     with quiet():  # (int64 takes 2.0**63, the float nearest its largest, as -2**63: torch's)
         return mask, Tensor._make(np.asarray(value).astype(input.dtype), None)
