@@ -431,70 +431,34 @@ class Conv3d(_ConvNd):
     axes, function = 3, staticmethod(functional.conv3d)
 
 
-class ConvTranspose1d(Module):
-    """1-D transposed convolution (functional.conv_transpose1d) over (N, C, L) input; weight
-    (in_channels, out_channels/groups, k). ``forward(input, output_size=None)``: ``output_size``
-    (L), or the full shape, picks one of the ``stride`` lengths it can make, as torch's."""
+class _ConvTransposeNd(Module):
+    """ConvTranspose1d and ConvTranspose3d: ConvTranspose2d's settings, parameters and
+    initialisation over ``axes`` axes; weight (in_channels, out_channels/groups, *kernel), so its
+    fan-in is out_channels/groups·Πkernel, as torch's. ``forward(input, output_size=None)``:
+    ``output_size`` (the spatial sizes, or the full shape) picks one of the sizes a strided
+    layer can make, overriding ``output_padding``."""
+
+    axes = 0
+    function = None
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
                  padding_mode: str = "zeros", device=None, dtype=None, generator=None):
         super().__init__()
-        name = "ConvTranspose1d"
+        name = type(self).__name__
         check_device(name, device)
         if not isinstance(padding_mode, str) or padding_mode != "zeros":  # (torch's ValueError)
             raise ValueError(f"{name}: padding_mode must be 'zeros', the only mode torch has for "
-                             f"ConvTranspose1d, got {padding_mode!r}")
-        if isinstance(padding, str):
-            raise ValueError(f"{name}: padding must be an int or a 1-tuple, got {padding!r}")
-        _conv_settings(self, name, 1, in_channels, out_channels, kernel_size, stride, padding,
-                       dilation, groups)
-        self.output_padding = ntuple(name, "output_padding", output_padding, 1, minimum=0)
-        self.padding_mode = padding_mode
-        bias = check_flag(name, "bias", bias)
-        shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
-        _add_weight_and_bias(self, shape, bias, dtype, generator, outputs=self.out_channels)
-
-    def reset_parameters(self, generator=None) -> None:
-        _reset_weight_and_bias(self.weight, self.bias, generator)
-
-    def forward(self, input, output_size=None):
-        output_padding = self.output_padding if output_size is None else \
-            self._output_padding(input, output_size)
-        return functional.conv_transpose1d(input, self.weight, self.bias, self.stride,
-                                           self.padding, output_padding, self.groups,
-                                           self.dilation)
-
-    def _output_padding(self, input, output_size) -> tuple:
-        return _output_padding_for(self, input, output_size, 1)
-
-    def extra_repr(self) -> str:
-        return _conv_repr(self)
-
-
-class ConvTranspose3d(Module):
-    """3-D transposed convolution (functional.conv_transpose3d) over (N, C, D, H, W) input; weight
-    (in_channels, out_channels/groups, kd, kh, kw), so its fan-in is out_channels/groups·kd·kh·kw
-    as torch's. ``forward(input, output_size=None)``: ``output_size`` (D, H, W), or the full
-    shape, picks one of the sizes a strided layer can make, overriding ``output_padding``."""
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
-                 padding_mode: str = "zeros", device=None, dtype=None, generator=None):
-        super().__init__()
-        name = "ConvTranspose3d"
-        check_device(name, device)
-        if not isinstance(padding_mode, str) or padding_mode != "zeros":  # (torch's ValueError)
-            raise ValueError(f"{name}: padding_mode must be 'zeros', the only mode torch has for "
-                             f"ConvTranspose3d, got {padding_mode!r}")
+                             f"{name}, got {padding_mode!r}")
         if isinstance(padding, str):  # (torch's layer takes it, and its forward then fails)
-            raise ValueError(f"{name}: padding must be an int or a tuple of 3 ints, got "
-                             f"{padding!r}")
-        _conv_settings(self, name, 3, in_channels, out_channels, kernel_size, stride, padding,
-                       dilation, groups)
-        # (checked against stride and dilation by conv_transpose3d, when no output_size says
+            raise ValueError(f"{name}: padding must be an int or a tuple of {self.axes} ints, "
+                             f"got {padding!r}")
+        _conv_settings(self, name, self.axes, in_channels, out_channels, kernel_size, stride,
+                       padding, dilation, groups)
+        # (checked against stride and dilation by the function, when no output_size says
         # otherwise: torch's layer may hold one it never uses)
-        self.output_padding = ntuple(name, "output_padding", output_padding, 3, minimum=0)
+        self.output_padding = ntuple(name, "output_padding", output_padding, self.axes,
+                                     minimum=0)
         self.padding_mode = padding_mode
         bias = check_flag(name, "bias", bias)
         shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
@@ -505,16 +469,24 @@ class ConvTranspose3d(Module):
 
     def forward(self, input, output_size=None):
         output_padding = self.output_padding if output_size is None else \
-            self._output_padding(input, output_size)
-        return functional.conv_transpose3d(input, self.weight, self.bias, self.stride,
-                                           self.padding, output_padding, self.groups,
-                                           self.dilation)
-
-    def _output_padding(self, input, output_size) -> tuple:
-        return _output_padding_for(self, input, output_size, 3)
+            _output_padding_for(self, input, output_size, self.axes)
+        return type(self).function(input, self.weight, self.bias, self.stride, self.padding,
+                                   output_padding, self.groups, self.dilation)
 
     def extra_repr(self) -> str:
         return _conv_repr(self)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution (functional.conv_transpose1d) over (N, C, L) input."""
+
+    axes, function = 1, staticmethod(functional.conv_transpose1d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution (functional.conv_transpose3d) over (N, C, D, H, W) input."""
+
+    axes, function = 3, staticmethod(functional.conv_transpose3d)
 
 
 class MaxPool1d(Module):
