@@ -149,22 +149,10 @@ class LayerNorm(Module):
         self.eps = check_number("LayerNorm", "eps", eps)
         self.elementwise_affine = check_flag("LayerNorm", "elementwise_affine", elementwise_affine)
         bias = check_flag("LayerNorm", "bias", bias)
-        if elementwise_affine:
-            self.weight = Parameter(np.empty(self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(np.empty(self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype)
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -191,22 +179,10 @@ class GroupNorm(Module):
         self.eps = check_number("GroupNorm", "eps", eps)
         self.affine = check_flag("GroupNorm", "affine", affine)
         bias = check_flag("GroupNorm", "bias", bias)
-        if affine:
-            self.weight = Parameter(np.empty(self.num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(np.empty(self.num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, (self.num_channels,), affine, bias, dtype)
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -280,3 +256,19 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _affine_parameters(module: Module, shape: tuple, affine: bool, bias: bool, dtype) -> None:
+    """LayerNorm's and GroupNorm's weight (1) and bias (0) of ``shape``, or None for each when
+    not ``affine`` (bias None also when not ``bias``), as torch registers them."""
+    module.register_parameter("weight", Parameter(np.empty(shape, dtype=dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(np.empty(shape, dtype=dtype))
+                              if affine and bias else None)
+    _reset_affine(module)
+
+
+def _reset_affine(module: Module) -> None:
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
