@@ -691,38 +691,6 @@ class MaxUnpool2d(Node):
         return GatherArgmax.call(grad, argmax=np.asarray(indices)), None
 
 
-def _unpool_size(input_hw, kernel, stride, padding, output_size) -> tuple:
-    """PyTorch's output size: (H - 1)·s - 2p + k, or ``output_size`` (2 sizes, or 4 whose last
-    two count) if within a stride of it."""
-    default = tuple((size - 1) * s - 2 * p + k
-                    for size, k, s, p in zip(input_hw, kernel, stride, padding))
-    if output_size is None:
-        sizes = default
-    else:
-        try:
-            sizes = tuple(output_size)
-        except TypeError:  # not a sequence: 6, 2.5, True
-            sizes = None
-        # the length first, then the elements, as torch's (so "a" is a ValueError, "ab" not)
-        if sizes is not None and len(sizes) not in (2, 4):
-            raise ValueError(f"max_unpool2d: output_size should be a sequence containing 2 or 4 "
-                             f"elements, but it has a length of '{len(sizes)}'")
-        if sizes is None or not all(isinstance(s, (int, np.integer)) and
-                                    not isinstance(s, (bool, np.bool_)) for s in sizes):
-            raise TypeError(f"max_unpool2d: output_size must be None or a sequence of 2 or 4 "
-                            f"ints, got {output_size!r}")
-        sizes = sizes[-2:]
-        for axis, (size, wanted, s) in enumerate(zip(default, sizes, stride)):
-            if not size - s < wanted < size + s:
-                raise ValueError(f'max_unpool2d: invalid output_size "{output_size}" (dim '
-                                 f'{axis} must be between {size - s} and {size + s})')
-    if min(sizes) < 1:
-        raise GeometryError(f"max_unpool2d: the output would be empty, of size {sizes}, for an "
-                            f"input of size {input_hw}, kernel_size={kernel}, stride={stride}, "
-                            f"padding={padding}")
-    return tuple(int(size) for size in sizes)
-
-
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max pooling where it can be: each value of ``input`` put at the pixel
     ``indices`` names (max_pool2d's ``return_indices``), zeros elsewhere. ``input`` is
@@ -745,7 +713,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     kernel = pair(op, "kernel_size", kernel_size)
     stride = kernel if stride is None else pair(op, "stride", stride)
     padding = pair(op, "padding", padding, minimum=0)
-    out_hw = _unpool_size(input.shape[-2:], kernel, stride, padding, output_size)
+    out_hw = unpool_size("max_unpool2d", input.shape[-2:], kernel, stride, padding, output_size)
     bad = (indices._data < 0) | (indices._data >= out_hw[0] * out_hw[1])
     if bad.any():
         raise GeometryError(f"max_unpool2d: Found an invalid max index: "
@@ -1061,6 +1029,7 @@ def unpool_size(op: str, input_size, kernel, stride, padding, output_size) -> tu
             sizes = tuple(output_size)
         except TypeError:  # not a sequence: 6, 2.5, True
             sizes = None
+        # the length first, then the elements, as torch's (so "a" is a ValueError, "ab" not)
         if sizes is not None and len(sizes) not in (dims, dims + 2):
             raise ValueError(f"{op}: output_size should be a sequence containing {dims} or "
                              f"{dims + 2} elements, but it has a length of '{len(sizes)}'")
