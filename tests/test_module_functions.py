@@ -99,3 +99,13 @@ def test_errors_as_torch(torch, call, error):
     for lib in (torch, tinygrad_pool):
         with pytest.raises(error):
             call(lib)
+
+
+@pytest.mark.parametrize("name", ["std_mean", "var_mean", "nansum", "nanmean"])
+def test_numpy_axis_spelling_as_torch(torch, rng, name):
+    """torch takes axis= (and keepdims=) for dim= on these too (tinygrad's test_std_mean)."""
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    ours = getattr(tinygrad_pool, name)(tensor(x), axis=(0, 2), keepdims=True)
+    theirs = getattr(torch, name)(torch.tensor(x), axis=(0, 2), keepdims=True)
+    for a, b in zip(*(r if isinstance(r, tuple) else (r,) for r in (ours, theirs))):
+        _same(a, b, rtol=1e-5, atol=1e-6)

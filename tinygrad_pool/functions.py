@@ -274,6 +274,7 @@ subtract, multiply = sub, mul
 negative = _unary("negative")
 
 
+@numpy_spellings
 def std_mean(input, dim=None, *, correction=1, keepdim: bool = False) -> tuple:
     """(std, mean) over ``dim`` (all dims when None), as torch.std_mean."""
     input = _input("std_mean", input)
@@ -282,6 +283,7 @@ def std_mean(input, dim=None, *, correction=1, keepdim: bool = False) -> tuple:
             _keep_all(input.mean(), input, keepdim))
 
 
+@numpy_spellings
 def var_mean(input, dim=None, *, correction=1, keepdim: bool = False) -> tuple:
     """(var, mean) over ``dim`` (all dims when None), as torch.var_mean."""
     input = _input("var_mean", input)

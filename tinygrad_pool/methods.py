@@ -762,9 +762,11 @@ class TensorMethods:
         total = reduce.cumsum(self if dtype is None else self.to(dtype), dim)
         return total if dtype is None else total.to(dtype)
 
+    @numpy_spellings
     def nansum(self, dim=None, keepdim: bool = False, *, dtype=None):
         return reduce.nansum(self, dim, keepdim, dtype=dtype)
 
+    @numpy_spellings
     def nanmean(self, dim=None, keepdim: bool = False, *, dtype=None):
         return reduce.nanmean(self, dim, keepdim, dtype=dtype)
 
