@@ -240,12 +240,23 @@ def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
 
 def equal(input, other) -> bool:
     """True if both have the same shape and the same values (torch.equal)."""
-    input, other = _input("equal", input), _other("equal", other)
-    return input.shape == other.shape and bool((input._data == other._data).all())
+    return _input("equal", input).equal(_other("equal", other))
 
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
+
+
+def is_floating_point(input) -> bool: return _input("is_floating_point", input).is_floating_point()
+def positive(input) -> Tensor: return _input("positive", input).positive()
+def broadcast_to(input, shape) -> Tensor: return _input("broadcast_to", input).broadcast_to(shape)
+def select(input, dim, index) -> Tensor: return _movement.select(input, dim, index)
+def take(input, index) -> Tensor: return _movement.take(input, index)
+def cross(input, other, dim=None) -> Tensor: return _movement.cross(input, other, dim)
+
+
+def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+    return _input("diff", input).diff(n, dim, prepend, append)
 
 
 # ---- arithmetic with a number first, statistics, diagonals, moved dims, logaddexp

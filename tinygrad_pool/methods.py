@@ -19,6 +19,7 @@ from .devices import device as device_of
 from .engine import OMITTED, Cast, NotAnOperand, Size, Tensor, attach, numpy_spellings
 from .engine.data import _BOOLS, _NOT_COMPARABLE, _check_can_require_grad
 from .engine.tensor import _as_array
+from . import random
 from .random import default_generator, multinomial
 from . import args
 from .ops import (bitwise, conv, cumulative, division, elementwise, join, loss, math_functions,
@@ -1281,6 +1282,149 @@ class TensorMethods:
     @numpy_spellings
     def scatter_reduce_(self, dim, index, src, reduce, *, include_self: bool = True):
         return select.scatter_reduce_(self, dim, index, src, reduce, include_self=include_self)
+
+    # ---- introspection, small conversions, and in-place forms of existing ops
+    # ---- what it is (from the NumPy array: dtype, strides, layout)
+    def is_floating_point(self) -> bool: return self._data.dtype.kind == "f"
+    def is_signed(self) -> bool: return self._data.dtype.kind in "if"
+    def element_size(self) -> int: return self._data.dtype.itemsize
+    itemsize = property(lambda self: self._data.dtype.itemsize)
+    nbytes = property(lambda self: self._data.size * self._data.dtype.itemsize)
+    def ndimension(self) -> int: return self._data.ndim
+    def nelement(self) -> int: return self._data.size
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """C-contiguity of the memory (a transposed or expanded view is not contiguous)."""
+        if memory_format is not None:
+            raise NotImplementedError(f"is_contiguous: memory_format={memory_format!r} is not "
+                                      f"supported (tinygrad_pool has one memory format)")
+        return builtins.bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim=None):
+        """Steps between neighbouring elements, in elements (0 along an expanded dimension)."""
+        strides = [step // self._data.dtype.itemsize for step in self._data.strides]
+        shape = self._data.shape
+        for d in reversed(range(len(shape))):  # (NumPy's x[None] steps 0 over its new size-1
+            if shape[d] == 1 and strides[d] == 0:  # dimension; torch as if it were contiguous)
+                strides[d] = shape[d + 1] * strides[d + 1] if d + 1 < len(shape) else 1
+        strides = tuple(strides)
+        if dim is None:
+            return strides
+        return strides[movement.wrap_dim("stride", dim, self._data.ndim)]
+
+    # ---- conversions and small ops
+    def byte(self): return self.to(dtypes.uint8)
+    def char(self): return self.to(dtypes.int8)
+    def short(self): return self.to(dtypes.int16)
+
+    def positive(self):
+        if self._data.dtype is dtypes.bool:
+            raise RuntimeError("positive: The `+` operator, on a bool tensor is not supported.")
+        return self
+
+    def broadcast_to(self, shape): return self.expand(shape)
+    def equal(self, other) -> bool:
+        """True if both have the same shape and the same values (torch.equal)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"equal(): argument 'other' must be Tensor, not {type(other).__name__}")
+        return self.shape == other.shape and bool((self._data == other._data).all())
+
+    def select(self, dim, index): return movement.select(self, dim, index)
+    def take(self, index): return movement.take(self, index)
+    def sum_to_size(self, *size): return movement.sum_to_size(self, *size)
+    def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None):
+        """The n-th forward difference along ``dim`` (``out[i] = x[i+1] - x[i]``, n times; bools
+        differ as xor, as torch), after joining ``prepend`` and ``append`` to the tensor."""
+        if not movement.is_int(n):
+            raise TypeError(f"diff(): argument 'n' must be int, not {type(n).__name__}")
+        if n < 0:
+            raise RuntimeError(f"diff: order must be non-negative but got {n}")
+        if self.ndim == 0:
+            raise RuntimeError("diff expects input to be at least one-dimensional")
+        dim = movement.wrap_dim("diff", dim, self.ndim)
+        if n == 0:  # (torch: a copy, prepend and append left out)
+            return self.clone()
+        parts = [elementwise.check_tensor("diff", name, part) if part is not self else part
+                 for name, part in (("prepend", prepend), ("input", self), ("append", append))
+                 if part is not None]
+        out = join.cat(parts, dim) if len(parts) > 1 else self
+        for _ in range(min(n, out.shape[dim])):  # (each difference is one shorter: then empty)
+            after = out[(slice(None),) * dim + (slice(1, None),)]
+            before = out[(slice(None),) * dim + (slice(None, -1),)]
+            out = after ^ before if out.dtype == dtypes.bool else after - before
+        return out
+
+    def cross(self, other, dim=None): return movement.cross(self, other, dim)
+
+    # ---- in-place forms of existing ops
+    def floor_(self): return elementwise.not_bool("floor_", self)._inplace(elementwise.Floor)
+    def ceil_(self): return elementwise.not_bool("ceil_", self)._inplace(elementwise.Ceil)
+
+    def round_(self, *, decimals: int = 0):
+        elementwise.round(self.detach(), decimals=decimals)  # (its argument checks)
+        return self._inplace(elementwise.Round, decimals=int(decimals))
+
+    def sin_(self): return self._inplace_unary("sin_", elementwise.Sin, floating=True)
+    def cos_(self): return self._inplace_unary("cos_", elementwise.Cos, floating=True)
+    def rsqrt_(self): return self._inplace_unary("rsqrt_", elementwise.Rsqrt, floating=True)
+    def log1p_(self): return self._inplace_unary("log1p_", elementwise.Log1p, floating=True)
+    def sign_(self): return self._inplace_unary("sign_", elementwise.Sign)
+    def negative_(self): return self._inplace_unary("negative_", elementwise.Neg)
+    def multiply_(self, other): return self._inplace_binary("multiply_", elementwise.Mul, other)
+    def subtract_(self, other, *, alpha=1):
+        return self._inplace_binary("subtract_", elementwise.Sub, other, alpha)
+
+    def cumsum_(self, dim, *, dtype=None):
+        return self.copy_(self.cumsum(dim, dtype=dtype)) if dtype is not None else \
+            self._inplace_cumulative("cumsum_", reduce.Cumsum, dim)
+
+    def cumprod_(self, dim, *, dtype=None):
+        return self.copy_(self.cumprod(dim, dtype=dtype)) if dtype is not None else \
+            self._inplace_cumulative("cumprod_", cumulative.Cumprod, dim)
+
+    def _inplace_cumulative(self, op: str, fn: type, dim):
+        if self._data.dtype is dtypes.bool:
+            raise NotImplementedError(f"{op}: not implemented for bool tensors (the running "
+                                      f"result is an integer, which a bool tensor cannot hold)")
+        # (integers sum or multiply as int64, written back into self's dtype, as torch)
+        return self._inplace(fn, axis=movement.wrap_dim(op, dim, self._data.ndim))
+
+    def _inplace_compare(self, op: str, other, compare, tensors_only: bool = False) -> "Tensor":
+        """``x.eq_(y)``...: the comparison of x and y written into x as x's dtype (0 and 1)."""
+        if tensors_only:
+            elementwise.check_tensor(op, "other", other)
+        else:
+            elementwise.check_operand(op, "other", other)
+        self._check_fits(op, "other", other if isinstance(other, Tensor) else None,
+                         self._data.dtype)
+        return self._inplace(movement.ComparedInto, other, compare=compare)
+
+    def eq_(self, other): return self._inplace_compare("eq_", other, np.equal)
+    def ne_(self, other): return self._inplace_compare("ne_", other, np.not_equal)
+    def lt_(self, other): return self._inplace_compare("lt_", other, np.less)
+    def le_(self, other): return self._inplace_compare("le_", other, np.less_equal)
+    def gt_(self, other): return self._inplace_compare("gt_", other, np.greater)
+    def ge_(self, other): return self._inplace_compare("ge_", other, np.greater_equal)
+    def greater_(self, other): return self._inplace_compare("greater_", other, np.greater)
+    def greater_equal_(self, other): return self._inplace_compare("greater_equal_", other, np.greater_equal)
+    def less_(self, other): return self._inplace_compare("less_", other, np.less)
+    def less_equal_(self, other): return self._inplace_compare("less_equal_", other, np.less_equal)
+    def not_equal_(self, other): return self._inplace_compare("not_equal_", other, np.not_equal)
+    def logical_and_(self, other): return self._inplace_compare("logical_and_", other, np.logical_and, True)
+    def logical_or_(self, other): return self._inplace_compare("logical_or_", other, np.logical_or, True)
+    def logical_xor_(self, other): return self._inplace_compare("logical_xor_", other, np.logical_xor, True)
+    def logical_not_(self): return self._inplace_compare("logical_not_", 0, np.equal)
+
+    def fill_diagonal_(self, fill_value, wrap: bool = False):
+        return self._inplace(movement.FillDiagonal,
+                             **movement.fill_diagonal_arguments(self, fill_value, wrap))
+
+    def detach_(self):
+        """Detach this tensor from the graph in place (it becomes a leaf that needs no grad)."""
+        if self._view is not None:
+            raise RuntimeError("detach_: Can't detach views in-place. Use detach() instead.")
+        self.grad_fn, self._requires_grad = None, False
+        return self
 
 
 attach(TensorMethods)

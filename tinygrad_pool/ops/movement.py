@@ -1215,3 +1215,126 @@ def channel_shuffle(input, groups: int) -> Tensor:
     moved = Permute.apply(split, dims=swap_dims(split.ndim, 1, 2))
     return _copy_of(Reshape.apply(moved, shape=tuple(input.shape)))
 
+
+
+# ---- select, take, sum_to_size, diff, cross (Tensor.select ...: views and compositions) ------
+def select(input, dim, index) -> Tensor:
+    """``input.select(dim, index)``: the view ``input[..., index, ...]`` (index at ``dim``)."""
+    input = _tensor("select", "input", input)
+    for name, value in (("dim", dim), ("index", index)):
+        if not is_int(value):
+            raise TypeError(f"select(): argument '{name}' must be int, not {type(value).__name__}")
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = wrap_dim("select", dim, input.ndim)
+    size = input.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {dim}")
+    return input[(slice(None),) * dim + (int(index),)]
+
+
+def take(input, index) -> Tensor:
+    """``input.take(index)``: the elements of the flattened input at ``index`` (int64), in
+    index's shape; the gradient adds into the positions taken (indexing's scatter-add)."""
+    input, index = _tensor("take", "input", input), _tensor("take", "index", index)
+    if index.dtype != np.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype}")
+    size = input._data.size
+    if index._data.size and not (-size <= index._data.min() and index._data.max() < size):
+        bad = index._data[(index._data < -size) | (index._data >= size)].flat[0]
+        raise IndexError(f"take(): out of range: tried to access index {bad} on a tensor of "
+                         f"{size} elements.")
+    return input.reshape(-1)[index]
+
+
+def sum_to_size(input, *size) -> Tensor:
+    """``input.sum_to_size(*size)``: input summed down to ``size``, which must expand to
+    input's shape (the reverse of expand: broadcasting's gradient)."""
+    input = _tensor("sum_to_size", "input", input)
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    if not all(is_int(s) for s in size):
+        raise TypeError(f"sum_to_size(): argument 'size' must be a tuple of ints, got {size!r}")
+    shape, lead = input.shape, input.ndim - len(size)
+    if lead < 0 or any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
+        raise RuntimeError(f"sum_to_size: size {{{list(size)}}} is not expandable to size "
+                           f"{{{list(shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size)
+                                      if s == 1 and shape[lead + i] != 1)
+    return input.sum(dim=dims, keepdim=True).reshape(size) if dims else input
+
+
+def cross(input, other, dim=None) -> Tensor:
+    """The cross product of 3-vectors along ``dim``; inputs broadcast. ``dim=None``: the first
+    dimension of size 3 (torch.cross's deprecated default, with its warning)."""
+    input, other = _tensor("cross", "input", input), _tensor("cross", "other", other)
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions. Got "
+                           f"{input.ndim} and {other.ndim}")
+    try:
+        shape = np.broadcast_shapes(input.shape, other.shape)
+    except ValueError:
+        raise RuntimeError(f"linalg.cross: the shapes {list(input.shape)} and "
+                           f"{list(other.shape)} do not broadcast") from None
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                      "default value of dim will change to agree with that of linalg.cross in a "
+                      "future release.", UserWarning, stacklevel=3)
+        if 3 not in shape:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = shape.index(3)
+    elif not is_int(dim):
+        raise TypeError(f"cross(): argument 'dim' must be int, not {type(dim).__name__}")
+    dim = wrap_dim("linalg.cross", dim, len(shape))
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[dim]} and {other.shape[dim]}")
+    # component i is a[i+1]·b[i+2] − a[i+2]·b[i+1] (indices mod 3): rolls along dim
+    shape = tuple(shape)
+    a, b = input.expand(shape), other.expand(shape)
+    return (roll(a, -1, dim) * roll(b, -2, dim)) - (roll(a, -2, dim) * roll(b, -1, dim))
+
+
+class ComparedInto(Node):
+    """``x.eq_(y)``, ``x.logical_and_(y)``...: the comparison's truth values in x's dtype,
+    piecewise constant — d/dx = 0 (zeros, as torch's EqBackward); ``other`` gets none"""
+
+    def forward(ctx, x, other, compare):
+        return np.asarray(compare(x, other)).astype(x.dtype)
+
+    def backward(ctx, grad):
+        return Fill.call(grad, value=0), None
+
+
+class FillDiagonal(Node):
+    """``x.fill_diagonal_(value, wrap)``: x with its main diagonal set to ``value`` (a tall
+    matrix's restarting every n+1 rows with ``wrap``, as NumPy's fill_diagonal) — d/dx is 1
+    off the diagonal, 0 on it"""
+
+    def forward(ctx, x, value, wrap):
+        out = np.array(x, order="C")
+        np.fill_diagonal(out, value, wrap=wrap)
+        return out
+
+    def backward(ctx, grad):
+        return FillDiagonal.call(grad, value=0, wrap=ctx.attrs["wrap"])
+
+
+def fill_diagonal_arguments(input, fill_value, wrap) -> dict:
+    """fill_diagonal_'s checks (torch's errors); the attributes of its FillDiagonal."""
+    if isinstance(fill_value, Tensor):
+        if fill_value.ndim:
+            raise RuntimeError(f"fill_diagonal_: fill_value must be a number or a 0-dim tensor, "
+                               f"got a tensor of shape {list(fill_value.shape)}")
+        fill_value = fill_value.item()
+    elif not isinstance(fill_value, (int, float, bool, np.number)):
+        raise TypeError(f"fill_diagonal_(): argument 'fill_value' must be Number, not "
+                        f"{type(fill_value).__name__}")
+    if input.ndim < 2:
+        raise RuntimeError(f"fill_diagonal_: dimensions must larger than 1 (input has "
+                           f"{input.ndim})")
+    if input.ndim > 2 and len(set(input.shape)) != 1:
+        raise RuntimeError(f"fill_diagonal_: all dimensions of input must be of equal length "
+                           f"(input has shape {list(input.shape)})")
+    return {"value": fill_value, "wrap": bool(wrap)}
