@@ -449,12 +449,18 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 # ---- order and running extremes (ops/sort.py, ops/cumulative.py)
 sort, argsort, msort, topk, kthvalue, median, nanmedian = map(
     _unary, ("sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian"))
+mode, quantile, nanquantile = map(_unary, ("mode", "quantile", "nanquantile"))
 cumprod, cummax, cummin, logcumsumexp = map(
     _unary, ("cumprod", "cummax", "cummin", "logcumsumexp"))
 
 
 # ---- triangles, masks, repeats, grids (ops/select.py)
 scatter_reduce = _unary("scatter_reduce")
+index_add, index_copy, index_fill, masked_scatter, addcmul, addcdiv = map(
+    _unary, ("index_add", "index_copy", "index_fill", "masked_scatter", "addcmul", "addcdiv"))
+unique, unique_consecutive, bincount, histc = map(
+    _unary, ("unique", "unique_consecutive", "bincount", "histc"))
+bernoulli = _unary("bernoulli")
 
 
 def tril(input, diagonal: int = 0) -> Tensor:

@@ -661,6 +661,13 @@ class TensorMethods:
         """``num_samples`` indices per row, drawn in proportion to the weights (torch's)."""
         return multinomial(self, num_samples, replacement, generator=generator)
 
+    def bernoulli(self, p=None, *, generator=None):
+        """0s and 1s, each 1 with probability self's element (or ``p``)."""
+        return random.bernoulli(self, p, generator=generator)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        return random.bernoulli_(self, p, generator=generator)
+
     # ``x += y`` with a y that no in-place op takes (an array, a list): NotImplemented, and
     # Python falls back to ``x = x + y``, as with torch
     def __iadd__(self, other): return self._augmented("+=", elementwise.Add, other)
@@ -924,6 +931,32 @@ class TensorMethods:
     def index_select(self, dim, index): return select.index_select(self, dim, index)
     def masked_fill(self, mask, value): return select.masked_fill(self, mask, value)
     def masked_fill_(self, mask, value): return select.masked_fill_(self, mask, value)
+    def index_add(self, dim, index, source, *, alpha=1):
+        return select.index_add(self, dim, index, source, alpha=alpha)
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return select.index_add_(self, dim, index, source, alpha=alpha)
+    def index_copy(self, dim, index, source): return select.index_copy(self, dim, index, source)
+    def index_copy_(self, dim, index, source):
+        return select.index_copy_(self, dim, index, source)
+    def index_fill(self, dim, index, value): return select.index_fill(self, dim, index, value)
+    def index_fill_(self, dim, index, value): return select.index_fill_(self, dim, index, value)
+    def masked_scatter(self, mask, source): return select.masked_scatter(self, mask, source)
+    def masked_scatter_(self, mask, source): return select.masked_scatter_(self, mask, source)
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        return select.unique(self, sorted, return_inverse, return_counts, dim)
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        return select.unique_consecutive(self, return_inverse, return_counts, dim)
+    def bincount(self, weights=None, minlength=0):
+        return select.bincount(self, weights, minlength)
+    def histc(self, bins=100, min=0, max=0): return select.histc(self, bins, min, max)
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        return select.addcmul(self, tensor1, tensor2, value=value)
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        return select.addcmul_(self, tensor1, tensor2, value=value)
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        return select.addcdiv(self, tensor1, tensor2, value=value)
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        return select.addcdiv_(self, tensor1, tensor2, value=value)
     @numpy_spellings
     def take_along_dim(self, indices, dim=None): return select.take_along_dim(self, indices, dim)
 
@@ -1247,6 +1280,17 @@ class TensorMethods:
     @numpy_spellings
     def nanmedian(self, dim=OMITTED, keepdim=False):
         return ordering.nanmedian(self, dim, keepdim)
+
+    @numpy_spellings
+    def mode(self, dim=-1, keepdim=False): return reduce.mode(self, dim, keepdim)
+
+    @numpy_spellings
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return reduce.quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    @numpy_spellings
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return reduce.nanquantile(self, q, dim, keepdim, interpolation=interpolation)
 
     @numpy_spellings
     def cumprod(self, dim, *, dtype=None):

@@ -242,3 +242,62 @@ def _draw_with_replacement(rows: np.ndarray, num_samples: int, rng) -> np.ndarra
     # (a u rounded up to the row's end would fall past it: onto the last category of weight > 0)
     last = categories - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)
     return np.minimum(indices, last[:, None])
+
+
+def _probability(op: str, p: float) -> float:
+    if not isinstance(p, (bool, int, float, np.number, np.bool_)):
+        raise TypeError(f"{op}(): argument 'p' must be float, not {type(p).__name__}")
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"{op} expects p to be in [0, 1], but got p={p}")
+    return float(p)
+
+
+def _draws(rng, probabilities) -> np.ndarray:
+    """1 with each probability, else 0: a uniform number below it."""
+    return rng.random(np.shape(probabilities)) < probabilities
+
+
+def bernoulli(input, p=None, *, generator=None) -> Tensor:
+    """0s and 1s in input's dtype, each 1 with probability the input's element (a float tensor),
+    or with the number ``p`` for every element, drawn from the package generator (``generator=``).
+    A random draw: no gradient."""
+    op = "bernoulli"
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    rng = check_generator(op, generator) or DEFAULT_GENERATOR
+    if p is not None:
+        p = _probability(op, p)
+        probabilities = np.full(input.shape, p)
+    else:
+        if input.dtype.kind != "f":
+            raise NotImplementedError(f"{op}: \"bernoulli_tensor_cpu_p_\" not implemented for "
+                                      f"{input.dtype} probabilities (expected a float tensor)")
+        probabilities = input._data
+        if probabilities.size and not ((probabilities >= 0) & (probabilities <= 1)).all():
+            raise RuntimeError(f"{op}: expected every probability in input to be in [0, 1] "
+                               f"(NaN is not)")
+    return Tensor._make(_draws(rng, probabilities).astype(input.dtype), None)
+
+
+def bernoulli_(input, p=0.5, *, generator=None) -> Tensor:
+    """In place: each element becomes 1 with probability ``p`` (a number, or a float tensor
+    that broadcasts to input's shape), else 0, in input's dtype; returns input."""
+    op = "bernoulli_"
+    rng = check_generator(op, generator) or DEFAULT_GENERATOR
+    if isinstance(p, Tensor):
+        if p.dtype.kind != "f":
+            raise NotImplementedError(f"{op}: \"bernoulli_tensor_cpu_p_\" not implemented for "
+                                      f"{p.dtype} probabilities (expected a float tensor)")
+        try:
+            fits = np.broadcast_shapes(input.shape, p.shape) == tuple(input.shape)
+        except ValueError:
+            fits = False
+        if not fits:
+            raise RuntimeError(f"{op}: p of shape {tuple(p.shape)} does not expand to the "
+                               f"input's shape {tuple(input.shape)}")
+        probabilities = np.broadcast_to(p._data, input.shape)
+        if probabilities.size and not ((probabilities >= 0) & (probabilities <= 1)).all():
+            raise RuntimeError(f"{op}: expected every probability in p to be in [0, 1]")
+    else:
+        probabilities = np.full(input.shape, _probability(op, p))
+    return input.copy_(Tensor._make(_draws(rng, probabilities).astype(input.dtype), None))

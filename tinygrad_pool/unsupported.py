@@ -11,31 +11,28 @@ them raises AttributeError pointing to docs/porting.md, never a silently differe
 import sys
 
 TENSOR = frozenset("""
-    H addcdiv addcdiv_ addcmul addcmul_ addr addr_ adjoint angle apply_ as_strided as_strided_
-    as_strided_scatter as_subclass bernoulli bernoulli_ bfloat16 bincount cauchy_ ccol_indices
-    cdouble cfloat chalf cholesky cholesky_inverse cholesky_solve coalesce col_indices conj
-    conj_physical conj_physical_ const_data_ptr corrcoef cov crow_indices data_ptr dense_dim
-    dequantize det diag_embed diagflat diagonal_scatter digamma digamma_ dim_order dist eig
-    exponential_ frexp gcd gcd_ geometric_ geqrf grad_dtype hardshrink hash_tensor heaviside_
-    histc histogram i0 i0_ igamma igamma_ igammac igammac_ imag index index_add index_add_
-    index_copy index_copy_ index_fill index_fill_ index_put index_put_ index_reduce
-    index_reduce_ indices int_repr inverse ipu is_coalesced is_complex is_conj is_distributed
-    is_inference is_ipu is_maia is_mkldnn is_mtia is_neg is_nested is_nonzero is_quantized
-    is_same_size is_set_to is_shared is_sparse is_sparse_csr is_vulkan is_xla isreal istft
-    layout lcm lcm_ ldexp ldexp_ lgamma lgamma_ log_normal_ logdet lstsq lu lu_solve mH map2_
-    map_ masked_scatter masked_scatter_ matrix_exp matrix_power mode module_load mtia mvlgamma
-    mvlgamma_ nanquantile narrow_copy new new_empty_strided nextafter nextafter_ nonzero_static
+    H addr addr_ adjoint angle apply_ as_strided as_strided_ as_strided_scatter as_subclass
+    bfloat16 cauchy_ ccol_indices cdouble cfloat chalf cholesky cholesky_inverse cholesky_solve
+    coalesce col_indices conj conj_physical conj_physical_ const_data_ptr corrcoef cov
+    crow_indices data_ptr dense_dim dequantize det diag_embed diagflat diagonal_scatter digamma
+    digamma_ dim_order dist eig exponential_ frexp gcd gcd_ geometric_ geqrf grad_dtype
+    hardshrink hash_tensor heaviside_ histogram i0 i0_ igamma igamma_ igammac igammac_ imag
+    index index_put index_put_ index_reduce index_reduce_ indices int_repr inverse ipu
+    is_coalesced is_complex is_conj is_distributed is_inference is_ipu is_maia is_mkldnn
+    is_mtia is_neg is_nested is_nonzero is_quantized is_same_size is_set_to is_shared is_sparse
+    is_sparse_csr is_vulkan is_xla isreal istft layout lcm lcm_ ldexp ldexp_ lgamma lgamma_
+    log_normal_ logdet lstsq lu lu_solve mH map2_ map_ matrix_exp matrix_power module_load mtia
+    mvlgamma mvlgamma_ narrow_copy new new_empty_strided nextafter nextafter_ nonzero_static
     orgqr ormqr output_nr pinverse polygamma polygamma_ prelu put put_ q_per_channel_axis
-    q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point qr qscheme quantile
-    random_ real record_stream register_hook register_post_accumulate_grad_hook reinforce
-    renorm renorm_ resize resize_ resize_as resize_as_ resize_as_sparse_ resolve_conj
-    resolve_neg row_indices select_scatter set_ share_memory_ slice_inverse slice_scatter
-    slogdet smm solve sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_
-    split_with_sizes squeeze_ sspaddmm stft storage storage_offset storage_type svd swapaxes_
-    swapdims_ symeig t_ to_dense to_mkldnn to_padded_tensor to_sparse to_sparse_bsc
-    to_sparse_bsr to_sparse_coo to_sparse_csc to_sparse_csr transpose_ triangular_solve unique
-    unique_consecutive unsafe_chunk unsafe_split unsafe_split_with_sizes unsqueeze_
-    untyped_storage values volatile xpu
+    q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point qr qscheme random_ real
+    record_stream register_hook register_post_accumulate_grad_hook reinforce renorm renorm_
+    resize resize_ resize_as resize_as_ resize_as_sparse_ resolve_conj resolve_neg row_indices
+    select_scatter set_ share_memory_ slice_inverse slice_scatter slogdet smm solve sparse_dim
+    sparse_mask sparse_resize_ sparse_resize_and_clear_ split_with_sizes squeeze_ sspaddmm stft
+    storage storage_offset storage_type svd swapaxes_ swapdims_ symeig t_ to_dense to_mkldnn
+    to_padded_tensor to_sparse to_sparse_bsc to_sparse_bsr to_sparse_coo to_sparse_csc
+    to_sparse_csr transpose_ triangular_solve unsafe_chunk unsafe_split unsafe_split_with_sizes
+    unsqueeze_ untyped_storage values volatile xpu
 """.split())
 
 

@@ -857,3 +857,160 @@ def aminmax(input, *, dim=None, keepdim: bool = False) -> AminmaxResult:
                                  f"(shape {input.shape}).")
     return AminmaxResult(Min.apply(input, axis=axis, keepdims=keepdim),
                          Max.apply(input, axis=axis, keepdims=keepdim))
+
+
+# ---- mode and quantile ----------------------------------------------------------------------
+class Mode(Node):
+    """The most frequent value along dim (the smallest of those equally frequent, at its last
+    occurrence, as torch's CPU kernel): a picked element, so dx = grad scattered back to the
+    element picked, zeros elsewhere"""
+
+    def forward(ctx, x, dim, keepdim):
+        if x.ndim == 0:
+            ctx.save_for_backward(indices=np.zeros((), np.int64))
+            return x.copy()
+        rows = np.moveaxis(x, dim, -1)
+        order = np.argsort(rows, axis=-1, kind="stable")  # equal values: in their order in x
+        ordered = np.take_along_axis(rows, order, axis=-1)
+        n = ordered.shape[-1]
+        # the length of the run of equal values up to each position (a NaN is a run of one):
+        # the first longest run's end is the smallest most frequent value's last occurrence
+        starts = np.ones(ordered.shape, dtype=bool)
+        starts[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+        positions = np.broadcast_to(np.arange(n), ordered.shape)
+        run_start = np.maximum.accumulate(np.where(starts, positions, 0), axis=-1)
+        best = np.argmax(positions - run_start, axis=-1)[..., None]
+        indices = np.moveaxis(np.take_along_axis(order, best, axis=-1), -1, dim)
+        ctx.save_for_backward(indices=indices.astype(np.int64))
+        values = np.take_along_axis(x, indices, axis=dim)
+        return values if keepdim else values.squeeze(dim)
+
+    def backward(ctx, grad):
+        dim, keepdim = ctx.attrs["dim"], ctx.attrs["keepdim"]
+        shape = ctx.parents[0].shape
+        if not shape:
+            return grad
+        (indices,) = ctx.saved_tensors
+        where = list(np.indices(np.asarray(indices).shape, sparse=True))
+        where[dim] = np.asarray(indices)
+        grad = expand_reduced(grad, shape, (dim,), keepdim)
+        return IndexScatter.call(grad, index=tuple(where), shape=shape)
+
+
+def _mode_repr(self) -> str:
+    return f"torch.return_types.mode(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+
+class ModeResult(NamedTuple):
+    """What ``mode`` returns: a named tuple, as ``torch.return_types.mode``."""
+    values: Tensor
+    indices: Tensor
+    __repr__ = _mode_repr
+
+
+def mode(input, dim: int = -1, keepdim: bool = False) -> ModeResult:
+    """The most frequent value along ``dim`` and its index (ties: the smallest value, at its
+    last occurrence, as torch's CPU kernel; torch leaves the result with NaNs unspecified)."""
+    input = check_tensor("mode", "input", input)
+    dim = wrap_dim("mode", dim, input.ndim)
+    keepdim = check_flag("mode", "keepdim", keepdim)
+    if input.ndim and input.shape[dim] == 0:
+        raise DimensionError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
+    if input.ndim and input._data.size == 0:  # other dims empty: empty results
+        shape = list(input.shape)
+        if keepdim:
+            shape[dim] = 1
+        else:
+            del shape[dim]
+        return ModeResult(Tensor._make(np.zeros(shape, input.dtype), None),
+                          Tensor._make(np.zeros(shape, np.int64), None))
+    values, ctx = Mode.apply(input, dim=dim, keepdim=keepdim, return_ctx=True)
+    (indices,) = ctx.saved_tensors
+    indices = np.array(indices, dtype=np.int64)
+    if not keepdim and indices.ndim:
+        indices = indices.squeeze(dim)
+    return ModeResult(values, Tensor._make(indices, None))
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(op: str, input, q, dim, keepdim, interpolation, ignore_nan: bool) -> Tensor:
+    """torch's quantile as a composition: sort (NaNs last), read the two neighbours of each
+    rank q·(n - 1) and interpolate between them, so the gradient goes to the (one or two)
+    elements each quantile is read from, as torch's."""
+    input = check_tensor(op, "input", input)
+    if input.dtype not in (np.float32, np.float64):
+        raise RuntimeError(f"{op}() input tensor must be either float or double dtype, got "
+                           f"{input.dtype}")
+    keepdim = check_flag(op, "keepdim", keepdim)
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest. Got {interpolation!r}")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{op}() q must be a scalar or 1D tensor, got shape "
+                               f"{tuple(q.shape)}")
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"{op}() q tensor must be same dtype as the input tensor, got "
+                               f"{q.dtype} and {input.dtype}")
+        qs, q_dims = np.asarray(q._data, np.float64).reshape(-1), q.ndim
+    else:
+        check_scalar(op, "q", q)
+        qs, q_dims = np.array([float(q)]), 0
+    if qs.size and (qs.min() < 0 or qs.max() > 1):
+        raise RuntimeError(f"{op}() q values must be in the range [0, 1], got {qs}")
+    if input._data.size == 0:
+        raise RuntimeError(f"{op}() input tensor must be non-empty")
+    # the values along one last dim, sorted (NaN sorts last)
+    if dim is None:
+        out_shape = [1] * input.ndim if keepdim else []
+        rows = input.reshape(-1)
+    else:
+        dim = wrap_dim(op, dim, input.ndim)
+        out_shape = list(input.shape)
+        if out_shape:
+            if keepdim:
+                out_shape[dim] = 1
+            else:
+                del out_shape[dim]
+        rows = input.movedim(dim, -1) if input.ndim else input.reshape(1)
+    ordered = rows.sort(dim=-1).values
+    n = ordered.shape[-1]
+    lead = tuple(ordered.shape[:-1])
+    if ignore_nan:
+        count = (~np.isnan(ordered._data)).sum(axis=-1, keepdims=True)
+    else:
+        count = np.full(lead + (1,), n)
+    ranks = qs * (np.maximum(count, 1) - 1)  # (…, len(q))
+    if interpolation == "lower":
+        ranks = np.floor(ranks)
+    elif interpolation == "higher":
+        ranks = np.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = np.round(ranks)  # half to even, as torch's round
+    below = np.floor(ranks).astype(np.int64)
+    above = np.ceil(ranks).astype(np.int64)
+    weight = 0.5 * (above != below) if interpolation == "midpoint" else ranks - below
+    low = ordered.gather(-1, Tensor._make(below, None))
+    high = ordered.gather(-1, Tensor._make(above, None))
+    result = low + (high - low) * Tensor._make(weight.astype(input.dtype), None)
+    # a slice with a NaN (quantile) or only NaNs (nanquantile) gives NaN
+    nan_rows = np.isnan(ordered._data[..., -1:]) if not ignore_nan else (count == 0)
+    if nan_rows.any():
+        result = result.masked_fill(Tensor._make(np.broadcast_to(nan_rows, result.shape), None),
+                                    np.nan)
+    result = result.movedim(-1, 0) if result.ndim > 1 else result  # q's dim first
+    shape = ([len(qs)] if q_dims else []) + out_shape
+    return result.reshape(tuple(shape))
+
+
+def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
+    """The q-th quantiles along ``dim`` (all elements for None): q a number or a 1-d tensor
+    (its dim comes first in the result); NaN where a slice has a NaN."""
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):
+    """As quantile, with NaNs left out (NaN only where a slice is all NaN)."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..engine import Node, Tensor, unbroadcast
 from ..fast.quiet import quiet
-from ..args import DimensionError, check_int, check_scalar, plural
+from ..args import DimensionError, check_flag, check_int, check_scalar, plural
 from .movement import (Clone, Expand, Index, IndexPut, IndexScatter, Pad, Reshape,
                        expanded_shape, wrap_dim)
 from .elementwise import Where, check_fits
@@ -783,3 +783,397 @@ def scatter_reduce_(input, dim: int, index, src, reduce: str, *,
         _check_in_range("scatter_reduce_", index, 1, 0)
         return input.copy_(_flat_reduce(input, src, index, **{**attrs, "dim": 0}))
     return input._inplace(ScatterReduce, src, index, **attrs)
+
+
+# ---- index_add, index_copy, index_fill, masked_scatter ---------------------------------------
+def _slices_at(dim: int, index: np.ndarray) -> tuple:
+    """The NumPy index of the slices x[..., index[k], ...] along dim."""
+    return (slice(None),) * dim + (np.asarray(index).reshape(-1),)
+
+
+class IndexAdd(Node):
+    """out = x with alpha·src[..., k, ...] added to the slice x[..., index[k], ...]:
+    dx = grad, dsrc = alpha · grad.index_select(dim, index)"""
+
+    def forward(ctx, x, src, index, dim, alpha):
+        ctx.save_for_backward(index=index)
+        out = x.copy()
+        # add.at, not +=: an index repeated adds every one of its slices
+        np.add.at(out, _slices_at(dim, index), src if alpha == 1 else (src * alpha).astype(x.dtype))
+        return out
+
+    def backward(ctx, grad):
+        needs_x, needs_src, _ = ctx.needs_input_grad
+        (index,) = ctx.saved_tensors
+        alpha = ctx.attrs["alpha"]
+        grad_src = None
+        if needs_src:
+            grad_src = Index.call(grad, index=_slices_at(ctx.attrs["dim"], index))
+            if alpha != 1:
+                grad_src = grad_src * alpha
+        return (grad if needs_x else None), grad_src, None
+
+
+class IndexCopy(Node):
+    """out = x with the slice x[..., index[k], ...] replaced by src[..., k, ...]: the replaced
+    slices of x get no gradient, dsrc = grad.index_select(dim, index)"""
+
+    def forward(ctx, x, src, index, dim):
+        ctx.save_for_backward(index=index)
+        out = x.copy()
+        out[_slices_at(dim, index)] = src
+        return out
+
+    def backward(ctx, grad):
+        needs_x, needs_src, _ = ctx.needs_input_grad
+        (index,) = ctx.saved_tensors
+        where = _slices_at(ctx.attrs["dim"], index)
+        grad_x = IndexPut.call(grad, np.zeros((), grad.dtype), index=where) if needs_x else None
+        grad_src = Index.call(grad, index=where) if needs_src else None
+        return grad_x, grad_src, None
+
+
+def _index_slices_args(op: str, input, dim, index, source, dtypes=("int32", "int64")):
+    """torch's checks shared by index_add and index_copy; returns (dim, index, source) with
+    a 0-d input, index or source seen as 1-d."""
+    dim = wrap_dim(op, dim, input.ndim)
+    if isinstance(index, Tensor) and index.ndim > 1:
+        raise IndexError(f"{op}: index is supposed to be a vector (0-d or 1-d), got shape "
+                         f"{tuple(index.shape)}")
+    index = _index_tensor(op, index, dtypes=dtypes)
+    source = _src_tensor(op, input, source)
+    n, along = index.numel(), (source.shape[dim] if source.ndim else 1)
+    if n != along:
+        raise (IndexError if op.startswith("index_copy") else RuntimeError)(
+            f"{op}: number of indices ({n}) should be equal to source.size(dim) ({along}), "
+            f"for dim {dim}")
+    # the slices must match: index_add compares the shapes as given, index_copy with a 0-d
+    # tensor taken as 1-d (as torch's kernels)
+    shapes = [tuple(t.shape) or ((1,) if op.startswith("index_copy") else ()) for t in
+              (input, source)]
+    if len(shapes[0]) != len(shapes[1]) or any(
+            a != b for d, (a, b) in enumerate(zip(*shapes)) if d != dim):
+        raise RuntimeError(f"{op}: source tensor shape must match self tensor shape, excluding "
+                           f"the specified dimension; got self.shape = {list(input.shape)}, "
+                           f"source.shape = {list(source.shape)}")
+    size = input.shape[dim] if input.ndim else 1
+    _check_in_range(op, index, size, dim,
+                    IndexError if op.startswith("index_copy") else RuntimeError)
+    index = _flat(index)
+    if source.ndim == 0 and input.ndim:
+        source = Reshape.apply(source, shape=(1,) * input.ndim)
+    return dim, index, source
+
+
+def _on_flat(fn, input, source, index, **attrs):
+    """fn on input (1-d views of a 0-d input and source), shaped back as input."""
+    if input.ndim:
+        return fn.apply(input, source, index, **attrs)
+    return Reshape.apply(fn.apply(_flat(input), _flat(source), index, **attrs), shape=())
+
+
+def _alpha(op: str, input, alpha):
+    """index_add's scale: a real number, truncated to an integer for an integer input (as
+    torch's, which takes alpha=2.5 for an int64 tensor as 2)."""
+    check_scalar(op, "alpha", alpha)
+    return int(alpha) if input.dtype.kind in "iu" else alpha
+
+
+def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
+    """torch.index_add: a copy of input with alpha · source[..., k, ...] added to the slice
+    input[..., index[k], ...] along dim; repeated indices add up."""
+    dim, index, source = _index_slices_args("index_add", input, dim, index, source)
+    alpha = _alpha("index_add", input, alpha)
+    return _on_flat(IndexAdd, input, source, index, dim=dim, alpha=alpha)
+
+
+def index_add_(input, dim: int, index, source, *, alpha=1) -> Tensor:
+    """In place: ``input.index_add_(dim, index, source, alpha=...)``; returns input."""
+    dim, index, source = _index_slices_args("index_add_", input, dim, index, source)
+    alpha = _alpha("index_add_", input, alpha)
+    if input.ndim == 0:
+        return input.copy_(_on_flat(IndexAdd, input, source, index, dim=0, alpha=alpha))
+    return input._inplace(IndexAdd, source, index, dim=dim, alpha=alpha)
+
+
+def index_copy(input, dim: int, index, source) -> Tensor:
+    """torch.index_copy: a copy of input with the slice input[..., index[k], ...] along dim
+    replaced by source[..., k, ...] (index must be int64)."""
+    dim, index, source = _index_slices_args("index_copy", input, dim, index, source, ("int64",))
+    return _on_flat(IndexCopy, input, source, index, dim=dim)
+
+
+def index_copy_(input, dim: int, index, source) -> Tensor:
+    """In place: ``input.index_copy_(dim, index, source)``; returns input."""
+    dim, index, source = _index_slices_args("index_copy_", input, dim, index, source,
+                                            ("int64",))
+    if input.ndim == 0:
+        return input.copy_(_on_flat(IndexCopy, input, source, index, dim=0))
+    return input._inplace(IndexCopy, source, index, dim=dim)
+
+
+def _index_mask(op: str, input, dim, index) -> Tensor:
+    """index_fill's places as a bool mask that broadcasts to input: True on the slices at
+    ``index`` along dim (negative indices count from the end, as torch's index_fill)."""
+    dim = wrap_dim(op, dim, input.ndim)
+    if isinstance(index, Tensor) and index.ndim > 1:
+        raise IndexError(f"{op}: index is supposed to be a vector (0-d or 1-d), got shape "
+                         f"{tuple(index.shape)}")
+    if isinstance(index, Tensor) and index.dtype != np.int64:
+        raise IndexError(f"{op}: expected dtype int64 for index, got {index.dtype}")
+    index = _index_tensor(op, index, dtypes=("int64",))
+    size = input.shape[dim] if input.ndim else 1
+    values = index._data.reshape(-1)
+    if values.size and (values.min() < -size or values.max() >= size):
+        bad = values.min() if values.min() < -size else values.max()
+        raise IndexError(f"{op}: index {bad} is out of bounds for dimension {dim} with size "
+                         f"{size}")
+    shape = [1] * input.ndim
+    if input.ndim:
+        shape[dim] = size
+    mask = np.zeros(size, dtype=bool)
+    mask[values] = True
+    return Tensor._make(mask.reshape(shape), None)
+
+
+def index_fill(input, dim: int, index, value) -> Tensor:
+    """torch.index_fill: a copy of input with the slices at ``index`` along dim filled with
+    ``value`` (a number or a 0-d tensor, which then gets the gradient of every filled place)."""
+    return masked_fill(input, _index_mask("index_fill", input, dim, index), value)
+
+
+def index_fill_(input, dim: int, index, value) -> Tensor:
+    """In place: ``input.index_fill_(dim, index, value)``; returns input."""
+    return masked_fill_(input, _index_mask("index_fill_", input, dim, index), value)
+
+
+class MaskedScatter(Node):
+    """out = x where not mask, and where mask the elements of src in order (row-major):
+    dx = grad where not mask; dsrc = grad[mask] in the first places, zeros after"""
+
+    def forward(ctx, x, src, mask):
+        shape = np.broadcast_shapes(x.shape, mask.shape)
+        mask = np.broadcast_to(mask, shape)
+        ctx.save_for_backward(mask=mask)
+        ctx.x_shape, ctx.src_shape = x.shape, src.shape
+        out = np.array(np.broadcast_to(x, shape))
+        out[mask] = src.reshape(-1)[:np.count_nonzero(mask)]
+        return out
+
+    def backward(ctx, grad):
+        needs_x, needs_src, _ = ctx.needs_input_grad
+        (mask,) = ctx.saved_tensors
+        mask = np.asarray(mask)
+        grad_x = unbroadcast(Where.call(np.zeros((), grad.dtype), grad, condition=mask),
+                             ctx.x_shape) if needs_x else None
+        grad_src = None
+        if needs_src:
+            read = Index.call(grad, index=mask)  # the used src elements' gradients, in order
+            total = int(np.prod(ctx.src_shape))
+            grad_src = Reshape.call(Pad.call(read, widths=((0, total - read.shape[0]),),
+                                             value=0), shape=ctx.src_shape)
+        return grad_x, grad_src, None
+
+
+def _masked_scatter_args(op: str, input, mask, source, inplace: bool):
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{op}: mask must be a bool Tensor, got {type(mask).__name__}")
+    if mask.dtype != np.bool_:
+        raise RuntimeError(f"{op}: expected mask with dtype bool, got {mask.dtype}")
+    if not isinstance(source, Tensor):
+        raise TypeError(f"{op}: source must be a Tensor, got {type(source).__name__}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"{op}: expected self and source to have the same dtype, got "
+                           f"{input.dtype} and {source.dtype}")
+    try:
+        shape = np.broadcast_shapes(input.shape, mask.shape)
+    except ValueError:
+        shape = None
+    if shape is None or (inplace and shape != tuple(input.shape)):
+        raise RuntimeError(f"{op}: the mask's shape {tuple(mask.shape)} does not broadcast "
+                           f"{'to' if inplace else 'with'} the input's {tuple(input.shape)}")
+    count = int(np.count_nonzero(np.broadcast_to(mask._data, shape)))
+    if count > source.numel():
+        raise RuntimeError(f"{op}: number of elements of source < number of ones in mask "
+                           f"({source.numel()} < {count})")
+
+
+def masked_scatter(input, mask, source) -> Tensor:
+    """torch.masked_scatter: input, with the places where ``mask`` (broadcast with input) is
+    True filled by source's elements in row-major order."""
+    _masked_scatter_args("masked_scatter", input, mask, source, inplace=False)
+    return MaskedScatter.apply(input, source, mask)
+
+
+def masked_scatter_(input, mask, source) -> Tensor:
+    """In place: ``input.masked_scatter_(mask, source)``; returns input."""
+    _masked_scatter_args("masked_scatter_", input, mask, source, inplace=True)
+    return input._inplace(MaskedScatter, source, mask)
+
+
+def _addc_args(op: str, input, tensor1, tensor2, value):
+    """addcmul's and addcdiv's checks; returns value, truncated to an integer where all three
+    tensors are integers (torch casts it to the result's dtype: value=0.5 adds nothing)."""
+    for name, t in (("tensor1", tensor1), ("tensor2", tensor2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    check_scalar(op, "value", value)
+    kinds = {t.dtype.kind for t in (input, tensor1, tensor2)}
+    if op.startswith("addcdiv") and tensor1.dtype.kind in "iub" and tensor2.dtype.kind in "iub":
+        raise RuntimeError(f"{op}: integer division with addcdiv is no longer supported; got "
+                           f"tensor1 and tensor2 of integer dtypes (use a floating dtype)")
+    if kinds == {"b"}:
+        raise NotImplementedError(f"{op}: \"{op.rstrip('_')}_cpu_out\" not implemented for "
+                                  f"'Bool'")
+    return int(value) if kinds <= set("iub") else value
+
+
+def _scaled(t: Tensor, value) -> Tensor:
+    return t if value == 1 else t * value
+
+
+def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
+    """torch.addcmul: input + value · tensor1 · tensor2 (broadcasting, dtypes promoted)."""
+    value = _addc_args("addcmul", input, tensor1, tensor2, value)
+    return input + _scaled(tensor1 * tensor2, value)
+
+
+def addcmul_(input, tensor1, tensor2, *, value=1) -> Tensor:
+    """In place: ``input.addcmul_(tensor1, tensor2, value=...)``; returns input."""
+    value = _addc_args("addcmul_", input, tensor1, tensor2, value)
+    return input.add_(_scaled(tensor1 * tensor2, value))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
+    """torch.addcdiv: input + value · tensor1 / tensor2 (true division; integer tensor1 and
+    tensor2 together are refused, as in torch)."""
+    value = _addc_args("addcdiv", input, tensor1, tensor2, value)
+    return input + _scaled(tensor1 / tensor2, value)
+
+
+def addcdiv_(input, tensor1, tensor2, *, value=1) -> Tensor:
+    """In place: ``input.addcdiv_(tensor1, tensor2, value=...)``; returns input."""
+    value = _addc_args("addcdiv_", input, tensor1, tensor2, value)
+    return input.add_(_scaled(tensor1 / tensor2, value))
+
+
+# ---- counting: unique, unique_consecutive, bincount, histc (no gradients) -------------------
+def _constant(array, dtype=None) -> Tensor:
+    return Tensor._make(np.asarray(array, dtype=dtype), None)
+
+
+def _unique_result(values, inverse, counts, return_inverse: bool, return_counts: bool):
+    """torch's return shape: the values alone, or a tuple with the asked-for extras."""
+    extras = [_constant(inverse, np.int64)] * bool(return_inverse) + \
+        [_constant(counts, np.int64)] * bool(return_counts)
+    return (values, *extras) if extras else values
+
+
+def _slices_as_rows(op: str, input: Tensor, dim) -> tuple:
+    """The input as rows to compare: one element per row (dim=None, flattened), or one slice
+    along dim per row; and how to shape the chosen rows back."""
+    data = input._data
+    if dim is None:
+        return data.reshape(-1, 1), lambda rows: rows.reshape(-1)
+    dim = wrap_dim(op, dim, input.ndim)
+    moved = np.moveaxis(data, dim, 0)
+    rest = moved.shape[1:]
+    return (moved.reshape(moved.shape[0], -1),
+            lambda rows: np.moveaxis(rows.reshape((rows.shape[0],) + rest), 0, dim))
+
+
+def unique(input, sorted: bool = True, return_inverse: bool = False,
+           return_counts: bool = False, dim=None):
+    """torch.unique: the distinct elements (or slices along dim) in ascending order (torch's CPU
+    kernel sorts even with sorted=False), and optionally where each input element went
+    (inverse) and how often each occurs (counts); NaNs are each distinct, as torch's."""
+    for name, flag in (("sorted", sorted), ("return_inverse", return_inverse),
+                       ("return_counts", return_counts)):
+        check_flag("unique", name, flag)
+    data = input._data
+    if dim is None:
+        values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True,
+                                            return_counts=True, equal_nan=False)
+        return _unique_result(_constant(values, data.dtype),
+                              np.asarray(inverse).reshape(data.shape), counts,
+                              return_inverse, return_counts)
+    rows, shape_back = _slices_as_rows("unique", input, dim)
+    if rows.shape[0] == 0:
+        values, inverse, counts = rows, np.zeros(0), np.zeros(0)
+    else:
+        values, inverse, counts = np.unique(rows, axis=0, return_inverse=True,
+                                            return_counts=True)
+    return _unique_result(_constant(shape_back(values), data.dtype),
+                          np.asarray(inverse).reshape(-1), counts, return_inverse,
+                          return_counts)
+
+
+def unique_consecutive(input, return_inverse: bool = False, return_counts: bool = False,
+                       dim=None):
+    """torch.unique_consecutive: each run of equal consecutive elements (or slices along dim)
+    kept once, with optionally the run each input element is in (inverse) and run lengths."""
+    for name, flag in (("return_inverse", return_inverse), ("return_counts", return_counts)):
+        check_flag("unique_consecutive", name, flag)
+    rows, shape_back = _slices_as_rows("unique_consecutive", input, dim)
+    starts = np.ones(rows.shape[0], dtype=bool)
+    starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    inverse = np.cumsum(starts) - 1
+    counts = np.diff(np.append(np.flatnonzero(starts), rows.shape[0]))
+    values = _constant(shape_back(rows[starts]), input.dtype)
+    if dim is None:
+        inverse = inverse.reshape(input.shape)
+    return _unique_result(values, inverse, counts, return_inverse, return_counts)
+
+
+def bincount(input, weights=None, minlength: int = 0) -> Tensor:
+    """torch.bincount: how often each value 0, 1, … max occurs in a 1-d tensor of non-negative
+    integers (int64), or the sum of ``weights`` at each value (float64 for integer weights, as
+    torch); at least ``minlength`` bins."""
+    minlength = check_int("bincount", "minlength", minlength)
+    if input.dtype.kind not in "iu":
+        raise NotImplementedError(f"bincount: \"bincount_cpu\" not implemented for "
+                                  f"{input.dtype} input (expected an integer tensor)")
+    data = input._data
+    if input.ndim != 1 or (data.size and data.min() < 0):
+        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got "
+                           f"shape {tuple(input.shape)})")
+    if minlength < 0:
+        raise RuntimeError(f"bincount: minlength should be >= 0, got {minlength}")
+    if weights is None or data.size == 0:  # (no elements: int64 zeros, weights unread, as torch)
+        return _constant(np.bincount(data, minlength=minlength), np.int64)
+    if not isinstance(weights, Tensor):
+        raise TypeError(f"bincount: weights must be a Tensor, got {type(weights).__name__}")
+    if weights.ndim != 1 or weights.shape[0] != data.shape[0]:
+        raise RuntimeError(f"bincount: weights should be 1-d and have the same length as "
+                           f"input (got shapes {tuple(weights.shape)} and {tuple(input.shape)})")
+    dtype = weights.dtype if weights.dtype.kind == "f" else np.dtype(np.float64)
+    counted = np.bincount(data, weights=weights._data.astype(np.float64), minlength=minlength)
+    return _constant(counted, dtype)
+
+
+def histc(input, bins: int = 100, min=0, max=0) -> Tensor:
+    """torch.histc: counts of the elements in ``bins`` equal-width bins over [min, max] (the
+    data's range where min == max; elements outside are left out), in input's float dtype."""
+    bins = check_int("histc", "bins", bins)
+    low, high = float(check_scalar("histc", "min", min)), float(check_scalar("histc", "max", max))
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f"histc: \"histogram_cpu\" not implemented for "
+                                  f"{input.dtype} input (expected a floating tensor)")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                           f"dimension 0")
+    data = input._data.reshape(-1)
+    if low == high and data.size:
+        low, high = float(data.min()), float(data.max())
+    if low == high:  # (one value, or no data): a range of width 2 around it
+        low, high = low - 1, high + 1
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise RuntimeError(f"torch.histc: range of [{low}, {high}] is not finite")
+    if low > high:
+        raise RuntimeError(f"torch.histc: max must be larger than min (got min={low}, "
+                           f"max={high})")
+    kept = data[(data >= low) & (data <= high)]
+    # torch's bin of an element: ⌊(x - min) · bins / (max - min)⌋, max itself in the last bin
+    where = ((kept - low) * bins / (high - low)).astype(np.int64)
+    counted = np.bincount(np.minimum(where, bins - 1), minlength=bins)
+    return _constant(counted, input.dtype)
