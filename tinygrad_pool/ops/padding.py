@@ -22,7 +22,7 @@ from ..args import check_choice, tensor_arg
 from ..engine import Node, Tensor
 from ..args import plural
 from .movement import Pad, int_sizes
-from .resize import AxisMap, cell_coefficients, cells_reading, resample, scatter
+from .resize import AxisMap, FixedLinearMap, resample, scatter
 
 PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -50,7 +50,7 @@ def edge_maps(input_shape: tuple, widths: tuple, mode: str) -> tuple:
                  for k, (before, after) in enumerate(widths))
 
 
-class EdgePad(Node):
+class EdgePad(FixedLinearMap, Node):
     """out[j] = x[source(j)] per padded axis (reflect, replicate or circular);
     ∂L/∂x[i] = Σ over the j with source(j) = i of ∂L/∂out[j]  (EdgePadGrad)
 
@@ -67,22 +67,6 @@ class EdgePad(Node):
 
     def maps(self) -> tuple:
         return edge_maps(tuple(self.parents[0].shape), self.attrs["widths"], self.attrs["mode"])
-
-    # ---- what the pictures ask (fan_in): each output cell copies one input cell ----
-    def coefficients(self, out_cell: tuple) -> dict:
-        return cell_coefficients(self.maps(), out_cell)
-
-    def window_cells(self, out_cell: tuple) -> tuple:
-        return list(self.coefficients(out_cell)), []
-
-    def cells_reading(self, in_cell: tuple) -> list:
-        return [(out, None) for out in cells_reading(self.maps(), in_cell)]
-
-    def channel_groups(self) -> tuple:
-        return 1, 1
-
-    def padding_read(self) -> tuple:
-        return 0, 0  # the border is made of copies of input cells: no constant is read
 
 
 class EdgePadGrad(Node):

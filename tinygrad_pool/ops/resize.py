@@ -173,8 +173,30 @@ def interpolation_maps(input_shape: tuple, dtype, mode: str, size: tuple, scale_
                  for n, out, scale in zip(input_shape[2:], size, scales))
 
 
+class FixedLinearMap:
+    """What the pictures ask (fan_in) of an op whose output is a fixed linear map of its input,
+    one map per spatial axis (``maps()``): which input cells each output cell reads and with
+    what weight. Interpolate and padding.py's EdgePad are such ops."""
+
+    def coefficients(self, out_cell: tuple) -> dict:
+        return cell_coefficients(self.maps(), out_cell)
+
+    def window_cells(self, out_cell: tuple) -> tuple:
+        """(cells, padding): the input cells output ``out_cell`` read; none lie in padding."""
+        return list(self.coefficients(out_cell)), []
+
+    def cells_reading(self, in_cell: tuple) -> list:
+        return [(out, None) for out in cells_reading(self.maps(), in_cell)]
+
+    def channel_groups(self) -> tuple:
+        return 1, 1  # each channel is mapped alone
+
+    def padding_read(self) -> tuple:
+        return 0, 0  # no constant is read: every output cell is made of input cells
+
+
 # ---- the op and its adjoint ---------------------------------------------------------------------
-class Interpolate(Node):
+class Interpolate(FixedLinearMap, Node):
     """y = (A_1 ⊗ … ⊗ A_k) x, each spatial axis resampled by its map A_d (out_d × in_d);
     dx = (A_1ᵀ ⊗ … ⊗ A_kᵀ) g  (InterpolateGrad)
 
@@ -194,23 +216,6 @@ class Interpolate(Node):
         """Each spatial axis's map, for the input this node read."""
         x = self.parents[0]
         return interpolation_maps(tuple(x.shape), x._data.dtype, **self.attrs)
-
-    # ---- what the pictures ask (fan_in): a fixed linear map, cell by cell ----
-    def coefficients(self, out_cell: tuple) -> dict:
-        return cell_coefficients(self.maps(), out_cell)
-
-    def window_cells(self, out_cell: tuple) -> tuple:
-        """(cells, padding): the input cells output ``out_cell`` read; none lie in padding."""
-        return list(self.coefficients(out_cell)), []
-
-    def cells_reading(self, in_cell: tuple) -> list:
-        return [(out, None) for out in cells_reading(self.maps(), in_cell)]
-
-    def channel_groups(self) -> tuple:
-        return 1, 1  # each channel is resized alone
-
-    def padding_read(self) -> tuple:
-        return 0, 0
 
 
 class InterpolateGrad(Node):
