@@ -104,13 +104,7 @@ class MaxPool3d(Node):
         values = np.where(inside, x.reshape(n, c, math.prod(size))[:, :, voxel], -np.inf)
         shape = (n, c) + tuple(a["out_size"])
 
-        def cell(g, k):
-            window = np.unravel_index(g, shape)[2:]
-            return f"voxel {tuple(int(i) for i in np.unravel_index(voxel[(k,) + window], size))}"
-
-        def group(g):
-            return f"{self.name} window {tuple(int(i) for i in np.unravel_index(g, shape))}"
-        return np.moveaxis(values, 2, -1).reshape(-1, len(voxel)), cell, group
+        return voxel_candidates(self.name, values, voxel, size, shape)
 
     def kink_choice(self, group, tied, cell) -> str:
         """Where window ``group``'s gradient went: its first maximum (gradcheck asks)."""
@@ -304,13 +298,7 @@ class AdaptiveMaxPool3d(MaxPool3d):
         values = x.reshape(n, c, math.prod(size))[:, :, voxel]  # (N, C, K, *out)
         shape = (n, c) + tuple(self.attrs["out_size"])
 
-        def cell(g, k):
-            window = np.unravel_index(g, shape)[2:]
-            return f"voxel {tuple(int(i) for i in np.unravel_index(voxel[(k,) + window], size))}"
-
-        def group(g):
-            return f"{self.name} window {tuple(int(i) for i in np.unravel_index(g, shape))}"
-        return np.moveaxis(values, 2, -1).reshape(-1, len(voxel)), cell, group
+        return voxel_candidates(self.name, values, voxel, size, shape)
 
 
 def along_axes(x: np.ndarray, matrices) -> np.ndarray:
@@ -451,3 +439,18 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
         input, indices = input.reshape(1, *input.shape), indices.reshape(1, *indices.shape)
     out = MaxUnpool3d.apply(input, indices, out_size=out_size)
     return out if batched else _one(out)
+
+
+def voxel_candidates(name: str, values: np.ndarray, voxel: np.ndarray, size: tuple,
+                     shape: tuple) -> tuple:
+    """gradcheck's kink candidates of a 3-D max pool (kinks.py): ``values`` (N, C, K, *out) of
+    the K voxels each window of ``shape`` (N, C, *out) takes its max among (``voxel``: their flat
+    positions in a volume of ``size``), as (values (windows, K), cell(g, k), group(g)) — names
+    of window g's k-th voxel and of the window."""
+    def cell(g, k):
+        window = np.unravel_index(g, shape)[2:]
+        return f"voxel {tuple(int(i) for i in np.unravel_index(voxel[(k,) + window], size))}"
+
+    def group(g):
+        return f"{name} window {tuple(int(i) for i in np.unravel_index(g, shape))}"
+    return np.moveaxis(values, 2, -1).reshape(-1, len(voxel)), cell, group
