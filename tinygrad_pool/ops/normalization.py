@@ -68,6 +68,15 @@ def standardized(x, axes: tuple, eps: float):
 
 
 # ---- argument checks ------------------------------------------------------------------------
+def _channel_args(op: str, input: Tensor, *values) -> tuple:
+    """batch_norm's and instance_norm's running_mean, running_var, weight and bias: each None
+    or one element per channel (input.shape[1]), checked as ``_feature_arg`` checks."""
+    names = ("running_mean", "running_var", "weight", "bias")
+    per_channel = "one element per channel, input.shape[1]"
+    return tuple(_feature_arg(op, name, value, input, (input.shape[1],), per_channel)
+                 for name, value in zip(names, values))
+
+
 def _feature_arg(op: str, name: str, value, input: Tensor, shape: tuple, expected: str):
     """An optional per-feature tensor (weight, bias, running statistic), checked against
     ``shape`` (``expected`` says what that shape is) and the input's dtype; None stays None."""
@@ -113,12 +122,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                            f"shape {input.shape}")
     training = check_flag(op, "training", training)
     momentum, eps = check_number(op, "momentum", momentum), check_number(op, "eps", eps)
-    channels = (input.shape[1],)
-    per_channel = "one element per channel, input.shape[1]"
-    running_mean = _feature_arg(op, "running_mean", running_mean, input, channels, per_channel)
-    running_var = _feature_arg(op, "running_var", running_var, input, channels, per_channel)
-    weight = _feature_arg(op, "weight", weight, input, channels, per_channel)
-    bias = _feature_arg(op, "bias", bias, input, channels, per_channel)
+    running_mean, running_var, weight, bias = _channel_args(op, input, running_mean, running_var,
+                                                            weight, bias)
     if (running_mean is None) != (running_var is None):
         if training:
             raise ValueError(f"{op}: running_mean and running_var must either both be None "
@@ -243,12 +248,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         raise ValueError(f"{op}: Expected more than 1 spatial element when training, got input "
                          f"size {list(input.shape)}")
     check_floating(op, "input", input)
-    channels = (input.shape[1],)
-    per_channel = "one element per channel, input.shape[1]"
-    running_mean = _feature_arg(op, "running_mean", running_mean, input, channels, per_channel)
-    running_var = _feature_arg(op, "running_var", running_var, input, channels, per_channel)
-    weight = _feature_arg(op, "weight", weight, input, channels, per_channel)
-    bias = _feature_arg(op, "bias", bias, input, channels, per_channel)
+    running_mean, running_var, weight, bias = _channel_args(op, input, running_mean, running_var,
+                                                            weight, bias)
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError(f"{op}: Expected running_mean and running_var to be defined when "
@@ -263,7 +264,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             if running_var is not None:
                 unbiased = np.asarray(instance_var) * (count / (count - 1))
                 _update_running(running_var, unbiased.mean(axis=0), momentum)
-    return _affine(x_hat, weight, bias, (1,) + channels + (1,) * len(axes))
+    return _affine(x_hat, weight, bias, (1, input.shape[1]) + (1,) * len(axes))
 
 
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,
