@@ -392,11 +392,7 @@ class AvgPool2d(_Pool2d):
         ctx.save_for_backward(x=x)  # what PyTorch saves
         divisor = avg_divisor(x.shape[2:], kernel_size, stride, padding, out_hw,
                               count_include_pad, divisor_override).astype(x.dtype)
-        total = window_sum(x, kernel_size, stride, padding, out_hw)
-        if x.dtype.kind == "f":
-            return total / divisor
-        # integers stay integers, as torch's: its C++ quotient, truncated toward zero (exact)
-        return np.sign(total) * (np.abs(total) // divisor)
+        return window_mean(window_sum(x, kernel_size, stride, padding, out_hw), divisor)
 
     def backward(ctx, grad):
         x, = ctx.saved_tensors
@@ -404,6 +400,14 @@ class AvgPool2d(_Pool2d):
         divisor = avg_divisor(x.shape[2:], a["kernel_size"], a["stride"], a["padding"],
                               a["out_hw"], a["count_include_pad"], a["divisor_override"])
         return SpreadOverWindows.call(grad / divisor.astype(grad.dtype), input_shape=x.shape, **a)
+
+
+def window_mean(total: np.ndarray, divisor: np.ndarray) -> np.ndarray:
+    """Window sums over their divisors: floats divide; integers stay integers, as torch's (its
+    C++ quotient, truncated toward zero, exact)."""
+    if total.dtype.kind == "f":
+        return total / divisor
+    return np.sign(total) * (np.abs(total) // divisor)
 
 
 class SpreadOverWindows(Node):

@@ -27,7 +27,7 @@ from ..args import check_dimension, check_flag, tensor_arg
 from .conv import ntuple
 from .conv3d import col2im_nd, im2col_nd
 from .pool import (GatherArgmax, RouteToArgmax, check_unpool_args, check_unpool_indices,
-                   first_max, plane_index_dtype, unpool_size)
+                   first_max, plane_index_dtype, unpool_size, window_mean)
 
 AXES = ("depth", "height", "width")
 
@@ -125,11 +125,7 @@ class AvgPool3d(Node):
         ctx.save_for_backward(x=x)  # what PyTorch saves (backward reads only its shape)
         divisor = avg_divisor_3d(x.shape[2:], kernel_size, stride, padding, out_size,
                                  count_include_pad, divisor_override).astype(x.dtype)
-        total = window_sum_3d(x, kernel_size, stride, padding, out_size)
-        if x.dtype.kind == "f":
-            return total / divisor
-        # integers stay integers, as torch's: its C++ quotient, truncated toward zero (exact)
-        return np.sign(total) * (np.abs(total) // divisor)
+        return window_mean(window_sum_3d(x, kernel_size, stride, padding, out_size), divisor)
 
     def backward(ctx, grad):
         x, = ctx.saved_tensors
