@@ -140,3 +140,13 @@ def test_errors_as_torch(torch, rng, case, error):
             fn(make(q), make(k), make(v), **extra)
         if lib is None:
             assert "scaled_dot_product_attention" in str(caught.value) or case == "heads"
+
+
+@pytest.mark.parametrize("key_shape, value_shape", [((2, 3, 6, 4), (2, 3, 6, 7)),
+                                                    ((2, 3, 6, 5), (2, 3, 4, 7))])
+def test_mismatched_sizes_name_the_function_and_the_shapes(torch, rng, key_shape, value_shape):
+    q, k, v = (rng.standard_normal(shape) for shape in ((2, 3, 4, 5), key_shape, value_shape))
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(a) for a in (q, k, v)))
+    with pytest.raises(RuntimeError, match=r"scaled_dot_product_attention: .*query \(2, 3, 4, 5\)"):
+        F.scaled_dot_product_attention(tensor(q), tensor(k), tensor(v))

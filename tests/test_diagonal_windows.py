@@ -124,3 +124,9 @@ def test_errors_as_torch(torch, call, error):
     for lib in (torch, tinygrad_pool):
         with pytest.raises(error):
             call(lib, lib.zeros(2, 3, 4))
+
+
+def test_unfold_error_names_the_method_and_the_shape():
+    message = r"unfold: maximum size .* is 4 but size is 5 \(input shape \(2, 3, 4\)\)"
+    with pytest.raises(RuntimeError, match=message):
+        tinygrad_pool.zeros(2, 3, 4).unfold(2, 5, 1)

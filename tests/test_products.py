@@ -259,3 +259,9 @@ def test_module_level_addmv_writes_into_input(torch):
     assert tinygrad_pool.addmv_(ours, tensor(mat), tensor(vec), beta=2) is ours
     torch.addmv_(theirs, torch.tensor(mat), torch.tensor(vec), beta=2)
     compare(ours.numpy(), theirs.numpy(), TOLERANCES[np.float64], "addmv_")
+
+
+def test_cdist_column_mismatch_names_the_function_and_the_shapes():
+    import tinygrad_pool
+    with pytest.raises(RuntimeError, match=r"cdist: .*X1: 4 X2: 5 \(shapes \(3, 4\) and \(3, 5\)\)"):
+        tinygrad_pool.cdist(tinygrad_pool.randn(3, 4), tinygrad_pool.randn(3, 5))

@@ -67,6 +67,11 @@ def _check_operands(op: str, query: Tensor, key: Tensor, value: Tensor) -> None:
         raise RuntimeError(f"{op}: Expected query, key, and value to all be at least 2 "
                            f"dimensional, but got query.dim: {query.ndim} key.dim: {key.ndim} "
                            f"and value.dim: {value.ndim} instead.")
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"{op}: query and key must have the same embedding size (last dim), "
+                           f"key and value the same length (dim -2); got query "
+                           f"{tuple(query.shape)}, key {tuple(key.shape)}, value "
+                           f"{tuple(value.shape)}")
     if query.dtype.kind != "f":
         raise RuntimeError(f"{op}: expected query, key and value of a floating dtype, got "
                            f"{query.dtype}")

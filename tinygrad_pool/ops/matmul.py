@@ -519,8 +519,9 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary") -> 
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
                                f"{value.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
-                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+        raise RuntimeError(f"cdist: X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]} (shapes {tuple(x1.shape)} and "
+                           f"{tuple(x2.shape)})")
     if isinstance(p, complex) or not is_number(p):
         raise TypeError(f"cdist(): argument 'p' must be float, not {type(p).__name__}")
     if not p >= 0:  # (nan too)

@@ -1053,8 +1053,8 @@ def unfold_windows(input, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"step is {step} but must be > 0")
     length = input.shape[dim] if input.ndim else 1
     if size < 0 or size > length:
-        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size "
-                           f"is {size}")
+        raise RuntimeError(f"unfold: maximum size for tensor at dimension {dim} is {length} but "
+                           f"size is {size} (input shape {tuple(input.shape)})")
     if input.ndim == 0:  # torch treats a 0-d tensor as one element along dim 0
         return UnfoldWindows.apply(input.reshape(1), dim=0, size=int(size), step=int(step))
     return UnfoldWindows.apply(input, dim=dim, size=int(size), step=int(step))
