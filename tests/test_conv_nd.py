@@ -37,7 +37,7 @@ def parity(torch, ours_fn, torch_fn, arrays, dtype, seed=0):
                                          create_graph=True)
     second, second_theirs = 0, 0
     for got, want in zip(grads, expected_grads):
-        assert got.dtype == dtype
+        assert got.dtype == dtype and got.shape == tuple(want.shape)
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), **tol)
         direction = rng.standard_normal(got.shape).astype(dtype)
         second = second + (got * tensor(direction)).sum()

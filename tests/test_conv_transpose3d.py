@@ -8,46 +8,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import tinygrad_pool
 import tinygrad_pool.nn as nn
 import tinygrad_pool.nn.functional as F
-from tinygrad_pool import autograd, tensor
+from tinygrad_pool import tensor
 
 from helpers import check_grad
-
-TOL = {np.float32: dict(rtol=2e-4, atol=2e-4), np.float64: dict(rtol=1e-9, atol=1e-10)}
-DTYPES = [np.float32, np.float64]
-
-
-def parity(torch, ours_fn, torch_fn, arrays, dtype, seed=0):
-    """Forward, the gradient of every input and the second derivatives — of Σ v·(each
-    gradient) with respect to every input and to the output's gradient — ours against torch's."""
-    rng = np.random.default_rng(seed)
-    arrays = [a.astype(dtype) for a in arrays]
-    ours = [tensor(a, requires_grad=True) for a in arrays]
-    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
-    out, expected = ours_fn(*ours), torch_fn(*theirs)
-    assert out.dtype == dtype and out.shape == tuple(expected.shape)
-    scale = max(1.0, float(np.abs(expected.detach().numpy()).max(initial=0)))
-    tol = dict(rtol=TOL[dtype]["rtol"], atol=TOL[dtype]["atol"] * scale)
-    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), **tol)
-    weights = rng.standard_normal(out.shape).astype(dtype)
-    w_ours, w_theirs = tensor(weights, requires_grad=True), torch.tensor(weights,
-                                                                         requires_grad=True)
-    grads = autograd.grad(out, ours, grad_outputs=[w_ours], create_graph=True)
-    expected_grads = torch.autograd.grad(expected, theirs, grad_outputs=[w_theirs],
-                                         create_graph=True)
-    second, second_theirs = 0, 0
-    for got, want in zip(grads, expected_grads):
-        assert got.dtype == dtype and got.shape == tuple(want.shape)
-        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), **tol)
-        direction = rng.standard_normal(got.shape).astype(dtype)
-        second = second + (got * tensor(direction)).sum()
-        second_theirs = second_theirs + (want * torch.tensor(direction)).sum()
-    leaves, leaves_theirs = ours + [w_ours], theirs + [w_theirs]
-    got = autograd.grad(second, leaves, allow_unused=True)
-    want = torch.autograd.grad(second_theirs, leaves_theirs, allow_unused=True)
-    for g, e, leaf in zip(got, want, arrays + [weights]):
-        g = np.zeros(leaf.shape) if g is None else g.numpy()
-        e = np.zeros(leaf.shape) if e is None else e.numpy()
-        np.testing.assert_allclose(g, e, rtol=tol["rtol"], atol=tol["atol"] * 10)
+from test_conv_nd import DTYPES, TOL, parity  # (the same checks as conv1d's and conv3d's)
 
 
 def same_error(torch_call, our_call):
